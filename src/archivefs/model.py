@@ -241,6 +241,7 @@ class Plan:
     tier: RestoreTier = RestoreTier.STANDARD
     days: int = 1
     created: datetime | None = None
+    missing: tuple[str, ...] = ()
     _index: dict[str, PlannedGroup] = field(default_factory=dict, repr=False, compare=False)
 
     def __iter__(self) -> Iterator[PlannedGroup]:

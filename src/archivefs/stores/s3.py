@@ -1,0 +1,353 @@
+"""The S3 cold-store adapter: object states in bulk, restore requests.
+
+Everything goes through s3fs's request choke point ``_call_s3`` so that its
+session handling, retries and error translation are reused; s3fs's own
+``info()`` keeps ``StorageClass`` but drops the ``Restore`` header, which is
+why states are read here.
+
+Bulk probing. ``ListObjectsV2`` with ``OptionalObjectAttributes=RestoreStatus``
+describes up to 1,000 objects per request, restore state included (AWS S3).
+To probe an arbitrary set of keys, :meth:`S3Store.probe` lists each bucket in
+key order starting just before the next key it still needs (``StartAfter``),
+so dense sets cost about one LIST per 1,000 keys and sparse ones never page
+through what they do not need. Servers that leave ``RestoreStatus`` out of
+listings (moto, Ceph RGW, MinIO) cannot say whether an archived object is
+being restored; those objects, and only those, are asked with HEAD.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from archivefs.errors import InvalidPathError, ObjectNotFoundError
+from archivefs.model import (
+    ArchiveAccessTier,
+    ObjectState,
+    RestoreState,
+    RestoreTier,
+    StorageClass,
+    check_restore_request,
+)
+from archivefs.stores.translate import is_restore_in_progress, s3_error_code, translate
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+LIST_PAGE = 1000
+_RESTORE_RE = re.compile(r'(\w[\w-]*)="([^"]*)"')
+
+
+class RestoreOutcome(StrEnum):
+    """What S3 answered to a RestoreObject request."""
+
+    ACCEPTED = "accepted"  # 202: a new restore was started (paid)
+    IN_PROGRESS = "in_progress"  # 409 RestoreAlreadyInProgress: someone already asked
+    RESTORED = "restored"  # 200: a restored copy exists (its expiry was extended)
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One directory level (or a recursive listing): files with states, and subdirectories."""
+
+    files: list[ObjectState]
+    directories: list[str]
+
+
+def split_path(path: str) -> tuple[str, str]:
+    """Split ``bucket/key`` (no protocol) into bucket and key."""
+    path = path.lstrip("/")
+    bucket, _, key = path.partition("/")
+    if not bucket:
+        raise InvalidPathError(
+            "the path names no bucket.",
+            path=path or "''",
+            fix="use the form 'bucket/key' or 's3://bucket/key'.",
+        )
+    return bucket, key
+
+
+def parse_restore_header(value: str | None) -> tuple[bool | None, datetime | None]:
+    """Parse ``x-amz-restore``: (ongoing, expiry). ``(None, None)`` when absent."""
+    if not value:
+        return None, None
+    fields = dict(_RESTORE_RE.findall(value))
+    ongoing = fields.get("ongoing-request", "").lower() == "true"
+    expiry = None
+    if "expiry-date" in fields:
+        try:
+            expiry = parsedate_to_datetime(fields["expiry-date"]).astimezone(UTC)
+        except (TypeError, ValueError):
+            expiry = None
+    return ongoing, expiry
+
+
+def state_from_restore(
+    storage_class: StorageClass,
+    ongoing: bool | None,
+    expiry: datetime | None,
+    archive_access: ArchiveAccessTier | None = None,
+    *,
+    now: datetime | None = None,
+) -> tuple[RestoreState, datetime | None]:
+    """The restore state of an object from its class and restore fields."""
+    needs_restore = storage_class.needs_restore or archive_access is not None
+    if not needs_restore:
+        return RestoreState.HOT, None
+    if ongoing:
+        return RestoreState.RESTORING, None
+    fresh = expiry is None or expiry > (now or datetime.now(UTC))
+    if ongoing is False and archive_access is None and fresh:
+        return RestoreState.RESTORED, expiry
+    return RestoreState.ARCHIVED, None
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return None
+
+
+class S3Store:
+    """Archive-aware operations on an s3fs filesystem.
+
+    Parameters
+    ----------
+    fs:
+        An ``s3fs.S3FileSystem`` (sync or async instance).
+    restore_status_in_listings:
+        Whether the server reports ``RestoreStatus`` in listings. ``None``
+        (default): yes for AWS endpoints; for custom endpoints, learned from
+        the first listing that carries one, HEAD fallback until then.
+    """
+
+    def __init__(self, fs: Any, *, restore_status_in_listings: bool | None = None) -> None:
+        self.fs = fs
+        if restore_status_in_listings is None:
+            endpoint = _endpoint_url(fs)
+            if endpoint is None or "amazonaws.com" in endpoint:
+                restore_status_in_listings = True
+        self.restore_status_in_listings = restore_status_in_listings
+
+    async def _call(self, method: str, path: str, action: str, **kwargs: Any) -> Any:
+        try:
+            return await self.fs._call_s3(method, **kwargs)
+        except Exception as error:  # translated once, here
+            raise translate(error, path, action=action) from error
+
+    # -- single objects ----------------------------------------------------------------
+
+    async def head(self, path: str) -> ObjectState:
+        """HEAD one object and return its state."""
+        bucket, key = split_path(path)
+        if not key:
+            raise InvalidPathError(
+                "a bucket is not an object.", path=path, fix="name an object inside the bucket."
+            )
+        out = await self._call("head_object", path, "inspect", Bucket=bucket, Key=key)
+        storage_class = StorageClass.parse(out.get("StorageClass"))
+        archive = out.get("ArchiveStatus")
+        archive_access = ArchiveAccessTier(archive) if archive else None
+        ongoing, expiry = parse_restore_header(out.get("Restore"))
+        restore, expiry = state_from_restore(storage_class, ongoing, expiry, archive_access)
+        return ObjectState(
+            path=f"{bucket}/{key}",
+            size=int(out.get("ContentLength", 0)),
+            storage_class=storage_class,
+            restore=restore,
+            restore_expiry=expiry,
+            etag=out.get("ETag"),
+            last_modified=_as_datetime(out.get("LastModified")),
+            archive_access=archive_access,
+        )
+
+    async def restore(
+        self,
+        state: ObjectState,
+        *,
+        tier: RestoreTier,
+        days: int | None,
+        extra: dict[str, Any] | None = None,
+    ) -> RestoreOutcome:
+        """Send one RestoreObject request (validated against S3's rules first)."""
+        send_days = check_restore_request(
+            state.storage_class, tier, days, archive_access=state.archive_access, path=state.path
+        )
+        bucket, key = split_path(state.path)
+        request: dict[str, Any] = {"GlacierJobParameters": {"Tier": tier.value}}
+        if send_days is not None:
+            request["Days"] = send_days
+        try:
+            out = await self.fs._call_s3(
+                "restore_object", Bucket=bucket, Key=key, RestoreRequest=request, **(extra or {})
+            )
+        except Exception as error:
+            if is_restore_in_progress(error):
+                return RestoreOutcome.IN_PROGRESS
+            raise translate(error, state.path, action="restore") from error
+        status = out.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        return RestoreOutcome.RESTORED if status == 200 else RestoreOutcome.ACCEPTED
+
+    # -- listings ----------------------------------------------------------------------
+
+    async def _list_page(self, bucket: str, **kwargs: Any) -> dict[str, Any]:
+        return dict(
+            await self._call(
+                "list_objects_v2",
+                f"{bucket}/{kwargs.get('Prefix', '')}",
+                "list",
+                Bucket=bucket,
+                OptionalObjectAttributes=["RestoreStatus"],
+                **kwargs,
+            )
+        )
+
+    def _entry_state(self, bucket: str, entry: dict[str, Any]) -> tuple[ObjectState, bool]:
+        """State from a listing entry, and whether the listing could fully describe it."""
+        storage_class = StorageClass.parse(entry.get("StorageClass"))
+        status = entry.get("RestoreStatus")
+        described = True
+        if status is not None:
+            if not self.restore_status_in_listings:
+                self.restore_status_in_listings = True  # learned: this server reports it
+            ongoing: bool | None = bool(status.get("IsRestoreInProgress"))
+            expiry = _as_datetime(status.get("RestoreExpiryDate"))
+        else:
+            ongoing, expiry = None, None
+            if storage_class.needs_restore and not self.restore_status_in_listings:
+                described = False
+        restore, expiry = state_from_restore(storage_class, ongoing, expiry)
+        state = ObjectState(
+            path=f"{bucket}/{entry['Key']}",
+            size=int(entry.get("Size", 0)),
+            storage_class=storage_class,
+            restore=restore,
+            restore_expiry=expiry,
+            etag=entry.get("ETag"),
+            last_modified=_as_datetime(entry.get("LastModified")),
+        )
+        return state, described
+
+    async def list(self, path: str, *, recursive: bool = False) -> Listing:
+        """List a directory (or everything below it) with restore states."""
+        bucket, key = split_path(path)
+        prefix = key.rstrip("/") + "/" if key else ""
+        files: list[ObjectState] = []
+        dirs: list[str] = []
+        undescribed: list[int] = []
+        kwargs: dict[str, Any] = {"Prefix": prefix}
+        if not recursive:
+            kwargs["Delimiter"] = "/"
+        while True:
+            page = await self._list_page(bucket, **kwargs)
+            for entry in page.get("Contents", []):
+                state, described = self._entry_state(bucket, entry)
+                if not described:
+                    undescribed.append(len(files))
+                files.append(state)
+            dirs.extend(
+                f"{bucket}/{p['Prefix'].rstrip('/')}" for p in page.get("CommonPrefixes", [])
+            )
+            if not page.get("IsTruncated"):
+                break
+            kwargs["ContinuationToken"] = page["NextContinuationToken"]
+        if undescribed and not self.restore_status_in_listings:
+            heads = await asyncio.gather(*(self.head(files[i].path) for i in undescribed))
+            for i, state in zip(undescribed, heads, strict=True):
+                files[i] = state
+        return Listing(files=files, directories=dirs)
+
+    async def probe(self, paths: Iterable[str]) -> dict[str, ObjectState | None]:
+        """States of many objects at once; ``None`` for objects that do not exist.
+
+        One path: one HEAD. Several in a bucket: LIST pages that start just
+        before the next unresolved key, so each request answers up to 1,000.
+        """
+        by_bucket: dict[str, list[str]] = defaultdict(list)
+        for path in paths:
+            bucket, key = split_path(path)
+            by_bucket[bucket].append(key)
+        results: dict[str, ObjectState | None] = {}
+        for bucket, keys in by_bucket.items():
+            unique = sorted(set(keys))
+            if len(unique) == 1:
+                results.update(await self._probe_heads(bucket, unique))
+            else:
+                results.update(await self._probe_listing(bucket, unique))
+        return results
+
+    async def _probe_heads(self, bucket: str, keys: Sequence[str]) -> dict[str, ObjectState | None]:
+        async def one(key: str) -> tuple[str, ObjectState | None]:
+            path = f"{bucket}/{key}"
+            try:
+                return path, await self.head(path)
+            except ObjectNotFoundError:
+                return path, None
+
+        return dict(await asyncio.gather(*(one(k) for k in keys)))
+
+    async def _probe_listing(
+        self, bucket: str, keys: Sequence[str]
+    ) -> dict[str, ObjectState | None]:
+        prefix = _common_prefix(keys)
+        wanted = set(keys)
+        found: dict[str, ObjectState | None] = {f"{bucket}/{k}": None for k in keys}
+        undescribed: list[str] = []
+        index = 0  # next unresolved key in sorted order
+        start_after: str | None = _just_before(keys[0])
+        while index < len(keys):
+            kwargs: dict[str, Any] = {"Prefix": prefix, "MaxKeys": LIST_PAGE}
+            if start_after:
+                kwargs["StartAfter"] = start_after
+            page = await self._list_page(bucket, **kwargs)
+            contents = page.get("Contents", [])
+            for entry in contents:
+                if entry["Key"] in wanted:
+                    state, described = self._entry_state(bucket, entry)
+                    found[state.path] = state
+                    if not described:
+                        undescribed.append(state.path)
+            last = contents[-1]["Key"] if contents else None
+            if not page.get("IsTruncated") or last is None:
+                break
+            while index < len(keys) and keys[index] <= last:
+                index += 1
+            if index < len(keys):
+                start_after = max(last, _just_before(keys[index]) or last)
+        if undescribed and not self.restore_status_in_listings:
+            heads = await asyncio.gather(*(self.head(p) for p in undescribed))
+            found.update((s.path, s) for s in heads)
+        return found
+
+
+def _common_prefix(keys: Sequence[str]) -> str:
+    first, last = keys[0], keys[-1]  # sorted: the common prefix of the extremes is everyone's
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def _just_before(key: str) -> str | None:
+    """A string that sorts before ``key`` and after everything smaller (for StartAfter)."""
+    if not key:
+        return None
+    last = ord(key[-1])
+    return key[:-1] + chr(last - 1) if last > 0 else key[:-1] or None
+
+
+def _endpoint_url(fs: Any) -> str | None:
+    client_kwargs = getattr(fs, "client_kwargs", None) or {}
+    endpoint = client_kwargs.get("endpoint_url") or getattr(fs, "endpoint_url", None)
+    return str(endpoint) if endpoint else None
+
+
+def restore_request_code(error: BaseException) -> str | None:
+    """The S3 code of a failed restore (for journals and reports)."""
+    return s3_error_code(error)

@@ -1,0 +1,146 @@
+"""Turn S3 errors into archivefs errors, in one place.
+
+s3fs already translates botocore's ``ClientError`` into Python exceptions and
+keeps the original as ``__cause__``; this module reads the S3 error code from
+that cause (never from the message text) and decides what it means for an
+archive: ``InvalidObjectState`` on a read means *archived*, not *forbidden*.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from archivefs.errors import (
+    AccessDeniedError,
+    ArchiveError,
+    InvalidPathError,
+    InvalidRestoreRequestError,
+    ObjectNotFoundError,
+    StoreUnavailableError,
+)
+
+THROTTLING_CODES = frozenset(
+    {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "503"}
+)
+TRANSIENT_CODES = THROTTLING_CODES | frozenset(
+    {"InternalError", "ServiceUnavailable", "RequestTimeout", "500", "502", "504"}
+)
+
+
+def s3_error_code(error: BaseException | None) -> str | None:
+    """The S3 error code behind ``error`` (following ``__cause__``/``__context__``), if any."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        response: Any = getattr(error, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            if code:
+                return str(code)
+            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if status:
+                return str(status)
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def is_archived_error(error: BaseException) -> bool:
+    """A read failed because the object is archived (or its restore is not done)."""
+    return s3_error_code(error) == "InvalidObjectState"
+
+
+def is_restore_in_progress(error: BaseException) -> bool:
+    return s3_error_code(error) == "RestoreAlreadyInProgress"
+
+
+def is_transient(error: BaseException) -> bool:
+    """Throttling, 5xx and dropped connections: worth retrying with backoff."""
+    code = s3_error_code(error)
+    if code in TRANSIENT_CODES:
+        return True
+    if code is not None:
+        return False
+    return isinstance(error, ConnectionError | TimeoutError) or _is_connection_error(error)
+
+
+def _is_connection_error(error: BaseException) -> bool:
+    names = {type(e).__name__ for e in _chain(error)}
+    return bool(
+        names
+        & {
+            "EndpointConnectionError",
+            "ConnectionClosedError",
+            "ReadTimeoutError",
+            "ConnectTimeoutError",
+            "ResponseStreamingError",
+            "ServerDisconnectedError",
+            "ClientPayloadError",
+            "ClientOSError",
+            "IncompleteRead",
+            "ProtocolError",
+        }
+    )
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in out:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def translate(error: BaseException, path: str, *, action: str = "access") -> BaseException:
+    """Map an error from the store to the archivefs error a user should see.
+
+    Errors that are already archivefs errors pass through; unknown errors are
+    wrapped in :class:`ArchiveError` so nothing raw from botocore reaches users.
+    """
+    if isinstance(error, ArchiveError):
+        return error
+    code = s3_error_code(error)
+    if code in ("NoSuchBucket",):
+        bucket = path.split("/", 1)[0]
+        return ObjectNotFoundError(
+            f"bucket {bucket!r} does not exist.",
+            path=path,
+            fix="check the bucket name and the endpoint/region in the storage options.",
+        )
+    if code in ("NoSuchKey", "404", "NotFound") or (
+        code is None and isinstance(error, FileNotFoundError)
+    ):
+        return ObjectNotFoundError(
+            "no such object.",
+            path=path,
+            fix="check the path; list its parent directory with fs.ls() to see what exists.",
+        )
+    if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
+        return AccessDeniedError(
+            f"the store refused to {action} this object ({code}).",
+            path=path,
+            fix="check the credentials and the bucket policy (s3:GetObject, s3:RestoreObject).",
+        )
+    if code in ("InvalidArgument", "MalformedXML", "InvalidRequest"):
+        return InvalidRestoreRequestError(
+            f"the store rejected the request to {action} this object ({code}).",
+            path=path,
+            fix="check the tier and days against the object's storage class.",
+        )
+    if code == "InvalidBucketName" or isinstance(error, ValueError):
+        return InvalidPathError(
+            f"not a valid S3 path ({error}).",
+            path=path,
+            fix="use the form 'bucket/key' or 's3://bucket/key'.",
+        )
+    if is_transient(error):
+        return StoreUnavailableError(
+            f"the store kept failing while trying to {action} this object ({code or error}).",
+            path=path,
+            fix="retry later; if it persists, lower the concurrency or check the endpoint.",
+        )
+    return ArchiveError(
+        f"could not {action} this object: {type(error).__name__}: {error}",
+        path=path,
+        fix="see the underlying error (raised from this one) for details.",
+    )
