@@ -110,8 +110,13 @@ class RestoreInProgressError(ArchiveError, BlockingIOError):
         super().__init__(problem, path=path, fix=fix)
 
 
-class RestoreTimeoutError(ArchiveError, TimeoutError):
-    """Waiting for a restore took longer than the caller allowed."""
+class RestoreTimeoutError(ArchiveError):
+    """Waiting for a restore took longer than the caller allowed.
+
+    Deliberately not a ``TimeoutError``: fsspec's sync layer replaces any
+    ``TimeoutError`` raised inside a coroutine with a bare ``FSTimeoutError``,
+    which would lose the message that says which restores are still running.
+    """
 
 
 class RestoreFailedError(ArchiveError):

@@ -1,0 +1,600 @@
+"""ArchiveFileSystem: the fsspec face of archivefs.
+
+It wraps a cold store (any S3 endpoint, through s3fs) the way fsspec's own
+wrapping filesystems do (``target_protocol``/``target_options`` or ``fs=``),
+so ``archive::s3://bucket/key`` URLs and xarray's ``storage_options`` work.
+Listings and ``info`` carry each object's storage class and restore state;
+reads of hot and restored objects are exactly s3fs's reads; reading an
+archived object follows the ``on_archived`` policy instead of failing with an
+opaque ``PermissionError``. Every forwarding method is written out (as
+``fsspec.implementations.dirfs`` does), never routed through attribute magic.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import fsspec
+from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
+from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+from fsspec.implementations.chained import ChainedFileSystem
+from fsspec.spec import AbstractBufferedFile
+
+from archivefs.errors import (
+    InvalidPathError,
+    ObjectArchivedError,
+    ObjectNotFoundError,
+    RestoreInProgressError,
+)
+from archivefs.model import (
+    ObjectState,
+    Plan,
+    RestoreState,
+    RestoreTier,
+    StorageClass,
+    raise_not_archived,
+)
+from archivefs.restore.engine import RestoreEngine, RestoreResult
+from archivefs.restore.journal import Journal
+from archivefs.restore.schedule import PollSchedule
+from archivefs.restore.submitter import SubmitReport
+from archivefs.stores.s3 import S3Store, split_path
+from archivefs.stores.translate import is_archived_error, translate
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterator
+
+    from archivefs.model import PlannedGroup
+
+logger = logging.getLogger("archivefs")
+
+OnArchived = Literal["raise", "restore", "wait"]
+_POLICIES = ("raise", "restore", "wait")
+_GLOB_CHARS = frozenset("*?[")
+
+
+class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
+    """An fsspec filesystem over archival object storage.
+
+    Parameters
+    ----------
+    target_protocol, target_options:
+        The cold store to wrap, e.g. ``"s3"`` and s3fs's options.
+    fs:
+        An already-made cold-store filesystem instead (not both).
+    hot, hot_options:
+        An fsspec URL (and its options) of a hot store holding promoted copies;
+        reads look there first, at ``<hot>/<bucket>/<key>``.
+    on_archived:
+        What a read of an archived object does: ``"raise"`` (default) an
+        :class:`ObjectArchivedError` that says how to restore it; ``"restore"``
+        issue the restore and raise :class:`RestoreInProgressError`; ``"wait"``
+        issue it, wait (up to ``wait_timeout`` seconds) and read.
+    tier, days:
+        Restore tier and restored-copy lifetime used by policies and ``restore()``.
+    journal:
+        Path of the restore journal (default: the user cache), or ``False`` for none.
+    restore_status_in_listings:
+        Whether the server reports restore status in listings (see ``S3Store``).
+    restore_time_scale:
+        Scales the expected restore times the poller plans for (emulators, tests).
+    """
+
+    protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
+    root_marker = ""
+    async_impl = True
+
+    def __init__(
+        self,
+        target_protocol: str | None = None,
+        target_options: dict[str, Any] | None = None,
+        fs: Any = None,
+        *,
+        hot: str | None = None,
+        hot_options: dict[str, Any] | None = None,
+        on_archived: OnArchived = "raise",
+        tier: str = "Standard",
+        days: int = 1,
+        wait_timeout: float | None = None,
+        journal: str | Literal[False] | None = None,
+        restore_status_in_listings: bool | None = None,
+        restore_time_scale: float = 1.0,
+        concurrency: int = 64,
+        fo: str | None = None,  # fsspec's URL chaining passes the path; unused
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if fs is not None and target_protocol is not None:
+            raise ValueError(
+                "ArchiveFileSystem: pass either fs= (an instance) or target_protocol= "
+                "(+ target_options=), not both."
+            )
+        if on_archived not in _POLICIES:
+            raise ValueError(
+                f"ArchiveFileSystem: on_archived={on_archived!r} is not a policy; "
+                f"use one of {', '.join(_POLICIES)}."
+            )
+        self.tier = RestoreTier.parse(tier)
+        if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+            raise ValueError(f"ArchiveFileSystem: days must be a whole number >= 1, got {days!r}.")
+        if fs is None:
+            options = dict(target_options or {})
+            protocol = target_protocol or "s3"
+            cls = fsspec.get_filesystem_class(protocol)
+            if getattr(cls, "async_impl", False):
+                options.setdefault("asynchronous", self.asynchronous)
+                options.setdefault("loop", self.loop)
+            fs = fsspec.filesystem(protocol, **options)
+        if not getattr(fs, "async_impl", False):
+            fs = AsyncFileSystemWrapper(fs)
+        self.fs = fs
+        self.on_archived: OnArchived = on_archived
+        self.days = days
+        self.wait_timeout = wait_timeout
+        self.restore_time_scale = restore_time_scale
+        self.concurrency = concurrency
+        self._journal_option = journal
+        self._hot_url = hot
+        self._hot_options = dict(hot_options or {})
+        self._hot: tuple[Any, str] | None = None
+        self.store = S3Store(fs, restore_status_in_listings=restore_status_in_listings)
+        self._engine: RestoreEngine | None = None
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def __repr__(self) -> str:  # never show options: they may hold credentials
+        return f"<ArchiveFileSystem on {type(self.fs).__name__}, on_archived={self.on_archived!r}>"
+
+    @classmethod
+    def _strip_protocol(cls, path: Any) -> Any:
+        if isinstance(path, list):
+            return [cls._strip_protocol(p) for p in path]
+        path = fsspec.utils.stringify_path(path)
+        for prefix in ("archivefs://", "archive://", "archivefs::", "archive::"):
+            if path.startswith(prefix):
+                path = path[len(prefix) :]
+        if "://" in path:
+            path = path.split("://", 1)[1]
+        return path.rstrip("/").lstrip("/")
+
+    @property
+    def engine(self) -> RestoreEngine:
+        """The restore engine (made on first use: no session at construction)."""
+        if self._engine is None:
+            self._engine = RestoreEngine(
+                self.store,
+                journal=self._make_journal(),
+                time_scale=self.restore_time_scale,
+                concurrency=self.concurrency,
+            )
+        return self._engine
+
+    def _make_journal(self) -> Journal | None:
+        if self._journal_option is False:
+            return None
+        return Journal(self._journal_option, namespace=self._namespace())
+
+    def _namespace(self) -> str:
+        client_kwargs = getattr(self.fs, "client_kwargs", None) or {}
+        endpoint = client_kwargs.get("endpoint_url") or getattr(self.fs, "endpoint_url", None)
+        return str(endpoint or "s3")
+
+    async def _hot_store(self) -> tuple[Any, str] | None:
+        if self._hot_url is None:
+            return None
+        if self._hot is None:
+            hot_fs, root = fsspec.url_to_fs(self._hot_url, **self._hot_options)
+            if not getattr(hot_fs, "async_impl", False):
+                hot_fs = AsyncFileSystemWrapper(hot_fs)
+            self._hot = (hot_fs, root.rstrip("/"))
+        return self._hot
+
+    def _hot_path(self, root: str, path: str) -> str:
+        return f"{root}/{path}" if root else path
+
+    # -- metadata ------------------------------------------------------------------------
+
+    async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        path = self._strip_protocol(path)
+        bucket, key = split_path(path)
+        if not key:
+            try:
+                return dict(await self.fs._info(bucket))
+            except Exception as error:
+                raise translate(error, bucket, action="inspect") from error
+        try:
+            cached = None if kwargs.get("refresh") else self._ls_from_cache(path)
+        except FileNotFoundError:
+            cached = None  # not in a cached parent listing: ask the store
+        if cached is not None:
+            for entry in cached:
+                if entry["name"] == path:
+                    return dict(entry)
+        try:
+            return _file_entry(await self.store.head(path))
+        except ObjectNotFoundError:
+            pass
+        page = await self.store._list_page(bucket, Prefix=key + "/", MaxKeys=1)
+        if page.get("Contents") or page.get("CommonPrefixes"):
+            return {"name": path, "size": 0, "type": "directory"}
+        raise ObjectNotFoundError(
+            "no such object or directory.",
+            path=path,
+            fix="check the path; fs.ls() of its parent shows what exists.",
+        )
+
+    async def _ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+        path = self._strip_protocol(path)
+        refresh = kwargs.get("refresh", False)
+        entries = None if refresh else self.dircache.get(path)
+        if entries is None:
+            bucket, key = split_path(path)
+            listing = await self.store.list(path)
+            entries = [_file_entry(s) for s in listing.files]
+            entries += [{"name": d, "size": 0, "type": "directory"} for d in listing.directories]
+            if not entries:
+                if key:
+                    info = await self._info(path)  # a file lists as itself; else not found
+                    entries = [info]
+                    if info["type"] == "file":
+                        return entries if detail else [info["name"]]
+                else:
+                    await self._info(bucket)  # raises for a missing bucket
+            self.dircache[path] = entries
+        return list(entries) if detail else sorted(e["name"] for e in entries)
+
+    async def _find(
+        self,
+        path: str,
+        maxdepth: int | None = None,
+        withdirs: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        path = self._strip_protocol(path)
+        if maxdepth is not None or withdirs:
+            return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
+        detail = kwargs.get("detail", False)
+        listing = await self.store.list(path, recursive=True)
+        files = {s.path: _file_entry(s) for s in listing.files if not s.path.endswith("/")}
+        if not files and split_path(path)[1]:
+            try:
+                info = await self._info(path)
+            except FileNotFoundError:
+                info = None
+            if info is not None and info["type"] == "file":
+                files = {info["name"]: info}
+        names = sorted(files)
+        return {n: files[n] for n in names} if detail else names
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def _guarded(self, path: str, read: Callable[[], Awaitable[Any]]) -> Any:
+        """Run a read; if the object is archived, apply the ``on_archived`` policy."""
+        try:
+            return await read()
+        except Exception as error:
+            if not is_archived_error(error):
+                raise translate(error, path, action="read") from error
+            cause = error
+        await self._on_archived(path, cause)
+        try:
+            return await read()
+        except Exception as error:
+            raise translate(error, path, action="read") from error
+
+    async def _on_archived(self, path: str, cause: BaseException) -> None:
+        """Returns once ``path`` reads (``wait``), or raises the policy's error."""
+        state = await self.store.head(path)
+        if state.readable:
+            return  # restored in between
+        if self.on_archived == "raise":
+            raise self._archived_error(state) from cause
+        plan = self.engine.plan_known({path: state}, tier=self.tier, days=self.days)
+        result = await self.engine.restore(plan, wait=False)
+        if self.on_archived == "restore":
+            ready_at = self._ready_at(state)
+            raise RestoreInProgressError(
+                f"restore {'requested' if result.requests_sent else 'already in progress'} "
+                f"({self.tier.value} tier); expected readable by {ready_at:%Y-%m-%d %H:%M} UTC.",
+                path=path,
+                fix="read again after that time, or open the filesystem with "
+                "on_archived='wait' to block until it is back.",
+                ready_at=ready_at,
+            ) from cause
+        async for _ in self.engine.as_ready(plan, timeout=self.wait_timeout):
+            pass
+
+    def _expected_window(self, state: ObjectState) -> tuple[float, float]:
+        schedule = PollSchedule.for_restore(
+            state.storage_class, self.tier, archive_access=state.archive_access, time_scale=1.0
+        )
+        return schedule.expected_min_s, schedule.expected_max_s
+
+    def _ready_at(self, state: ObjectState) -> datetime:
+        schedule = PollSchedule.for_restore(
+            state.storage_class,
+            self.tier,
+            archive_access=state.archive_access,
+            time_scale=self.restore_time_scale,
+        )
+        return datetime.now(UTC) + timedelta(seconds=schedule.expected_max_s)
+
+    def _archived_error(self, state: ObjectState) -> Exception:
+        lo, hi = self._expected_window(state)
+        wait = f"up to {_hours(hi)}" if lo <= 0 else f"{_hours(lo)}-{_hours(hi)}"
+        klass = state.storage_class.value
+        if state.archive_access is not None:
+            klass = f"{klass} ({state.archive_access.value})"
+        restore_call = f"fs.restore({state.path!r}, tier={self.tier.value!r}, days={self.days})"
+        if state.restore is RestoreState.RESTORING:
+            return RestoreInProgressError(
+                f"object is in {klass} and its restore is in progress; a {self.tier.value} "
+                f"restore takes {wait}.",
+                path=state.path,
+                fix="read again once it is done (fs.info() shows restore='restored'), or open "
+                "the filesystem with on_archived='wait' to block until it is back.",
+                ready_at=self._ready_at(state),
+            )
+        return ObjectArchivedError(
+            f"object is archived in {klass} (restore state: {state.restore.value}) and must be "
+            f"restored before it can be read; a {self.tier.value} restore takes {wait}.",
+            path=state.path,
+            fix=f"{restore_call} (or `archivefs restore s3://{state.path}`), then read again; "
+            "or open the filesystem with on_archived='wait' to restore and wait automatically.",
+            storage_class=state.storage_class.value,
+        )
+
+    async def _cat_file(
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+    ) -> bytes:
+        path = self._strip_protocol(path)
+        hot = await self._hot_store()
+        if hot is not None:
+            hot_fs, root = hot
+            try:
+                data: bytes = await hot_fs._cat_file(
+                    self._hot_path(root, path), start=start, end=end
+                )
+                return data
+            except FileNotFoundError:
+                pass
+        result: bytes = await self._guarded(
+            path, lambda: self.fs._cat_file(path, start=start, end=end, **kwargs)
+        )
+        return result
+
+    async def _get_file(self, rpath: str, lpath: str, **kwargs: Any) -> None:
+        rpath = self._strip_protocol(rpath)
+        await self._guarded(rpath, lambda: self.fs._get_file(rpath, lpath, **kwargs))
+
+    def _open(
+        self,
+        path: str,
+        mode: str = "rb",
+        block_size: int | None = None,
+        autocommit: bool = True,
+        cache_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        path = self._strip_protocol(path)
+        if "r" not in mode:
+            return self.fs.open(path, mode, block_size=block_size, **kwargs)
+        return ArchiveFile(
+            self,
+            path,
+            mode,
+            block_size=block_size or getattr(self.fs, "default_block_size", None) or self.blocksize,
+            cache_options=cache_options,
+            **kwargs,
+        )
+
+    # -- writes (straight to the cold store's own implementation) ------------------------
+
+    async def _pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
+        path = self._strip_protocol(path)
+        self.invalidate_cache(path)
+        await self.fs._pipe_file(path, value, **kwargs)
+
+    async def _put_file(self, lpath: str, rpath: str, **kwargs: Any) -> None:
+        rpath = self._strip_protocol(rpath)
+        self.invalidate_cache(rpath)
+        await self.fs._put_file(lpath, rpath, **kwargs)
+
+    async def _cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
+        path1, path2 = self._strip_protocol(path1), self._strip_protocol(path2)
+        self.invalidate_cache(path2)
+        await self._guarded(path1, lambda: self.fs._cp_file(path1, path2, **kwargs))
+
+    async def _rm_file(self, path: str, **kwargs: Any) -> None:
+        path = self._strip_protocol(path)
+        self.invalidate_cache(path)
+        await self.fs._rm_file(path, **kwargs)
+
+    async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> None:
+        self.invalidate_cache()
+        await self.fs._rm(self._strip_protocol(path), recursive=recursive, **kwargs)
+
+    async def _mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        self.invalidate_cache()
+        await self.fs._mkdir(self._strip_protocol(path), create_parents=create_parents, **kwargs)
+
+    async def _makedirs(self, path: str, exist_ok: bool = False) -> None:
+        await self.fs._makedirs(self._strip_protocol(path), exist_ok=exist_ok)
+
+    async def _rmdir(self, path: str) -> None:
+        self.invalidate_cache()
+        await self.fs._rmdir(self._strip_protocol(path))
+
+    def invalidate_cache(self, path: str | None = None) -> None:
+        if path is None:
+            self.dircache.clear()
+        else:
+            path = self._strip_protocol(path)
+            self.dircache.pop(path, None)
+            self.dircache.pop(self._parent(path), None)
+        self.fs.invalidate_cache(path)
+
+    # -- restores --------------------------------------------------------------------------
+
+    async def _expand_states(self, paths: str | list[str]) -> dict[str, ObjectState | None]:
+        """Object states for paths, globs and directories, from listings where possible."""
+        if isinstance(paths, str):
+            paths = [paths]
+        states: dict[str, ObjectState | None] = {}
+        plain: list[str] = []
+        for raw in paths:
+            path = self._strip_protocol(raw)
+            if not path:
+                raise InvalidPathError(
+                    "empty path.", path=repr(raw), fix="name a bucket/key, a glob or a directory."
+                )
+            if _GLOB_CHARS & set(path):
+                matches = await self._glob(path, detail=True)
+                for name, entry in matches.items():
+                    if entry.get("type") == "file":
+                        states[name] = _state_from_entry(entry)
+            else:
+                plain.append(path)
+        if plain:
+            probed = await self.store.probe(plain)
+            for path, state in probed.items():
+                if state is not None:
+                    states[path] = state
+                    continue
+                listing = await self.store.list(path, recursive=True)
+                if listing.files:
+                    states.update((s.path, s) for s in listing.files)
+                else:
+                    states[path] = None
+        return states
+
+    async def _plan(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        needed_until: datetime | None = None,
+    ) -> Plan:
+        """What restoring ``paths`` involves: groups, states, actions. Sends no restore."""
+        states = await self._expand_states(paths)
+        return self.engine.plan_known(
+            states, tier=tier or self.tier, days=days or self.days, needed_until=needed_until
+        )
+
+    async def _restore(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        wait: bool = False,
+        timeout: float | None = None,
+    ) -> RestoreResult:
+        """Restore every archived object in ``paths`` (paths, globs, directories) in one batch.
+
+        One request per object that needs it, deduplicated through the journal;
+        objects that are hot, restored or already restoring cost nothing. With
+        ``wait=True``, returns once all of them read (or raises
+        :class:`RestoreTimeoutError` after ``timeout`` seconds).
+        """
+        plan = await self._plan(paths, tier=tier, days=days)
+        named_paths = _named_paths(paths, self._strip_protocol)
+        for group in plan.groups:
+            named = group.key in named_paths
+            state = group.state
+            if named and not state.storage_class.needs_restore and state.archive_access is None:
+                raise_not_archived(state.path, state.storage_class)
+        result = await self.engine.restore(plan, wait=wait, timeout=timeout)
+        for key in result.submitted.sent:
+            self.invalidate_cache(key)
+        return result
+
+    plan = sync_wrapper(_plan)
+    restore = sync_wrapper(_restore)
+
+    async def _state(self, path: str) -> ObjectState:
+        """The storage class and restore state of one object (one HEAD)."""
+        return await self.store.head(self._strip_protocol(path))
+
+    state = sync_wrapper(_state)
+
+    async def _probe(self, paths: list[str]) -> dict[str, ObjectState | None]:
+        """States of many objects in bulk (listings where possible); ``None``: missing."""
+        return await self.store.probe([self._strip_protocol(p) for p in paths])
+
+    probe = sync_wrapper(_probe)
+
+    async def _submit(self, plan: Plan) -> SubmitReport:
+        """Approve and send a plan's restore requests (no waiting)."""
+        report = await self.engine.submit(plan)
+        for key in report.sent:
+            self.invalidate_cache(key)
+        return report
+
+    submit = sync_wrapper(_submit)
+
+    def as_ready(self, plan: Plan, timeout: float | None = None) -> Iterator[PlannedGroup]:
+        """Yield each planned group as soon as it reads (blocking iterator).
+
+        Readable groups come first, at once; the rest as bulk polls find them
+        restored. Start reading each one while the others are still restoring.
+        """
+        stream = self.engine.as_ready(plan, timeout=timeout).__aiter__()
+        while True:
+            try:
+                yield sync(self.loop, stream.__anext__)
+            except StopAsyncIteration:
+                return
+
+
+class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
+    """A read-only file whose ranges come through the filesystem's read policy."""
+
+    def _fetch_range(self, start: int, end: int) -> bytes:
+        data: bytes = self.fs.cat_file(self.path, start=start, end=end)
+        return data
+
+
+def _named_paths(paths: str | list[str], strip: Callable[[Any], Any]) -> set[str]:
+    """The plain (non-glob) paths a caller named explicitly."""
+    names = [paths] if isinstance(paths, str) else paths
+    return {strip(p) for p in names if not _GLOB_CHARS & set(p)}
+
+
+def _hours(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.0f} h"
+
+
+def _file_entry(state: ObjectState) -> dict[str, Any]:
+    """An fsspec info dict with the archive fields added."""
+    return {
+        "name": state.path,
+        "size": state.size,
+        "type": "file",
+        "StorageClass": state.storage_class.value,
+        "ETag": state.etag,
+        "LastModified": state.last_modified,
+        "storage_class": state.storage_class.value,
+        "restore": state.restore.value,
+        "restore_expiry": state.restore_expiry,
+        "archive_access": state.archive_access.value if state.archive_access else None,
+    }
+
+
+def _state_from_entry(entry: dict[str, Any]) -> ObjectState:
+    from archivefs.model import ArchiveAccessTier
+
+    access = entry.get("archive_access")
+    return ObjectState(
+        path=entry["name"],
+        size=int(entry.get("size", 0)),
+        storage_class=StorageClass.parse(entry.get("storage_class") or entry.get("StorageClass")),
+        restore=RestoreState(entry.get("restore", "hot")),
+        restore_expiry=entry.get("restore_expiry"),
+        etag=entry.get("ETag"),
+        last_modified=entry.get("LastModified"),
+        archive_access=ArchiveAccessTier(access) if access else None,
+    )

@@ -1,0 +1,251 @@
+"""The restore engine: plan, approve, submit all at once, yield groups as they return.
+
+This is the one object the filesystem, the dataset helpers and the CLI drive.
+It owns no policy about *when* to restore (that is the caller's), only *how*:
+probe in bulk, make a pure plan, let hooks see or veto it, claim and send one
+request per group, and poll the batch on a tier-aware schedule.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from archivefs.errors import ObjectNotFoundError, RestoreFailedError
+from archivefs.model import Action, Plan, PlannedGroup, RestoreTier, check_restore_request
+from archivefs.restore.planner import PathInGroup, make_plan, single_object_groups
+from archivefs.restore.poller import Poller
+from archivefs.restore.schedule import PollSchedule
+from archivefs.restore.submitter import DEFAULT_CONCURRENCY, RetryPolicy, SubmitReport, Submitter
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable, Mapping
+    from datetime import datetime
+    from typing import Any
+
+    from archivefs.model import ObjectState
+    from archivefs.restore.journal import Journal
+    from archivefs.restore.notify import NotificationSource
+    from archivefs.stores.s3 import S3Store
+
+Approver = Callable[[Plan], None]
+"""Sees a plan before any paid request; raises (e.g. BudgetExceededError) to refuse it."""
+
+
+@dataclass
+class RestoreResult:
+    """What :meth:`RestoreEngine.restore` did."""
+
+    plan: Plan
+    submitted: SubmitReport
+    ready: list[str] = field(default_factory=list)
+
+    @property
+    def requests_sent(self) -> int:
+        return self.submitted.requests_sent
+
+
+class RestoreEngine:
+    """Plans, submits and awaits restores against one cold store.
+
+    Parameters
+    ----------
+    store:
+        The cold store adapter.
+    journal:
+        Shared record of requests (dedup across threads/processes, resume after crashes).
+    approve:
+        Called with every plan before any paid request (estimates, budgets, vetoes).
+    time_scale:
+        Multiplies the expected restore times the poll schedule uses (tests, emulators).
+    schedule:
+        A fixed poll schedule instead of the tier-aware default.
+    """
+
+    def __init__(
+        self,
+        store: S3Store,
+        *,
+        journal: Journal | None = None,
+        approve: Approver | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        retry: RetryPolicy | None = None,
+        time_scale: float = 1.0,
+        schedule: PollSchedule | None = None,
+        notifications: NotificationSource | None = None,
+        request_extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.store = store
+        self.journal = journal
+        self.approve = approve
+        self.time_scale = time_scale
+        self.schedule = schedule
+        self.notifications = notifications
+        self.poll_rounds = 0  # bulk status probes made while waiting, over this engine's life
+        self.submitter = Submitter(
+            store, journal, concurrency=concurrency, retry=retry, request_extra=request_extra
+        )
+
+    # -- planning ----------------------------------------------------------------------
+
+    async def plan(
+        self,
+        paths: Iterable[str],
+        *,
+        tier: RestoreTier | str = RestoreTier.STANDARD,
+        days: int = 1,
+        needed_until: datetime | None = None,
+        known: Mapping[str, ObjectState | None] | None = None,
+    ) -> Plan:
+        """Probe the states of ``paths`` in bulk (unless ``known``) and plan."""
+        wanted = list(dict.fromkeys(paths))
+        states: dict[str, ObjectState | None] = dict(known or {})
+        unknown = [p for p in wanted if p not in states]
+        if unknown:
+            states.update(await self.store.probe(unknown))
+        states = {p: states.get(p) for p in wanted}
+        return self.plan_known(states, tier=tier, days=days, needed_until=needed_until)
+
+    def plan_known(
+        self,
+        states: Mapping[str, ObjectState | None],
+        *,
+        tier: RestoreTier | str = RestoreTier.STANDARD,
+        days: int = 1,
+        needed_until: datetime | None = None,
+        placements: Iterable[PathInGroup] | None = None,
+    ) -> Plan:
+        """Plan from states already known (pure, no requests)."""
+        missing = [p for p, s in states.items() if s is None and placements is None]
+        return make_plan(
+            single_object_groups(states) if placements is None else placements,
+            states,
+            tier=RestoreTier.parse(tier),
+            days=days,
+            needed_until=needed_until,
+            missing=missing,
+        )
+
+    # -- submitting and waiting ----------------------------------------------------------
+
+    async def submit(self, plan: Plan) -> SubmitReport:
+        """Approve the plan, then send one restore request per group that needs one."""
+        if plan.missing:
+            first = plan.missing[0]
+            raise ObjectNotFoundError(
+                f"{len(plan.missing)} requested object(s) do not exist "
+                f"(first: {first}); nothing was restored.",
+                path=first,
+                fix="check the paths (fs.ls() shows what exists) and leave out missing ones.",
+            )
+        for group in plan.to_restore:  # S3's rules, before anything is claimed or paid
+            state = group.state
+            check_restore_request(
+                state.storage_class,
+                plan.tier,
+                plan.days,
+                archive_access=state.archive_access,
+                path=state.path,
+            )
+        if self.approve is not None:
+            self.approve(plan)
+        return await self.submitter.submit(
+            plan.to_restore,
+            tier=plan.tier,
+            days=plan.days,
+            expected_ready=self._expected_ready,
+        )
+
+    def schedule_for(self, tier: RestoreTier) -> Callable[[ObjectState], PollSchedule]:
+        def pick(state: ObjectState) -> PollSchedule:
+            if self.schedule is not None:
+                return self.schedule
+            return PollSchedule.for_restore(
+                state.storage_class,
+                tier,
+                archive_access=state.archive_access,
+                time_scale=self.time_scale,
+            )
+
+        return pick
+
+    def _expected_ready(self, group: PlannedGroup) -> datetime:
+        from datetime import UTC, datetime, timedelta
+
+        schedule = self.schedule_for(RestoreTier.STANDARD)(group.state)
+        return datetime.now(UTC) + timedelta(seconds=schedule.expected_max_s)
+
+    async def as_ready(
+        self,
+        plan: Plan,
+        *,
+        timeout: float | None = None,
+        on_round: Callable[[dict[str, ObjectState]], None] | None = None,
+    ) -> AsyncIterator[PlannedGroup]:
+        """Yield each planned group the moment its object reads (readable ones first)."""
+
+        def counted(states: dict[str, ObjectState]) -> None:
+            self.poll_rounds += 1
+            if on_round is not None:
+                on_round(states)
+
+        poller = Poller(
+            self.store,
+            self.schedule_for(plan.tier),
+            journal=self.journal,
+            notifications=self.notifications,
+            on_round=counted,
+        )
+        states = [g.state for g in plan.groups]
+        # Groups just submitted are restoring now, whatever the probe said before.
+        async for state in poller.as_ready(
+            [_pending(g) for g in plan.groups] if states else [], timeout=timeout
+        ):
+            yield plan.group(state.path)
+
+    async def restore(
+        self,
+        plan: Plan,
+        *,
+        wait: bool = False,
+        timeout: float | None = None,
+        raise_on_failure: bool = True,
+    ) -> RestoreResult:
+        """Submit the plan; with ``wait``, return once every group reads."""
+        started = time.monotonic()
+        report = await self.submit(plan)
+        if report.failed and raise_on_failure:
+            raise _failed(report)
+        result = RestoreResult(plan=plan, submitted=report)
+        if wait:
+            remaining = (
+                None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+            )
+            async for group in self.as_ready(plan, timeout=remaining):
+                result.ready.append(group.key)
+        return result
+
+
+def _pending(group: PlannedGroup) -> ObjectState:
+    from dataclasses import replace
+
+    from archivefs.model import RestoreState
+
+    if group.action in (Action.RESTORE, Action.RENEW, Action.WAIT):
+        return replace(group.state, restore=RestoreState.RESTORING)
+    return group.state
+
+
+def _failed(report: SubmitReport) -> RestoreFailedError:
+    failures = {k: str(e) for k, e in report.failed.items()}
+    first = next(iter(failures))
+    return RestoreFailedError(
+        f"{len(failures)} restore request(s) failed; {len(report.sent)} succeeded. "
+        f"First failure: {failures[first]}",
+        path=first,
+        fix="fix the cause shown and run the same restore again: requests that succeeded "
+        "are not sent twice.",
+        failures=failures,
+    )

@@ -1,0 +1,156 @@
+"""The batch submitter: one restore request per group, all at once, each paid once.
+
+Every group is *claimed* in the journal before its request is sent, and its
+outcome recorded after, so threads, processes and Dask workers sharing a
+journal never send the same restore twice, and a crashed run knows exactly
+which requests might have gone out. ``RestoreAlreadyInProgress`` counts as
+success. Throttling, 5xx and dropped connections are retried with jittered
+exponential backoff; permanent errors are reported per group without
+stopping the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_random_exponential,
+)
+
+from archivefs.errors import ArchiveError, StoreUnavailableError
+from archivefs.restore.journal import Outcome
+from archivefs.stores.s3 import RestoreOutcome
+from archivefs.stores.translate import is_transient
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+
+    from archivefs.model import PlannedGroup, RestoreTier
+    from archivefs.restore.journal import Journal
+    from archivefs.stores.s3 import S3Store
+
+DEFAULT_CONCURRENCY = 64  # S3 sustains thousands of requests/s per prefix; stay polite
+
+_JOURNAL_OUTCOME = {
+    RestoreOutcome.ACCEPTED: Outcome.ACCEPTED,
+    RestoreOutcome.IN_PROGRESS: Outcome.IN_PROGRESS,
+    RestoreOutcome.RESTORED: Outcome.RESTORED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How long to keep retrying transient failures of one request."""
+
+    attempts: int = 10
+    max_seconds: float = 120.0
+    min_wait: float = 0.05
+    max_wait: float = 10.0
+
+
+@dataclass
+class SubmitReport:
+    """What one submission did."""
+
+    sent: dict[str, RestoreOutcome] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # claimed or done by someone else
+    failed: dict[str, ArchiveError] = field(default_factory=dict)
+
+    @property
+    def requests_sent(self) -> int:
+        return len(self.sent) + len(self.failed)
+
+
+class Submitter:
+    """Sends restore requests for planned groups with bounded concurrency."""
+
+    def __init__(
+        self,
+        store: S3Store,
+        journal: Journal | None,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        retry: RetryPolicy | None = None,
+        request_extra: dict[str, Any] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.store = store
+        self.journal = journal
+        self.concurrency = concurrency
+        self.retry = retry or RetryPolicy()
+        self.request_extra = dict(request_extra or {})
+
+    async def submit(
+        self,
+        groups: Sequence[PlannedGroup],
+        *,
+        tier: RestoreTier,
+        days: int | None,
+        on_sent: Callable[[str, RestoreOutcome], None] | None = None,
+        expected_ready: Callable[[PlannedGroup], datetime] | None = None,
+    ) -> SubmitReport:
+        """Claim and send one restore per group; return what happened to each."""
+        report = SubmitReport()
+        by_key = {g.key: g for g in groups}
+        if self.journal is not None:
+            journal = self.journal
+            claimed = await asyncio.to_thread(
+                journal.claim, list(by_key), tier=tier.value, days=days
+            )
+        else:
+            claimed = list(by_key)
+        claimed_set = set(claimed)
+        report.skipped = [k for k in by_key if k not in claimed_set]
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def one(key: str) -> None:
+            async with semaphore:
+                group = by_key[key]
+                try:
+                    outcome = await self._send(group, tier=tier, days=days)
+                except ArchiveError as error:
+                    report.failed[key] = error
+                    await self._record(key, Outcome.FAILED, error=str(error))
+                    return
+                report.sent[key] = outcome
+                expected = None
+                if outcome is not RestoreOutcome.RESTORED and expected_ready is not None:
+                    expected = expected_ready(group)
+                await self._record(key, _JOURNAL_OUTCOME[outcome], expected_ready_at=expected)
+                if on_sent is not None:
+                    on_sent(key, outcome)
+
+        await asyncio.gather(*(one(k) for k in claimed))
+        return report
+
+    async def _send(
+        self, group: PlannedGroup, *, tier: RestoreTier, days: int | None
+    ) -> RestoreOutcome:
+        policy = self.retry
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(is_transient),
+            wait=wait_random_exponential(multiplier=policy.min_wait, max=policy.max_wait),
+            stop=stop_after_attempt(policy.attempts) | stop_after_delay(policy.max_seconds),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self.store.restore(
+                        group.state, tier=tier, days=days, extra=self.request_extra
+                    )
+        except StoreUnavailableError:
+            raise
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    async def _record(self, key: str, outcome: Outcome, **kwargs: Any) -> None:
+        if self.journal is not None:
+            await asyncio.to_thread(self.journal.record_outcome, key, outcome, **kwargs)

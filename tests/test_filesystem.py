@@ -1,0 +1,423 @@
+"""ArchiveFileSystem against the emulated archive (moto's server over HTTP)."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import pytest
+import s3fs
+
+from archivefs import (
+    ArchiveError,
+    ObjectArchivedError,
+    ObjectNotFoundError,
+    RestoreInProgressError,
+    RestoreTimeoutError,
+)
+from archivefs.errors import InvalidPathError, InvalidRestoreRequestError, NotArchivedError
+from archivefs.filesystem import ArchiveFileSystem
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive
+
+HOT_CLASSES = ["STANDARD", "STANDARD_IA", "ONEZONE_IA", "GLACIER_IR", "INTELLIGENT_TIERING"]
+ARCHIVE_CLASSES = ["GLACIER", "DEEP_ARCHIVE"]
+DATA = bytes(range(256)) * 40  # 10,240 bytes
+
+
+@pytest.fixture
+def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Any:
+    def make(**kwargs: Any) -> ArchiveFileSystem:
+        kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
+        kwargs.setdefault("restore_status_in_listings", True)
+        kwargs.setdefault("restore_time_scale", 1 / 3600)
+        return ArchiveFileSystem(
+            target_protocol="s3",
+            target_options=archive.storage_options(),
+            skip_instance_cache=True,
+            **kwargs,
+        )
+
+    return make
+
+
+@pytest.fixture
+def afs(make_fs: Any) -> ArchiveFileSystem:
+    fs: ArchiveFileSystem = make_fs()
+    return fs
+
+
+# -- construction and registration ---------------------------------------------------------
+
+
+def test_protocols_are_registered_through_entry_points() -> None:
+    assert fsspec.get_filesystem_class("archive") is ArchiveFileSystem
+    assert fsspec.get_filesystem_class("archivefs") is ArchiveFileSystem
+
+
+def test_fs_and_target_protocol_are_exclusive(archive: EmulatedArchive) -> None:
+    inner = s3fs.S3FileSystem(**archive.storage_options())
+    with pytest.raises(ValueError, match="either fs="):
+        ArchiveFileSystem(target_protocol="s3", fs=inner, skip_instance_cache=True)
+
+
+def test_bad_policy_and_days_are_refused(archive: EmulatedArchive) -> None:
+    opts = archive.storage_options()
+    with pytest.raises(ValueError, match="on_archived='later' is not a policy"):
+        ArchiveFileSystem(target_options=opts, on_archived="later")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="days must be"):
+        ArchiveFileSystem(target_options=opts, days=0)
+    with pytest.raises(InvalidRestoreRequestError, match="unknown restore tier 'Fast'"):
+        ArchiveFileSystem(target_options=opts, tier="Fast")
+
+
+def test_chained_url_reads_through_fsspec_open(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_object(bucket, "a/hot.bin", DATA)
+    with fsspec.open(
+        f"archive::s3://{bucket}/a/hot.bin",
+        s3=archive.storage_options(),
+        archive={"journal": False, "skip_instance_cache": True},
+    ) as f:
+        assert f.read() == DATA
+    fs, path = fsspec.core.url_to_fs(
+        f"archivefs::s3://{bucket}/a/hot.bin", s3=archive.storage_options(), archivefs={}
+    )
+    assert isinstance(fs, ArchiveFileSystem)
+    assert path == f"{bucket}/a/hot.bin"
+
+
+def test_filesystem_pickles_and_repr_hides_credentials(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.put_object(bucket, "k", DATA)
+    opts = archive.storage_options()
+    opts["secret"] = "TOPSECRETVALUE"
+    opts["key"] = "testing"
+    fs = ArchiveFileSystem(target_options=opts, journal=False, skip_instance_cache=True)
+    clone = pickle.loads(pickle.dumps(fs))
+    assert isinstance(clone, ArchiveFileSystem)
+    assert "TOPSECRETVALUE" not in repr(fs)
+    assert "TOPSECRETVALUE" not in repr(clone)
+    with pytest.raises(ArchiveError) as info:
+        clone.cat_file(f"{bucket}/missing")
+    assert "TOPSECRETVALUE" not in str(info.value)
+
+
+# -- every storage class ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("storage_class", HOT_CLASSES)
+def test_classes_that_read_at_once(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, storage_class: str
+) -> None:
+    archive.put_object(bucket, "obj", DATA, storage_class=storage_class)
+    info = afs.info(f"{bucket}/obj")
+    assert info["storage_class"] == storage_class
+    assert info["restore"] == "hot"
+    assert info["size"] == len(DATA)
+    assert info["type"] == "file"
+    assert afs.cat_file(f"{bucket}/obj") == DATA
+    assert afs.cat_file(f"{bucket}/obj", start=10, end=20) == DATA[10:20]
+
+
+@pytest.mark.parametrize("storage_class", ARCHIVE_CLASSES)
+def test_archived_read_raises_a_clear_error(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, storage_class: str
+) -> None:
+    archive.put_object(bucket, "cold/obj", DATA, storage_class=storage_class)
+    assert afs.info(f"{bucket}/cold/obj")["restore"] == "archived"
+    archive.requests.clear()
+    with pytest.raises(ObjectArchivedError) as info:
+        afs.cat_file(f"{bucket}/cold/obj")
+    error = info.value
+    assert isinstance(error, PermissionError)
+    assert not isinstance(error, FileNotFoundError)  # zarr must never see a missing chunk
+    message = str(error)
+    assert f"{bucket}/cold/obj" in message
+    assert storage_class in message
+    assert f"fs.restore('{bucket}/cold/obj', tier='Standard', days=1)" in message
+    assert " h" in message  # the expected wait
+    assert error.storage_class == storage_class
+    assert archive.requests.count("RestoreObject") == 0  # raise never pays
+
+
+def test_intelligent_tiering_archive_access_is_archived(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.put_object(
+        bucket, "it", DATA, storage_class="INTELLIGENT_TIERING", archive_access="ARCHIVE_ACCESS"
+    )
+    info = afs.info(f"{bucket}/it")
+    assert info["restore"] == "archived"
+    assert info["archive_access"] == "ARCHIVE_ACCESS"
+    with pytest.raises(ObjectArchivedError, match="ARCHIVE_ACCESS"):
+        afs.cat_file(f"{bucket}/it")
+    result = afs.restore(f"{bucket}/it", wait=True, timeout=30)
+    assert result.requests_sent == 1
+    assert afs.cat_file(f"{bucket}/it") == DATA
+    assert afs.info(f"{bucket}/it", refresh=True)["restore"] == "hot"
+
+
+# -- restore states ----------------------------------------------------------------------
+
+
+def test_restore_states_through_a_full_cycle(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.set_restore_delay(1.5)
+    archive.seconds_per_day = 3.0
+    archive.put_object(bucket, "obj", DATA, storage_class="GLACIER")
+    path = f"{bucket}/obj"
+    result = afs.restore(path, days=1)
+    assert result.requests_sent == 1
+    state = afs.state(path)
+    assert state.restore.value == "restoring"
+    with pytest.raises(RestoreInProgressError, match="in progress"):
+        afs.cat_file(path)
+    deadline = time.monotonic() + 20
+    while afs.state(path).restore.value != "restored":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    info = afs.info(path, refresh=True)
+    assert info["restore"] == "restored"
+    assert info["restore_expiry"].tzinfo is not None
+    assert afs.cat_file(path) == DATA
+    while afs.state(path).restore.value != "archived":  # the copy expires after 1 "day"
+        assert time.monotonic() < deadline + 10
+        time.sleep(0.2)
+    with pytest.raises(ObjectArchivedError):
+        afs.cat_file(path)
+
+
+def test_expired_copy_reads_as_archived(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.put_object(bucket, "obj", DATA, storage_class="DEEP_ARCHIVE")
+    afs.restore(f"{bucket}/obj", wait=True, timeout=10)
+    assert afs.cat_file(f"{bucket}/obj") == DATA
+    archive.expire_restore(bucket, "obj")
+    assert afs.state(f"{bucket}/obj").restore.value == "archived"
+    with pytest.raises(ObjectArchivedError):
+        afs.cat_file(f"{bucket}/obj")
+
+
+# -- read policies -----------------------------------------------------------------------
+
+
+def test_policy_restore_issues_one_request_and_says_when(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(30)
+    archive.put_object(bucket, "obj", DATA, storage_class="GLACIER")
+    fs = make_fs(on_archived="restore")
+    with pytest.raises(RestoreInProgressError) as first:
+        fs.cat_file(f"{bucket}/obj")
+    assert first.value.ready_at is not None
+    assert "restore requested" in str(first.value)
+    assert archive.requests.count("RestoreObject") == 1
+    with pytest.raises(RestoreInProgressError):
+        fs.cat_file(f"{bucket}/obj")
+    assert archive.requests.count("RestoreObject") == 1  # never paid twice
+
+
+def test_policy_wait_restores_then_reads(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(1.0)
+    archive.put_object(bucket, "obj", DATA, storage_class="DEEP_ARCHIVE")
+    fs = make_fs(on_archived="wait", wait_timeout=30)
+    assert fs.cat_file(f"{bucket}/obj", start=5, end=15) == DATA[5:15]
+    assert archive.requests.count("RestoreObject") == 1
+    with fs.open(f"{bucket}/obj") as f:
+        assert f.read() == DATA
+    assert archive.requests.count("RestoreObject") == 1
+
+
+def test_policy_wait_times_out_with_a_clear_error(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(60)
+    archive.put_object(bucket, "obj", DATA, storage_class="GLACIER")
+    fs = make_fs(on_archived="wait", wait_timeout=1.0)
+    with pytest.raises(RestoreTimeoutError, match="not finished after 1 s") as info:
+        fs.cat_file(f"{bucket}/obj")
+    assert "nothing is re-requested" in str(info.value)
+    assert archive.requests.count("RestoreObject") == 1
+
+
+# -- listings ------------------------------------------------------------------------------
+
+
+def test_ls_of_1000_archived_objects_is_one_list_and_no_head(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.put_objects(
+        bucket, {f"d/{i:04d}": b"x" * (i % 7) for i in range(1000)}, storage_class="GLACIER"
+    )
+    archive.requests.clear()
+    entries = afs.ls(f"{bucket}/d", detail=True)
+    assert len(entries) == 1000
+    assert {e["restore"] for e in entries} == {"archived"}
+    assert {e["storage_class"] for e in entries} == {"GLACIER"}
+    assert archive.requests.count("LIST") == 1
+    assert archive.requests.count("HEAD") == 0
+
+
+def test_ls_reports_every_state_from_the_listing(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.set_restore_delay(30)
+    archive.put_object(bucket, "s/hot", DATA)
+    archive.put_object(bucket, "s/archived", DATA, storage_class="GLACIER")
+    archive.put_object(bucket, "s/restoring", DATA, storage_class="GLACIER")
+    afs.restore(f"{bucket}/s/restoring")
+    archive.requests.clear()
+    states = {e["name"].rsplit("/", 1)[1]: e["restore"] for e in afs.ls(f"{bucket}/s")}
+    assert states == {"hot": "hot", "archived": "archived", "restoring": "restoring"}
+    assert archive.requests.count("HEAD") == 0
+    assert archive.requests.count("LIST") == 1
+
+
+def test_listing_without_restore_status_falls_back_to_head_for_archive_classes_only(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.restore_status_in_listings = False  # like Ceph RGW or MinIO
+    archive.put_objects(bucket, {f"m/{i}": b"x" for i in range(5)}, storage_class="GLACIER")
+    archive.put_objects(bucket, {f"m/h{i}": b"x" for i in range(7)})
+    fs = make_fs(restore_status_in_listings=None)
+    archive.requests.clear()
+    entries = fs.ls(f"{bucket}/m")
+    assert len(entries) == 12
+    assert archive.requests.count("LIST") == 1
+    assert archive.requests.count("HEAD") == 5
+
+
+def test_find_and_glob_carry_states(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.put_objects(bucket, {f"x/{i}/f.nc": b"x" for i in range(3)}, storage_class="GLACIER")
+    archive.put_object(bucket, "x/top.txt", b"t")
+    found = afs.find(f"{bucket}/x", detail=True)
+    assert sorted(found) == [f"{bucket}/x/{i}/f.nc" for i in range(3)] + [f"{bucket}/x/top.txt"]
+    assert found[f"{bucket}/x/top.txt"]["restore"] == "hot"
+    assert afs.glob(f"{bucket}/x/*/f.nc") == [f"{bucket}/x/{i}/f.nc" for i in range(3)]
+    assert afs.isdir(f"{bucket}/x/1")
+    assert afs.isfile(f"{bucket}/x/top.txt")
+
+
+# -- reads match s3fs exactly --------------------------------------------------------------
+
+
+def test_reads_match_s3fs_bytes_and_request_counts(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, tmp_path: Path
+) -> None:
+    payload = bytes(range(256)) * 4096  # 1 MiB
+    archive.put_object(bucket, "big", payload)
+    raw = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    path = f"{bucket}/big"
+
+    def measure(fs: Any) -> tuple[list[bytes], dict[str, int], int]:
+        archive.requests.clear()
+        out = [
+            fs.cat_file(path),
+            fs.cat_file(path, start=100, end=5000),
+            *fs.cat_ranges([path, path], [0, 1000], [10, 2000]),
+        ]
+        with fs.open(path, block_size=2**16) as f:
+            f.seek(70_000)
+            out.append(f.read(100))
+        fs.get_file(path, str(tmp_path / f"{type(fs).__name__}.bin"))
+        out.append((tmp_path / f"{type(fs).__name__}.bin").read_bytes())
+        return out, archive.requests.counts(), archive.requests.bytes_sent("GET")
+
+    raw_out, raw_counts, raw_bytes = measure(raw)
+    ours_out, our_counts, our_bytes = measure(afs)
+    assert ours_out == raw_out
+    assert ours_out[0] == payload
+    assert our_counts == raw_counts
+    assert our_bytes == raw_bytes
+
+
+# -- throttling ------------------------------------------------------------------------------
+
+
+def test_reads_survive_throttling(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.put_object(bucket, "obj", DATA)
+    archive.faults.throttle(count=3, ops=["GET"])
+    assert afs.cat_file(f"{bucket}/obj") == DATA
+    assert archive.faults.injected == 3
+
+
+def test_restores_survive_throttling_and_are_sent_once_each(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.put_objects(
+        bucket, {f"t/{i:02d}": b"x" * i for i in range(40)}, storage_class="GLACIER"
+    )
+    archive.faults.throttle(fraction=0.3, ops=["RestoreObject"], seed=7)
+    result = afs.restore(f"{bucket}/t/*", wait=True, timeout=60)
+    assert len(result.plan) == 40
+    assert archive.requests.count("RestoreObject", status=202) == 40
+    assert archive.requests.count("RestoreObject", status=409) == 0
+    throttled = archive.requests.count("RestoreObject", status=503)
+    assert throttled == archive.faults.injected > 0
+    assert all(afs.cat_file(f"{bucket}/t/{i:02d}") == b"x" * i for i in range(40))
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def test_missing_bucket_and_key(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    with pytest.raises(ObjectNotFoundError, match="no such object") as info:
+        afs.cat_file(f"{bucket}/nope")
+    assert isinstance(info.value, FileNotFoundError)
+    with pytest.raises(FileNotFoundError):
+        afs.info(f"{bucket}/nope")
+    with pytest.raises(ObjectNotFoundError, match="does not exist"):
+        afs.cat_file("no-such-bucket-anywhere/key")
+    with pytest.raises(FileNotFoundError):
+        afs.ls("no-such-bucket-anywhere")
+    with pytest.raises(ObjectNotFoundError, match="do not exist"):
+        afs.restore(f"{bucket}/nope")
+
+
+def test_bad_paths(afs: ArchiveFileSystem) -> None:
+    with pytest.raises(InvalidPathError, match="empty path"):
+        afs.restore("")
+    with pytest.raises(InvalidPathError, match="names no bucket"):
+        afs.state("/")
+
+
+def test_restore_requests_are_validated_before_anything_is_sent(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    archive.put_object(bucket, "deep", DATA, storage_class="DEEP_ARCHIVE")
+    archive.put_object(bucket, "hot", DATA)
+    archive.requests.clear()
+    with pytest.raises(InvalidRestoreRequestError, match="Expedited tier is not available"):
+        afs.restore(f"{bucket}/deep", tier="Expedited")
+    with pytest.raises(InvalidRestoreRequestError, match="unknown restore tier"):
+        afs.restore(f"{bucket}/deep", tier="Slow")
+    with pytest.raises(InvalidRestoreRequestError, match="days must be between"):
+        afs.restore(f"{bucket}/deep", days=-3)
+    with pytest.raises(NotArchivedError, match="STANDARD, which reads at once"):
+        afs.restore(f"{bucket}/hot")
+    assert archive.requests.count("RestoreObject") == 0
+    # in a glob, hot objects are simply read: only the archived one is restored
+    result = afs.restore(f"{bucket}/*")
+    assert result.requests_sent == 1
+    assert [g.action.value for g in sorted(result.plan, key=lambda g: g.key)] == [
+        "restore",
+        "read",
+    ]

@@ -1,0 +1,65 @@
+"""Imports flow one way (docs/architecture.md): a module never imports a layer below it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).parents[1] / "src" / "archivefs"
+
+# Lower index = closer to the leaves. A module may import modules of its own
+# layer or of lower layers only. `testing` and `demo` sit on top of everything.
+LAYERS: list[set[str]] = [
+    {"errors"},
+    {"model", "paths"},
+    {"pricing"},
+    {"hooks"},
+    {"stores"},
+    {"catalog"},
+    {"restore"},
+    {"filesystem"},
+    {"xarray", "dask", "datasets"},
+    {"testing"},
+    {"demo"},
+    {"cli"},
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {m for m in found if m == "archivefs" or m.startswith("archivefs.")}
+
+
+def test_every_module_has_a_layer() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(("archivefs", *path.relative_to(PACKAGE).with_suffix("").parts))
+        layer = layer_of(module)
+        assert layer in RANK or layer == "__init__", f"{module}: add its layer to LAYERS"
+
+
+def test_imports_flow_one_way() -> None:
+    violations = []
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(("archivefs", *path.relative_to(PACKAGE).with_suffix("").parts))
+        layer = layer_of(module)
+        if layer == "__init__":
+            continue
+        for target in imported_modules(path):
+            target_layer = layer_of(target)
+            if target_layer == "__init__":
+                violations.append(f"{module} imports the package root")
+            elif RANK[target_layer] > RANK[layer]:
+                violations.append(f"{module} ({layer}) imports {target} ({target_layer})")
+    assert violations == []

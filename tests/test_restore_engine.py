@@ -1,0 +1,237 @@
+"""The batch restore engine against the emulated archive, with real restore delays."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from archivefs.errors import RestoreFailedError
+from archivefs.filesystem import ArchiveFileSystem
+from archivefs.model import Action, RestoreTier, StorageClass
+from archivefs.restore.journal import Journal
+from archivefs.restore.schedule import PollSchedule
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
+
+WORKER = Path(__file__).with_name("_restore_worker.py")
+
+
+@pytest.fixture
+def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Any:
+    def make(**kwargs: Any) -> ArchiveFileSystem:
+        kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
+        kwargs.setdefault("restore_status_in_listings", True)
+        kwargs.setdefault("restore_time_scale", 1 / 3600)
+        return ArchiveFileSystem(
+            target_options=archive.storage_options(), skip_instance_cache=True, **kwargs
+        )
+
+    return make
+
+
+def seed(archive: EmulatedArchive, bucket: str, n: int, prefix: str = "o") -> list[str]:
+    keys = {f"{prefix}/{i:05d}": f"object {i}".encode() for i in range(n)}
+    archive.put_objects(bucket, keys, storage_class="GLACIER")
+    return [f"{bucket}/{k}" for k in sorted(keys)]
+
+
+def test_500_objects_one_request_each_and_one_wait(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(2.0)
+    paths = seed(archive, bucket, 500)
+    fs = make_fs()
+    archive.requests.clear()
+    result = fs.restore(paths, wait=True, timeout=120)
+    assert sorted(result.ready) == paths
+    assert archive.requests.count("RestoreObject") == 500
+    assert archive.requests.count("RestoreObject", status=202) == 500
+    assert archive.requests.count("HEAD") == 0
+    # bulk polling: every round is one LIST for 500 keys under one prefix
+    assert archive.requests.count("LIST") == fs.engine.poll_rounds + 1
+    assert fs.cat_file(paths[123]) == b"object 123"
+
+
+def test_second_restore_while_in_progress_sends_nothing(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(30)
+    paths = seed(archive, bucket, 20)
+    make_fs().restore(paths)
+    assert archive.requests.count("RestoreObject") == 20
+    again = make_fs().restore(paths)  # a new instance sharing the journal
+    assert again.requests_sent == 0
+    assert {g.action for g in again.plan} == {Action.WAIT}
+    no_journal = make_fs(journal=False).restore(paths)  # the probe alone also knows
+    assert no_journal.requests_sent == 0
+    assert archive.requests.count("RestoreObject") == 20
+
+
+def test_threads_restoring_overlapping_paths_send_one_request_per_object(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(30)
+    paths = seed(archive, bucket, 60)
+    errors: list[BaseException] = []
+
+    def run(part: list[str]) -> None:
+        try:
+            make_fs().restore(part)
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(paths[i * 10 : i * 10 + 30],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert archive.requests.count("RestoreObject", status=202) == 60
+    assert archive.requests.count("RestoreObject") == 60
+
+
+def test_killed_submission_resumes_without_paying_twice(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(1.0)
+    paths = seed(archive, bucket, 600)
+    journal = str(tmp_path / "journal.sqlite")
+    config = {
+        "storage_options": archive.storage_options(),
+        "journal": journal,
+        "paths": paths,
+        "concurrency": 1,
+    }
+    with subprocess.Popen(
+        [sys.executable, str(WORKER), json.dumps(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as process:
+        deadline = time.monotonic() + 60
+        while archive.requests.count("RestoreObject") < 100:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    sent_before_kill = archive.requests.count("RestoreObject")
+    assert 100 <= sent_before_kill < 600
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(),
+        journal=journal,
+        restore_status_in_listings=True,
+        restore_time_scale=1 / 3600,
+        skip_instance_cache=True,
+    )
+    result = fs.restore(paths, wait=True, timeout=120)
+    assert sorted(result.ready) == paths
+    assert result.requests_sent == 600 - sent_before_kill
+    assert archive.requests.count("RestoreObject") == 600
+    assert archive.requests.count("RestoreObject", status=409) == 0
+    assert fs.cat_file(paths[-1]) == b"object 599"
+
+
+def test_throttling_30_percent_every_object_restored_once(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(1.0)
+    paths = seed(archive, bucket, 200)
+    archive.faults.throttle(fraction=0.3, seed=3)  # every operation type
+    result = make_fs().restore(paths, wait=True, timeout=120)
+    assert sorted(result.ready) == paths
+    assert archive.requests.count("RestoreObject", status=202) == 200
+    assert archive.requests.count("RestoreObject", status=409) == 0
+    assert archive.faults.injected > 0
+
+
+def test_permanent_errors_are_reported_per_group(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    paths = seed(archive, bucket, 10)
+    archive.faults.error(status=403, code="AccessDenied", count=2, ops=["RestoreObject"])
+    with pytest.raises(RestoreFailedError, match="2 restore request") as info:
+        make_fs().restore(paths)
+    assert len(info.value.failures) == 2
+    assert archive.requests.count("RestoreObject", status=202) == 8
+    # running again sends only the two that failed
+    again = make_fs().restore(paths)
+    assert again.requests_sent == 2
+    assert archive.requests.count("RestoreObject", status=202) == 10
+
+
+def test_bulk_status_probe_of_5000_restoring_objects(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(600)
+    paths = seed(archive, bucket, 5000)
+    fs = make_fs(journal=False)
+    fs.restore(paths)
+    archive.requests.clear()
+    states = fs.probe(paths)
+    assert {s.restore.value for s in states.values() if s} == {"restoring"}
+    assert archive.requests.count("LIST") == 5
+    assert archive.requests.count("HEAD") == 0
+    # without restore status in listings, the fallback is one HEAD per archived object
+    archive.restore_status_in_listings = False
+    fallback = make_fs(journal=False, restore_status_in_listings=False)
+    archive.requests.clear()
+    fallback.probe(paths[:300])
+    assert archive.requests.count("HEAD") == 300
+
+
+def test_pipelined_as_ready_yields_groups_as_they_return(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.put_object(bucket, "hot", b"h")
+    paths = seed(archive, bucket, 5)
+    fs = make_fs(journal=False)
+    plan = fs.plan([f"{bucket}/hot", *paths])
+    assert {g.action for g in plan} == {Action.READ, Action.RESTORE}
+
+    fs.submit(plan)
+    order = [g.key for g in fs.as_ready(plan, timeout=30)]
+    assert order[0] == f"{bucket}/hot"  # readable groups come first, at once
+    assert sorted(order[1:]) == paths
+
+
+def test_restored_copies_expiring_too_soon_are_renewed(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.seconds_per_day = 86400
+    paths = seed(archive, bucket, 3)
+    fs = make_fs(journal=False)
+    fs.restore(paths, wait=True, timeout=30)
+    soon = datetime.now(UTC) + timedelta(days=5)
+    plan = fs.plan(paths, needed_until=soon)
+    assert {g.action for g in plan} == {Action.RENEW}
+    assert plan.to_restore == list(plan.groups)
+    later = fs.plan(paths, needed_until=datetime.now(UTC) + timedelta(hours=1))
+    assert {g.action for g in later} == {Action.READ}
+
+
+def test_poll_schedule_is_tier_aware() -> None:
+    glacier = PollSchedule.for_restore(StorageClass.GLACIER, RestoreTier.STANDARD)
+    deep = PollSchedule.for_restore(StorageClass.DEEP_ARCHIVE, RestoreTier.BULK)
+    assert glacier.expected_max_s == 5 * 3600
+    assert deep.expected_max_s == 48 * 3600
+
+
+def test_journal_records_every_request(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, tmp_path: Path
+) -> None:
+    paths = seed(archive, bucket, 4)
+    make_fs().restore(paths, wait=True, timeout=30)
+    with Journal(tmp_path / "journal.sqlite", namespace=archive.endpoint_url) as journal:
+        records = journal.records(paths)
+    assert sorted(r.key for r in records) == paths
+    assert {r.state for r in records} == {"restored"}
