@@ -1,0 +1,329 @@
+"""xarray helpers: open archived datasets lazily, see what a selection needs, restore ahead.
+
+``open_zarr``/``open_dataset``/``open_mfdataset`` are thin wrappers over
+xarray that pass an :class:`ArchiveFileSystem` in; metadata is read at once
+(it stays hot), data chunks only when computed. :func:`plan_dataset` walks a
+lazy selection's Dask graph down to the chunk reads it will make, maps them
+to the exact chunk objects (zarr) or files (netCDF/HDF5), and plans their
+restore without sending anything; :func:`prefetch` then restores them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from archivefs.errors import ArchiveError
+from archivefs.filesystem import ArchiveFileSystem
+from archivefs.model import Plan
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from archivefs.restore.engine import RestoreResult
+
+LAYER_PREFIX = "open_dataset-"
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where the chunks of one opened variable live."""
+
+    fs: ArchiveFileSystem
+    path: str  # the zarr store or the file
+    array: str | None  # array path inside a zarr store; None: a whole file
+
+
+_SOURCES: dict[str, _Source] = {}  # dask layer name -> source
+
+
+def _make_fs(storage_options: dict[str, Any] | None, archive_options: dict[str, Any]) -> Any:
+    return ArchiveFileSystem(
+        target_protocol="s3", target_options=dict(storage_options or {}), **archive_options
+    )
+
+
+def _split_url(
+    url: str,
+    fs: ArchiveFileSystem | None,
+    options: dict[str, Any] | None,
+    archive_options: dict[str, Any],
+) -> tuple[ArchiveFileSystem, str]:
+    if fs is None:
+        fs = _make_fs(options, archive_options)
+    return fs, fs._strip_protocol(url)
+
+
+def _register(ds: Any, fs: ArchiveFileSystem, path: str, *, zarr: bool) -> None:
+    for name, variable in ds.variables.items():
+        data = variable.data
+        layer = getattr(data, "name", None)
+        if isinstance(layer, str) and layer.startswith(LAYER_PREFIX):
+            _SOURCES[layer] = _Source(fs, path, str(name) if zarr else None)
+
+
+def open_zarr(
+    url: str,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    fs: ArchiveFileSystem | None = None,
+    consolidated: bool | None = False,
+    **kwargs: Any,
+) -> Any:
+    """Open an archived zarr store lazily with xarray (``xarray.open_zarr``).
+
+    Parameters
+    ----------
+    url:
+        ``s3://bucket/store.zarr`` (or ``archive::s3://...``, or ``bucket/store.zarr``).
+    storage_options:
+        The cold store's options (as for s3fs).
+    fs:
+        An existing :class:`ArchiveFileSystem` instead of ``storage_options``.
+    **kwargs:
+        archivefs options (``on_archived``, ``tier``, ``days``, ``journal``,
+        ``hot``, ...) are given to the filesystem; everything else to xarray.
+    """
+    import xarray as xr
+
+    archive_options, xr_kwargs = _split_kwargs(kwargs)
+    fs, path = _split_url(url, fs, storage_options, archive_options)
+    ds = xr.open_zarr(fs.get_mapper(path), consolidated=consolidated, **xr_kwargs)
+    ds.encoding["archivefs"] = {"path": path}
+    _register(ds, fs, path, zarr=True)
+    return ds
+
+
+def open_dataset(
+    url: str,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    fs: ArchiveFileSystem | None = None,
+    engine: str = "h5netcdf",
+    chunks: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """Open one archived netCDF/HDF5 file lazily (``xarray.open_dataset`` over a file object).
+
+    The file must read (hot or restored) for its header; plan and restore
+    whole files with :func:`plan_files` / :func:`prefetch` first otherwise.
+    """
+    import xarray as xr
+
+    archive_options, xr_kwargs = _split_kwargs(kwargs)
+    fs, path = _split_url(url, fs, storage_options, archive_options)
+    handle = fs.open(path, "rb")
+    ds = xr.open_dataset(
+        handle, engine=engine, chunks=chunks if chunks is not None else {}, **xr_kwargs
+    )
+    ds.encoding["archivefs"] = {"path": path}
+    _register(ds, fs, path, zarr=False)
+    return ds
+
+
+def open_mfdataset(
+    urls: Sequence[str],
+    *,
+    storage_options: dict[str, Any] | None = None,
+    fs: ArchiveFileSystem | None = None,
+    engine: str = "h5netcdf",
+    **kwargs: Any,
+) -> Any:
+    """Open many archived netCDF/HDF5 files as one lazy dataset (``xarray.combine_by_coords``)."""
+    import xarray as xr
+
+    archive_options, xr_kwargs = _split_kwargs(kwargs)
+    fs, _ = _split_url(urls[0], fs, storage_options, archive_options)
+    parts = [open_dataset(u, fs=fs, engine=engine) for u in urls]
+    return xr.combine_by_coords(parts, **xr_kwargs)
+
+
+_ARCHIVE_KEYS = frozenset(
+    {
+        "on_archived",
+        "tier",
+        "days",
+        "wait_timeout",
+        "journal",
+        "hot",
+        "hot_options",
+        "restore_status_in_listings",
+        "restore_time_scale",
+        "concurrency",
+        "skip_instance_cache",
+    }
+)
+
+
+def _split_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    archive = {k: v for k, v in kwargs.items() if k in _ARCHIVE_KEYS}
+    rest = {k: v for k, v in kwargs.items() if k not in _ARCHIVE_KEYS}
+    return archive, rest
+
+
+# -- planning a selection ------------------------------------------------------------------
+
+
+Window = tuple[tuple[int, int], ...]  # (start, stop) of a read along each dimension
+
+
+def chunk_reads(obj: Any) -> dict[str, list[Window]]:
+    """The source reads a lazy xarray object will make: layer name -> element windows."""
+    from dask.core import flatten, get_dependencies
+
+    arrays = _dask_arrays(obj)
+    reads: dict[str, set[Window]] = {}
+    for array in arrays:
+        graph = dict(array.__dask_graph__())
+        stack = list(flatten(array.__dask_keys__()))  # type: ignore[no-untyped-call]
+        seen: set[Any] = set()
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            if isinstance(key, tuple) and isinstance(key[0], str) and key[0] in _SOURCES:
+                window = _task_window(graph[key])
+                if window is not None:
+                    reads.setdefault(key[0], set()).add(window)
+                continue
+            stack.extend(get_dependencies(graph, key))
+    return {layer: sorted(windows) for layer, windows in reads.items()}
+
+
+def _dask_arrays(obj: Any) -> list[Any]:
+    variables = obj.variables.values() if hasattr(obj, "data_vars") else [obj.variable]
+    out = []
+    for variable in variables:
+        data = variable.data
+        if hasattr(data, "__dask_graph__"):
+            out.append(data)
+    return out
+
+
+def _task_window(task: Any) -> Window | None:
+    """The element window ``getter(source, (slice, ...))`` reads."""
+    for arg in getattr(task, "args", ()):
+        value = getattr(arg, "value", arg)
+        if isinstance(value, tuple) and value and all(isinstance(s, slice) for s in value):
+            return tuple((int(s.start or 0), int(s.stop)) for s in value)
+    return None
+
+
+def chunk_paths(obj: Any) -> dict[ArchiveFileSystem, list[str]]:
+    """The exact chunk objects (zarr) or files (netCDF) a lazy selection reads, per filesystem."""
+    out: dict[ArchiveFileSystem, set[str]] = {}
+    metadata: dict[tuple[int, str, str], _ArrayLayout] = {}
+    for layer, windows in chunk_reads(obj).items():
+        source = _SOURCES[layer]
+        paths = out.setdefault(source.fs, set())
+        if source.array is None:
+            paths.add(source.path)
+            continue
+        cache_key = (id(source.fs), source.path, source.array)
+        if cache_key not in metadata:
+            metadata[cache_key] = _ArrayLayout.read(source.fs, source.path, source.array)
+        layout = metadata[cache_key]
+        for window in windows:
+            paths.update(layout.keys_for(window))
+    return {fs: sorted(paths) for fs, paths in out.items()}
+
+
+def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) -> Plan:
+    """Plan the restore of everything a lazy selection reads. Sends no restore request.
+
+    Chunks that do not exist (zarr fill values) are left out, as zarr would skip them.
+    """
+    per_fs = chunk_paths(obj)
+    if not per_fs:
+        raise ArchiveError(
+            "this object reads nothing from an archive (no lazily opened archivefs data).",
+            fix="open the dataset with archivefs.open_zarr/open_dataset and pass a lazy "
+            "selection (before .compute() or .values).",
+        )
+    if len(per_fs) > 1:
+        raise ArchiveError(
+            "the selection reads from several archive filesystems; plan each dataset separately.",
+            fix="call plan_dataset on each opened dataset's selection.",
+        )
+    ((fs, paths),) = per_fs.items()
+    plan: Plan = fs.plan(paths, tier=tier, days=days)
+    return replace(plan, missing=())  # absent chunks are fill values, not errors
+
+
+def prefetch(
+    obj: Any,
+    *,
+    tier: str | None = None,
+    days: int | None = None,
+    wait: bool = True,
+    timeout: float | None = None,
+) -> RestoreResult:
+    """Restore everything a lazy selection will read, ahead of ``compute()``."""
+    per_fs = chunk_paths(obj)
+    results = [
+        fs.restore(paths, tier=tier, days=days, wait=wait, timeout=timeout)
+        for fs, paths in per_fs.items()
+        if paths
+    ]
+    if not results:
+        raise ArchiveError(
+            "this object reads nothing from an archive.",
+            fix="pass a lazy selection of a dataset opened with archivefs.",
+        )
+    return results[0] if len(results) == 1 else _merge(results)
+
+
+def _merge(results: list[RestoreResult]) -> RestoreResult:
+    first = results[0]
+    for other in results[1:]:
+        first.submitted.sent.update(other.submitted.sent)
+        first.submitted.failed.update(other.submitted.failed)
+        first.submitted.skipped.extend(other.submitted.skipped)
+        first.ready.extend(other.ready)
+    return first
+
+
+@dataclass(frozen=True)
+class _ArrayLayout:
+    """A zarr array's chunk grid and how chunk indices become object keys."""
+
+    prefix: str
+    chunk_shape: tuple[int, ...]
+    separator: str
+    v2_keys: bool
+
+    @classmethod
+    def read(cls, fs: ArchiveFileSystem, store: str, array: str) -> _ArrayLayout:
+        base = f"{store}/{array}"
+        try:
+            meta = json.loads(fs.cat_file(f"{base}/zarr.json"))
+            grid = meta["chunk_grid"]["configuration"]["chunk_shape"]
+            encoding = meta.get("chunk_key_encoding", {"name": "default"})
+            config = encoding.get("configuration", {})
+            v2 = encoding.get("name") == "v2"
+            separator = config.get("separator", "." if v2 else "/")
+            return cls(base, tuple(grid), separator, v2)
+        except FileNotFoundError:
+            meta = json.loads(fs.cat_file(f"{base}/.zarray"))
+            return cls(base, tuple(meta["chunks"]), meta.get("dimension_separator", "."), True)
+
+    def keys_for(self, window: Window) -> Iterator[str]:
+        ranges = [
+            range(start // size, (max(stop, start + 1) - 1) // size + 1)
+            for (start, stop), size in zip(window, self.chunk_shape, strict=True)
+        ]
+        for index in _product(ranges):
+            yield f"{self.prefix}/{self._key(index)}"
+
+    def _key(self, index: tuple[int, ...]) -> str:
+        if self.v2_keys:
+            return self.separator.join(map(str, index)) if index else "0"
+        return self.separator.join(("c", *map(str, index)))
+
+
+def _product(ranges: Iterable[range]) -> Iterator[tuple[int, ...]]:
+    from itertools import product
+
+    return product(*ranges)

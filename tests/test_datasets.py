@@ -1,0 +1,114 @@
+"""xarray on the emulated archive: open lazily, plan a selection, prefetch, compute."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+import archivefs.datasets as ads
+from archivefs import ObjectArchivedError
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
+
+xr = pytest.importorskip("xarray")
+
+METADATA = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
+
+
+def make_source() -> Any:
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(40, 6, 8)).astype("float32")
+    return xr.Dataset(
+        {"t": (("time", "y", "x"), data), "q": (("time", "y", "x"), data * 2)},
+        coords={"time": np.arange(40), "y": np.arange(6), "x": np.arange(8)},
+    ).chunk({"time": 4, "y": 3, "x": 8})
+
+
+def upload_zarr(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, ds: Any, *, zarr_format: int = 3
+) -> str:
+    local = tmp_path / "src.zarr"
+    ds.to_zarr(local, mode="w", consolidated=False, zarr_format=zarr_format)
+    hot, cold = {}, {}
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        rel = file.relative_to(local).as_posix()
+        is_coord = rel.split("/")[0] in ("time", "x", "y")
+        (hot if file.name in METADATA or is_coord else cold)[f"store.zarr/{rel}"] = (
+            file.read_bytes()
+        )
+    archive.put_objects(bucket, hot)
+    archive.put_objects(bucket, cold, storage_class="DEEP_ARCHIVE")
+    return f"s3://{bucket}/store.zarr"
+
+
+@pytest.fixture
+def options(archive: EmulatedArchive, tmp_path: Path) -> dict[str, Any]:
+    return {
+        "storage_options": archive.storage_options(),
+        "journal": str(tmp_path / "journal.sqlite"),
+        "restore_status_in_listings": True,
+        "restore_time_scale": 1 / 3600,
+        "skip_instance_cache": True,
+    }
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_open_plan_prefetch_compute(
+    archive: EmulatedArchive,
+    bucket: str,
+    tmp_path: Path,
+    options: dict[str, Any],
+    zarr_format: int,
+) -> None:
+    source = make_source()
+    url = upload_zarr(archive, bucket, tmp_path, source, zarr_format=zarr_format)
+    archive.requests.clear()
+    ds = ads.open_zarr(url, **options)
+    assert archive.requests.count("RestoreObject") == 0
+    assert archive.requests.count("GET", status=403) == 0  # metadata only, all hot
+    assert set(ds.data_vars) == {"t", "q"}
+
+    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
+    plan = ads.plan_dataset(selection)
+    sep = "/" if zarr_format == 3 else "."
+    prefix = f"{bucket}/store.zarr/t/" + ("c/" if zarr_format == 3 else "")
+    # time 5..10 -> time chunks 1 and 2; y 0..1 -> y chunk 0; x -> chunk 0
+    assert sorted(g.key for g in plan) == [
+        f"{prefix}1{sep}0{sep}0",
+        f"{prefix}2{sep}0{sep}0",
+    ]
+    assert {g.action.value for g in plan} == {"restore"}
+
+    with pytest.raises(ObjectArchivedError):
+        selection.compute()
+
+    result = ads.prefetch(selection, wait=True, timeout=60)
+    assert result.requests_sent == 2
+    assert archive.requests.count("RestoreObject") == 2
+    np.testing.assert_array_equal(
+        selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
+    )
+
+
+def test_plan_follows_arithmetic_and_reductions(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    url = upload_zarr(archive, bucket, tmp_path, make_source())
+    ds = ads.open_zarr(url, **options)
+    derived = (ds["t"] + ds["q"]).isel(time=0).mean("x")
+    keys = sorted(g.key for g in ads.plan_dataset(derived))
+    assert keys == [
+        f"{bucket}/store.zarr/q/c/0/0/0",
+        f"{bucket}/store.zarr/q/c/0/1/0",
+        f"{bucket}/store.zarr/t/c/0/0/0",
+        f"{bucket}/store.zarr/t/c/0/1/0",
+    ]
+
+
+def test_plan_of_something_not_from_an_archive_is_an_error() -> None:
+    with pytest.raises(ads.ArchiveError, match="reads nothing from an archive"):
+        ads.plan_dataset(make_source()["t"])
