@@ -1,0 +1,87 @@
+"""A real distributed cluster (2 worker processes) reading an archived zarr dataset."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+import archivefs.datasets as ads
+from archivefs import ObjectArchivedError
+from tests.zarr_data import make_source, upload_zarr
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as dask_client,
+    ):
+        yield dask_client
+
+
+def options(archive: EmulatedArchive, tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    return {
+        "storage_options": archive.storage_options(),
+        "journal": str(tmp_path / "journal.sqlite"),
+        "restore_status_in_listings": True,
+        "restore_time_scale": 1 / 3600,
+        **extra,
+    }
+
+
+def test_raise_policy_fails_the_task_with_our_error(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    url = upload_zarr(archive, bucket, tmp_path, make_source())
+    ds = ads.open_zarr(url, **options(archive, tmp_path))
+    with pytest.raises(ObjectArchivedError, match="must be restored"):
+        client.compute(ds["t"].isel(time=slice(0, 8)).sum()).result()
+    assert archive.requests.count("RestoreObject") == 0
+
+
+def test_prefetch_once_then_workers_read(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    source = make_source()
+    url = upload_zarr(archive, bucket, tmp_path, source)
+    ds = ads.open_zarr(url, **options(archive, tmp_path))
+    selection = ds["t"].isel(time=slice(8, 24))
+    plan = ads.plan_dataset(selection)
+    assert len(plan.to_restore) == 8  # 4 time chunks x 2 y chunks
+    ads.prefetch(selection, wait=True, timeout=60)
+    total = client.compute(selection.sum()).result()
+    assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
+    assert archive.requests.count("RestoreObject") == 8
+
+
+def test_wait_policy_on_workers_restores_each_chunk_once(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(1.0)
+    source = make_source()
+    url = upload_zarr(archive, bucket, tmp_path, source)
+    opts = options(archive, tmp_path, on_archived="wait", wait_timeout=60)
+    ds = ads.open_zarr(url, **opts)
+    other = ads.open_zarr(url, chunks={"time": 12, "y": 6, "x": 8}, **opts)
+    # two graphs with different tasks reading the same 6 chunk objects, at once
+    a = ds["t"].isel(time=slice(0, 12)).sum()
+    b = other["t"].isel(time=slice(0, 12)).mean()
+    assert not set(a.data.__dask_graph__()) & set(b.data.__dask_graph__())
+    total, mean = client.gather(client.compute([a, b]))
+    expected = source["t"].isel(time=slice(0, 12))
+    assert np.isclose(float(total), float(expected.sum()))
+    assert np.isclose(float(mean), float(expected.mean()))
+    assert archive.requests.count("RestoreObject", status=202) == 6
+    assert archive.requests.count("RestoreObject") == 6

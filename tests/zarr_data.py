@@ -1,0 +1,41 @@
+"""A small zarr dataset uploaded to the emulated archive: chunks cold, metadata hot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import xarray as xr
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive
+
+METADATA = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
+
+
+def make_source() -> Any:
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(40, 6, 8)).astype("float32")
+    return xr.Dataset(
+        {"t": (("time", "y", "x"), data), "q": (("time", "y", "x"), data * 2)},
+        coords={"time": np.arange(40), "y": np.arange(6), "x": np.arange(8)},
+    ).chunk({"time": 4, "y": 3, "x": 8})
+
+
+def upload_zarr(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, ds: Any, *, zarr_format: int = 3
+) -> str:
+    local = tmp_path / "src.zarr"
+    ds.to_zarr(local, mode="w", consolidated=False, zarr_format=zarr_format)
+    hot, cold = {}, {}
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        rel = file.relative_to(local).as_posix()
+        is_coord = rel.split("/")[0] in ("time", "x", "y")
+        (hot if file.name in METADATA or is_coord else cold)[f"store.zarr/{rel}"] = (
+            file.read_bytes()
+        )
+    archive.put_objects(bucket, hot)
+    archive.put_objects(bucket, cold, storage_class="DEEP_ARCHIVE")
+    return f"s3://{bucket}/store.zarr"
