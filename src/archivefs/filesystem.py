@@ -511,7 +511,19 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return result
 
     plan = sync_wrapper(_plan)
-    restore = sync_wrapper(_restore)
+
+    def restore(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        wait: bool = False,
+        timeout: float | None = None,
+    ) -> RestoreResult:
+        """Blocking form of :meth:`_restore` (written out: fsspec's ``sync_wrapper``
+        would take ``timeout`` for itself)."""
+        result: RestoreResult = sync(self.loop, self._restore, paths, tier, days, wait, timeout)
+        return result
 
     async def _state(self, path: str) -> ObjectState:
         """The storage class and restore state of one object (one HEAD)."""

@@ -1,0 +1,305 @@
+"""The ``archivefs`` command: ls, status, estimate, advise, restore, demo.
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 budget refused, 4 still waiting / timed out.
+Errors print one line saying what to fix; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from archivefs.filesystem import ArchiveFileSystem
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_WAITING = 0, 1, 2, 3, 4
+
+
+class Context:
+    """Options shared by every command."""
+
+    def __init__(
+        self,
+        endpoint_url: str | None,
+        profile: str | None,
+        options: str | None,
+        journal: str | None,
+        as_json: bool,
+        debug: bool,
+    ) -> None:
+        self.endpoint_url = endpoint_url
+        self.profile = profile
+        self.raw_options = options
+        self.journal = journal
+        self.as_json = as_json
+        self.debug = debug
+        self.restore_time_scale = 1.0
+
+    def storage_options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {}
+        if self.raw_options:
+            try:
+                opts = json.loads(self.raw_options)
+            except json.JSONDecodeError as error:
+                raise click.UsageError(
+                    f"--storage-options is not valid JSON ({error.msg}); "
+                    "pass e.g. '{\"anon\": false}'."
+                ) from None
+            if not isinstance(opts, dict):
+                raise click.UsageError("--storage-options must be a JSON object.")
+        if self.endpoint_url:
+            opts.setdefault("client_kwargs", {})["endpoint_url"] = self.endpoint_url
+        if self.profile:
+            opts["profile"] = self.profile
+        return opts
+
+    def filesystem(self, **kwargs: Any) -> ArchiveFileSystem:
+        from archivefs.filesystem import ArchiveFileSystem
+
+        journal: Any = self.journal
+        return ArchiveFileSystem(
+            target_protocol="s3",
+            target_options=self.storage_options(),
+            journal=journal,
+            restore_time_scale=self.restore_time_scale,
+            skip_instance_cache=True,
+            **kwargs,
+        )
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    click.echo(f"archivefs: error: {message}", err=True)
+    sys.exit(code)
+
+
+def run_guarded(ctx: Context, action: Any) -> Any:
+    """Run a command body; turn archivefs errors into one-line messages and exit codes."""
+    try:
+        return action()
+    except click.exceptions.ClickException:
+        raise
+    except BudgetExceededError as error:
+        if ctx.debug:
+            raise
+        fail(str(error), EXIT_BUDGET)
+    except RestoreTimeoutError as error:
+        if ctx.debug:
+            raise
+        fail(str(error), EXIT_WAITING)
+    except (ArchiveError, ValueError, OSError) as error:
+        if ctx.debug:
+            raise
+        fail(str(error) or type(error).__name__, EXIT_ERROR)
+
+
+def read_paths(urls: Iterable[str], from_file: str | None) -> list[str]:
+    """URLs from arguments, a ``--from-file`` list (``-`` for stdin), one per line."""
+    paths = list(urls)
+    if from_file:
+        stream = sys.stdin if from_file == "-" else open(from_file, encoding="utf-8")  # noqa: SIM115
+        with stream:
+            for number, line in enumerate(stream, 1):
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                if any(c in line for c in "\0\r") or " " in line.split("://", 1)[-1][:1]:
+                    raise click.UsageError(
+                        f"{from_file}:{number}: not a path: {line!r}; give one s3:// URL per line."
+                    )
+                paths.append(line)
+    if not paths:
+        raise click.UsageError("no paths given; pass URLs or --from-file FILE (- for stdin).")
+    return paths
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--endpoint-url", help="S3 endpoint (Ceph RGW, MinIO, a local emulator).")
+@click.option("--profile", help="AWS profile name.")
+@click.option("--storage-options", "options", help="JSON object of s3fs options.")
+@click.option("--journal", help="Restore journal file (default: the user cache).")
+@click.option(
+    "--restore-time-scale",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Scale expected restore times when polling (for emulators such as the demo's).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(package_name="archivefs")
+@click.pass_context
+def main(
+    click_ctx: click.Context,
+    endpoint_url: str | None,
+    profile: str | None,
+    options: str | None,
+    journal: str | None,
+    restore_time_scale: float,
+    as_json: bool,
+    debug: bool,
+) -> None:
+    """Read archived S3 data (Glacier, Deep Archive) without surprises.
+
+    \b
+    Examples:
+      archivefs demo
+      archivefs ls -l s3://bucket/data/
+      archivefs estimate s3://bucket/data/ --tier Bulk
+      archivefs restore s3://bucket/data/*.nc --wait --max-cost 5
+    """
+    click_ctx.obj = Context(endpoint_url, profile, options, journal, as_json, debug)
+    click_ctx.obj.restore_time_scale = restore_time_scale
+
+
+@main.command("ls")
+@click.argument("url")
+@click.option("-l", "long", is_flag=True, help="Show size, class, restore state and expiry.")
+@click.option("-r", "--recursive", is_flag=True, help="List everything below URL.")
+@click.pass_obj
+def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
+    """List objects with their storage class and restore state.
+
+    \b
+    Examples:
+      archivefs ls s3://bucket/prefix/
+      archivefs ls -l --recursive s3://bucket/prefix/
+    """
+
+    def body() -> None:
+        fs = ctx.filesystem()
+        entries = list(fs.find(url, detail=True).values()) if recursive else fs.ls(url, detail=True)
+        if ctx.as_json:
+            click.echo(json.dumps([_jsonable(e) for e in entries], indent=1))
+            return
+        for entry in entries:
+            if not long:
+                click.echo(entry["name"])
+            elif entry["type"] == "directory":
+                click.echo(f"{'DIR':>12}  {'':<19} {'':<10} {'':<20} {entry['name']}/")
+            else:
+                expiry = entry.get("restore_expiry")
+                click.echo(
+                    f"{entry['size']:>12}  {entry.get('storage_class', ''):<19} "
+                    f"{entry.get('restore', ''):<10} "
+                    f"{expiry.strftime('%Y-%m-%d %H:%M') if expiry else '':<20} {entry['name']}"
+                )
+
+    run_guarded(ctx, body)
+
+
+@main.command("status")
+@click.argument("urls", nargs=-1)
+@click.option("--from-file", help="File with one URL per line (- for stdin).")
+@click.pass_obj
+def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -> None:
+    """Count objects and bytes by restore state (one bulk probe).
+
+    \b
+    Examples:
+      archivefs status s3://bucket/data/
+      archivefs status --from-file needed.txt
+    """
+
+    def body() -> None:
+        fs = ctx.filesystem()
+        plan = fs.plan(read_paths(urls, from_file))
+        counts, sizes = plan.counts(), plan.bytes_by_state()
+        if ctx.as_json:
+            click.echo(
+                json.dumps({"objects": counts, "bytes": sizes, "missing": list(plan.missing)})
+            )
+            return
+        for state, count in counts.items():
+            click.echo(f"{state:<10} {count:>8} objects {_human(sizes[state]):>10}")
+
+    run_guarded(ctx, body)
+
+
+@main.command("restore")
+@click.argument("urls", nargs=-1)
+@click.option("--from-file", help="File with one URL per line (- for stdin).")
+@click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
+@click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
+@click.option("--wait", is_flag=True, help="Wait until everything reads.")
+@click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
+@click.pass_obj
+def restore_command(
+    ctx: Context,
+    urls: tuple[str, ...],
+    from_file: str | None,
+    tier: str,
+    days: int,
+    wait: bool,
+    timeout: float | None,
+) -> None:
+    """Restore archived objects in one batch (one request per object, never twice).
+
+    \b
+    Examples:
+      archivefs restore s3://bucket/run42/ --tier Bulk --days 3
+      archivefs restore --from-file needed.txt --wait --timeout 43200
+    """
+
+    def body() -> None:
+        fs = ctx.filesystem(tier=tier, days=days)
+        paths = read_paths(urls, from_file)
+        result = fs.restore(paths, wait=wait, timeout=timeout)
+        summary = {
+            "groups": len(result.plan),
+            "requests_sent": result.requests_sent,
+            "already_in_progress_elsewhere": len(result.submitted.skipped),
+            "ready": len(result.ready) if wait else None,
+        }
+        if ctx.as_json:
+            click.echo(json.dumps(summary))
+        else:
+            click.echo(
+                f"{summary['groups']} objects; {summary['requests_sent']} restore requests sent"
+                + (f"; {summary['ready']} ready" if wait else "")
+            )
+
+    run_guarded(ctx, body)
+
+
+@main.command("demo")
+@click.option("--delay", default=3.0, show_default=True, help="Emulated restore delay (s).")
+@click.option("--keep", is_flag=True, help="Keep the temporary files.")
+@click.pass_obj
+def demo_command(ctx: Context, delay: float, keep: bool) -> None:
+    """Run the whole story on an emulated archive: no cloud account needed.
+
+    \b
+    Example:
+      archivefs demo
+    """
+    from archivefs.demo import run_demo
+
+    summary = run_guarded(ctx, lambda: run_demo(delay=delay, keep=keep, quiet=ctx.as_json))
+    if ctx.as_json:
+        click.echo(json.dumps(summary))
+
+
+def _human(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
+def _jsonable(entry: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in entry.items():
+        out[key] = value.isoformat() if hasattr(value, "isoformat") else value
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
