@@ -421,3 +421,42 @@ def test_restore_requests_are_validated_before_anything_is_sent(
         "restore",
         "read",
     ]
+
+
+# -- hot store and promotion -------------------------------------------------------------
+
+
+def test_promoted_copies_outlive_the_restore_and_read_from_the_hot_store(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, tmp_path: Path
+) -> None:
+    hot_dir = tmp_path / "hot"
+    hot_dir.mkdir()
+    archive.put_objects(
+        bucket, {f"p/{i}": bytes([i]) * 100 for i in range(3)}, storage_class="GLACIER"
+    )
+    fs = make_fs(hot=str(hot_dir))
+    fs.restore(f"{bucket}/p/*", promote=True, timeout=30)
+    assert sorted(p.name for p in (hot_dir / bucket / "p").iterdir()) == ["0", "1", "2"]
+    for i in range(3):
+        archive.expire_restore(bucket, f"p/{i}")
+    archive.requests.clear()
+    assert fs.cat_file(f"{bucket}/p/1") == bytes([1]) * 100
+    assert fs.cat_file(f"{bucket}/p/2", start=10, end=20) == bytes([2]) * 10
+    assert archive.requests.count("GET") == 0
+
+
+def test_promote_into_another_bucket_is_a_server_side_copy(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.create_bucket(f"{bucket}-hot")
+    archive.put_object(bucket, "c", DATA, storage_class="DEEP_ARCHIVE")
+    fs = make_fs(hot=f"s3://{bucket}-hot/promoted", hot_options=archive.storage_options())
+    with pytest.raises(ObjectArchivedError):
+        fs.promote(f"{bucket}/c")  # archived: nothing to copy yet
+    fs.restore(f"{bucket}/c", wait=True, timeout=30)
+    archive.requests.clear()
+    assert fs.promote(f"{bucket}/c") == [f"{bucket}-hot/promoted/{bucket}/c"]
+    assert archive.requests.count("COPY") == 1
+    assert archive.requests.count("GET") == 0
+    archive.expire_restore(bucket, "c")
+    assert fs.cat_file(f"{bucket}/c") == DATA

@@ -12,7 +12,11 @@ opaque ``PermissionError``. Every forwarding method is written out (as
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import tempfile
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -23,6 +27,8 @@ from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import AbstractBufferedFile
 
 from archivefs.errors import (
+    ArchiveError,
+    ChecksumMismatchError,
     InvalidPathError,
     ObjectArchivedError,
     ObjectNotFoundError,
@@ -367,7 +373,73 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _get_file(self, rpath: str, lpath: str, **kwargs: Any) -> None:
         rpath = self._strip_protocol(rpath)
+        hot = await self._hot_store()
+        if hot is not None:
+            hot_fs, root = hot
+            try:
+                await hot_fs._get_file(self._hot_path(root, rpath), lpath, **kwargs)
+                return
+            except FileNotFoundError:
+                pass
         await self._guarded(rpath, lambda: self.fs._get_file(rpath, lpath, **kwargs))
+
+    # -- promotion into the hot store ----------------------------------------------------
+
+    async def _promote(self, paths: str | list[str]) -> list[str]:
+        """Copy readable (hot or restored) objects into the hot store, verified by size.
+
+        Same S3 service: a server-side copy. Otherwise: streamed through a
+        private temporary file (bounded memory). Copies appear atomically.
+        Returns the hot-store paths written.
+        """
+        hot = await self._hot_store()
+        if hot is None:
+            raise ArchiveError(
+                "promotion needs a hot store, and none is configured.",
+                fix="open the filesystem with hot='s3://hot-bucket/prefix' or a local directory.",
+            )
+        hot_fs, root = hot
+        states = await self._expand_states(paths)
+        semaphore = asyncio.Semaphore(min(self.concurrency, 16))
+
+        async def one(state: ObjectState) -> str:
+            async with semaphore:
+                target = self._hot_path(root, state.path)
+                if not state.readable:
+                    raise self._archived_error(state)
+                if _same_s3_service(self.fs, hot_fs):
+                    await self._guarded(state.path, lambda: self.fs._cp_file(state.path, target))
+                else:
+                    await self._stream_copy(state.path, hot_fs, target)
+                size = (await hot_fs._info(target))["size"]
+                if size != state.size:
+                    await hot_fs._rm_file(target)
+                    raise ChecksumMismatchError(
+                        f"the promoted copy has {size} bytes, the archived object {state.size}.",
+                        path=state.path,
+                        fix="promote it again; if it repeats, the object changed during the copy.",
+                    )
+                return str(target)
+
+        missing = [p for p, s in states.items() if s is None]
+        if missing:
+            raise ObjectNotFoundError(
+                f"{len(missing)} object(s) to promote do not exist (first: {missing[0]}).",
+                path=missing[0],
+                fix="check the paths; nothing was promoted.",
+            )
+        return list(await asyncio.gather(*(one(s) for s in states.values() if s is not None)))
+
+    async def _stream_copy(self, path: str, hot_fs: Any, target: str) -> None:
+        with tempfile.TemporaryDirectory(prefix="archivefs-promote-") as tmp:
+            local = os.path.join(tmp, "object")
+            await self._guarded(path, lambda: self.fs._get_file(path, local))
+            await hot_fs._makedirs(hot_fs._parent(target), exist_ok=True)
+            partial = f"{target}.archivefs-partial-{uuid.uuid4().hex}"
+            await hot_fs._put_file(local, partial)
+            await hot_fs._mv(partial, target)  # readers never see a half-written copy
+
+    promote = sync_wrapper(_promote)
 
     def _open(
         self,
@@ -490,13 +562,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         days: int | None = None,
         wait: bool = False,
         timeout: float | None = None,
+        promote: bool = False,
     ) -> RestoreResult:
         """Restore every archived object in ``paths`` (paths, globs, directories) in one batch.
 
         One request per object that needs it, deduplicated through the journal;
         objects that are hot, restored or already restoring cost nothing. With
         ``wait=True``, returns once all of them read (or raises
-        :class:`RestoreTimeoutError` after ``timeout`` seconds).
+        :class:`RestoreTimeoutError` after ``timeout`` seconds). With
+        ``promote=True``, waits and then copies everything into the hot store
+        so it outlives the restored copies' expiry.
         """
         plan = await self._plan(paths, tier=tier, days=days)
         named_paths = _named_paths(paths, self._strip_protocol)
@@ -505,9 +580,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             state = group.state
             if named and not state.storage_class.needs_restore and state.archive_access is None:
                 raise_not_archived(state.path, state.storage_class)
-        result = await self.engine.restore(plan, wait=wait, timeout=timeout)
+        result = await self.engine.restore(plan, wait=wait or promote, timeout=timeout)
         for key in result.submitted.sent:
             self.invalidate_cache(key)
+        if promote:
+            await self._promote([g.key for g in plan.groups])
         return result
 
     plan = sync_wrapper(_plan)
@@ -519,10 +596,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         days: int | None = None,
         wait: bool = False,
         timeout: float | None = None,
+        promote: bool = False,
     ) -> RestoreResult:
         """Blocking form of :meth:`_restore` (written out: fsspec's ``sync_wrapper``
         would take ``timeout`` for itself)."""
-        result: RestoreResult = sync(self.loop, self._restore, paths, tier, days, wait, timeout)
+        result: RestoreResult = sync(
+            self.loop, self._restore, paths, tier, days, wait, timeout, promote
+        )
         return result
 
     async def _state(self, path: str) -> ObjectState:
@@ -566,6 +646,15 @@ class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
     def _fetch_range(self, start: int, end: int) -> bytes:
         data: bytes = self.fs.cat_file(self.path, start=start, end=end)
         return data
+
+
+def _same_s3_service(cold: Any, hot: Any) -> bool:
+    """Both filesystems are S3 on the same endpoint: a server-side copy works."""
+    if type(cold).__name__ != "S3FileSystem" or type(hot).__name__ != "S3FileSystem":
+        return False
+    cold_kwargs = getattr(cold, "client_kwargs", None) or {}
+    hot_kwargs = getattr(hot, "client_kwargs", None) or {}
+    return bool(cold_kwargs.get("endpoint_url") == hot_kwargs.get("endpoint_url"))
 
 
 def _named_paths(paths: str | list[str], strip: Callable[[Any], Any]) -> set[str]:
