@@ -43,8 +43,9 @@ def test_ls_long_shows_class_state_and_expiry(
     result = run("ls", "-l", f"s3://{bucket}/d/")
     assert result.exit_code == 0, result.output
     lines = sorted(result.output.splitlines(), key=lambda line: line.rsplit("/", 1)[1])
-    assert "GLACIER" in lines[0] and "archived" in lines[0] and lines[0].endswith("d/cold")
-    assert "STANDARD" in lines[1] and "hot" in lines[1]
+    assert lines[0].split()[1:3] == ["GLACIER", "archived"]
+    assert lines[0].endswith("d/cold")
+    assert lines[1].split()[1:3] == ["STANDARD", "hot"]
     as_json = run("--json", "ls", f"s3://{bucket}/d/")
     assert {e["restore"] for e in json.loads(as_json.output)} == {"archived", "hot"}
 
