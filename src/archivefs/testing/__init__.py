@@ -1,0 +1,18 @@
+"""An emulated S3 archive for tests: moto's S3 server, in-process, with archive behaviour.
+
+:class:`EmulatedArchive` runs moto's server on 127.0.0.1 (an ephemeral port)
+behind a small shim that gives restores a wall-clock delay, answers duplicate
+restores with ``RestoreAlreadyInProgress``, expires restored copies, reports
+``RestoreStatus`` in listings and emulates Intelligent-Tiering archive tiers;
+:class:`FaultInjector` throttles, fails or drops requests on demand and
+:class:`RequestLog` counts every request and body byte at the server side.
+Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
+"""
+
+from __future__ import annotations
+
+from archivefs.testing._counters import OPS, RequestLog, RequestRecord
+from archivefs.testing._faults import FaultInjector
+from archivefs.testing._server import EmulatedArchive
+
+__all__ = ["OPS", "EmulatedArchive", "FaultInjector", "RequestLog", "RequestRecord"]

@@ -1,0 +1,313 @@
+"""Server-side request counting: what the S3 API received and how many body bytes it sent.
+
+Why at the server: claims such as "one LIST per 1,000 objects" or "read
+amplification <= 1.1" are about what a real bill would show, so they are
+measured where S3 would meter them, after every client-side retry, cache and
+coalescing layer has done its work.
+
+:func:`classify` names each request with the operation S3 would bill
+(``GET``, ``LIST``, ``RestoreObject``, ...); :class:`CountingMiddleware` is the
+outermost WSGI layer of the emulated archive and appends one
+:class:`RequestRecord` per request to a :class:`RequestLog`. The record is
+appended *before* the first byte of the response goes out, so a test that has
+its answer can count it at once; for that the body is buffered (moto builds its
+responses in memory anyway).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+OPS = (
+    "GET",
+    "HEAD",
+    "LIST",
+    "RestoreObject",
+    "PUT",
+    "COPY",
+    "DELETE",
+    "DeleteObjects",
+    "CreateMultipartUpload",
+    "UploadPart",
+    "CompleteMultipartUpload",
+    "AbortMultipartUpload",
+    "CreateBucket",
+    "HeadBucket",
+    "GetBucketLocation",
+    "Other",
+)
+"""Every operation name a :class:`RequestRecord` can carry."""
+
+HARNESS_HEADER = "x-archivefs-harness"
+"""Requests the harness sends for itself (seeding) carry this header and are not counted."""
+
+_LIST_PARAMS = frozenset(
+    {
+        "list-type",
+        "prefix",
+        "delimiter",
+        "max-keys",
+        "continuation-token",
+        "start-after",
+        "encoding-type",
+        "fetch-owner",
+        "marker",
+    }
+)
+_OBJECT_SUBRESOURCES = frozenset(
+    {"acl", "tagging", "attributes", "torrent", "retention", "legal-hold", "select"}
+)
+
+
+_PARSED = "archivefs.testing.request"
+
+
+@dataclass(frozen=True, slots=True)
+class S3Request:
+    """An S3 API request as the emulated archive sees it (path-style addressing)."""
+
+    op: str
+    method: str
+    bucket: str | None
+    key: str | None
+    query: dict[str, list[str]]
+
+
+def parse_request(environ: WSGIEnvironment) -> S3Request | None:
+    """Parse a WSGI request into an :class:`S3Request`; ``None`` for moto's own ``/moto-api``.
+
+    The result is kept in the environ, so the layers of the server parse each request once.
+    """
+    if _PARSED in environ:
+        cached: S3Request | None = environ[_PARSED]
+        return cached
+    parsed = _parse(environ)
+    environ[_PARSED] = parsed
+    return parsed
+
+
+def _parse(environ: WSGIEnvironment) -> S3Request | None:
+    raw = str(environ.get("RAW_URI") or environ.get("REQUEST_URI") or environ["PATH_INFO"])
+    path, _, query_string = raw.partition("?")
+    if path.startswith("/moto-api") or path == "/favicon.ico":
+        return None
+    # The raw URI is a latin-1 "WSGI string" of the bytes the client sent.
+    path = unquote(path.encode("latin-1").decode("utf-8", "replace"))
+    query = parse_qs(query_string, keep_blank_values=True)
+    bucket, _, key = path.lstrip("/").partition("/")
+    method = str(environ["REQUEST_METHOD"]).upper()
+    has_copy_source = "HTTP_X_AMZ_COPY_SOURCE" in environ
+    op = classify(method, bucket or None, key or None, query, copy_source=has_copy_source)
+    return S3Request(op, method, bucket or None, key or None, query)
+
+
+def classify(
+    method: str,
+    bucket: str | None,
+    key: str | None,
+    query: dict[str, list[str]],
+    *,
+    copy_source: bool = False,
+) -> str:
+    """The operation name (one of :data:`OPS`) of an S3 request."""
+    if bucket is None:
+        return "Other"
+    if key is None:
+        return _classify_bucket(method, query)
+    return _classify_object(method, query, copy_source)
+
+
+def _classify_bucket(method: str, query: dict[str, list[str]]) -> str:
+    if method == "GET":
+        if "location" in query:
+            return "GetBucketLocation"
+        return "LIST" if set(query) <= _LIST_PARAMS else "Other"
+    if method == "HEAD":
+        return "HeadBucket"
+    if method == "PUT" and not query:
+        return "CreateBucket"
+    if method == "POST" and "delete" in query:
+        return "DeleteObjects"
+    return "Other"
+
+
+def _classify_object(method: str, query: dict[str, list[str]], copy_source: bool) -> str:
+    if _OBJECT_SUBRESOURCES & set(query):
+        return "Other"
+    upload = "uploadId" in query
+    if method == "GET":
+        return "Other" if upload else "GET"
+    if method == "HEAD":
+        return "HEAD"
+    if method == "PUT":
+        if upload:
+            return "Other" if copy_source else "UploadPart"
+        return "COPY" if copy_source else "PUT"
+    if method == "POST":
+        if "restore" in query:
+            return "RestoreObject"
+        if "uploads" in query:
+            return "CreateMultipartUpload"
+        return "CompleteMultipartUpload" if upload else "Other"
+    if method == "DELETE":
+        return "AbortMultipartUpload" if upload else "DELETE"
+    return "Other"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One request the S3 API received.
+
+    ``status`` is the HTTP status sent, or 0 when the connection was dropped
+    before any response; ``bytes_sent`` counts response body bytes only;
+    ``range`` is the request's ``Range`` header; ``time`` is ``time.time()``
+    when the request arrived.
+    """
+
+    op: str
+    method: str
+    bucket: str | None
+    key: str | None
+    status: int
+    bytes_sent: int
+    range: str | None
+    time: float
+
+
+class RequestLog:
+    """Every S3 API request the emulated archive received, in arrival order (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: list[RequestRecord] = []
+
+    def append(self, record: RequestRecord) -> None:
+        with self._lock:
+            self._records.append(record)
+
+    @property
+    def records(self) -> list[RequestRecord]:
+        """A copy of the records so far."""
+        with self._lock:
+            return list(self._records)
+
+    def _select(
+        self,
+        op: str | None,
+        bucket: str | None,
+        key: str | None = None,
+        status: int | None = None,
+    ) -> list[RequestRecord]:
+        if op is not None and op not in OPS:
+            raise ValueError(
+                f"RequestLog: unknown operation {op!r}. Fix: use one of {', '.join(OPS)}."
+            )
+        return [
+            r
+            for r in self.records
+            if (op is None or r.op == op)
+            and (bucket is None or r.bucket == bucket)
+            and (key is None or r.key == key)
+            and (status is None or r.status == status)
+        ]
+
+    def count(
+        self,
+        op: str | None = None,
+        *,
+        bucket: str | None = None,
+        key: str | None = None,
+        status: int | None = None,
+    ) -> int:
+        """How many requests match every given filter."""
+        return len(self._select(op, bucket, key, status))
+
+    def bytes_sent(self, op: str | None = None, *, bucket: str | None = None) -> int:
+        """Response body bytes sent for the matching requests."""
+        return sum(r.bytes_sent for r in self._select(op, bucket))
+
+    def counts(self) -> dict[str, int]:
+        """Requests per operation (only operations that occurred)."""
+        return dict(Counter(r.op for r in self.records))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+
+class CountingMiddleware:
+    """WSGI middleware that records each S3 API request in a :class:`RequestLog`."""
+
+    def __init__(self, app: WSGIApplication, log: RequestLog) -> None:
+        self._app = app
+        self._log = log
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        request = parse_request(environ)
+        if request is None or _from_harness(environ):
+            return self._app(environ, start_response)
+        arrived = time.time()
+        sent: list[Any] = []
+
+        def record(status: int, nbytes: int) -> None:
+            self._log.append(
+                RequestRecord(
+                    op=request.op,
+                    method=request.method,
+                    bucket=request.bucket,
+                    key=request.key,
+                    status=status,
+                    bytes_sent=nbytes,
+                    range=environ.get("HTTP_RANGE"),
+                    time=arrived,
+                )
+            )
+
+        def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            sent[:] = [status, headers, exc_info]
+            return lambda data: None  # the legacy write() callable is not used here
+
+        try:
+            body = self._app(environ, capture)
+        except ConnectionError:
+            record(0, 0)  # dropped before any response
+            raise
+        chunks: list[bytes] = []
+        dropped: ConnectionError | None = None
+        try:
+            for chunk in body:
+                chunks.append(chunk)
+        except ConnectionError as exc:  # a fault drops the connection mid-body
+            dropped = exc
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
+        status, headers, exc_info = sent
+        head = request.method == "HEAD"
+        record(int(status.split(None, 1)[0]), 0 if head else sum(map(len, chunks)))
+        start_response(status, headers, exc_info)
+        return _replay(chunks, dropped)
+
+
+def _replay(chunks: list[bytes], dropped: ConnectionError | None) -> Iterator[bytes]:
+    yield from chunks
+    if dropped is not None:
+        raise dropped
+
+
+def _from_harness(environ: WSGIEnvironment) -> bool:
+    return "HTTP_" + HARNESS_HEADER.upper().replace("-", "_") in environ

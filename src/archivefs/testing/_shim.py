@@ -1,0 +1,464 @@
+"""The archive emulation: a WSGI middleware in front of moto's S3 that behaves like S3's archive.
+
+moto 5.2.5 stores ``GLACIER``/``DEEP_ARCHIVE`` objects, refuses their GETs
+with ``InvalidObjectState``, implements ``RestoreObject`` and the
+``x-amz-restore`` header, and, through its state manager (model
+``s3::keyrestore``, ``None -> IN_PROGRESS -> RESTORED``), can delay a
+restore's completion. What it lacks, and why each piece of this shim exists:
+
+* **Delay from the request.** moto's time progression counts from when the
+  *key* last changed state (its creation), so an object created long ago
+  would restore at once. When a restore is accepted the shim resets the key's
+  managed state to ``IN_PROGRESS`` at the request time; moto's own state
+  manager (set over HTTP by ``EmulatedArchive.set_restore_delay``) then
+  decides when it completes.
+* **One view at a time.** moto advances that state lazily, when ``status`` is
+  read. The shim reads it (``_sync``) before every request that concerns the
+  key, and takes every answer (HEAD, GET, LIST, RestoreObject) from that
+  state, so all requests at one moment agree and a state never goes back.
+* **Duplicate restores.** S3 answers ``409 RestoreAlreadyInProgress`` to a
+  restore of an object whose restore is in flight; moto accepts it. A
+  restore of a restored object still answers 200 and extends its expiry. A
+  ``GLACIER``/``DEEP_ARCHIVE`` restore without ``Days`` is refused (400), where
+  moto would accept it and never restore.
+* **Expiry.** moto never ends a restored copy. The shim sets the copy's expiry
+  to ``days * seconds_per_day`` after the restore completes (S3 counts from
+  completion too), shows it in ``x-amz-restore`` and archives the object
+  again once it has passed.
+* **RestoreStatus in listings.** S3 adds ``<RestoreStatus>`` to
+  ``ListObjects(V2)`` entries when asked with the header
+  ``x-amz-optional-object-attributes: RestoreStatus``; moto ignores it. The
+  shim adds it (switchable off, to emulate Ceph RGW or MinIO, which lack it).
+* **Intelligent-Tiering archive tiers.** moto has no access tiers and refuses
+  to restore ``INTELLIGENT_TIERING`` objects. The shim keeps the tier of
+  objects seeded into ``ARCHIVE_ACCESS``/``DEEP_ARCHIVE_ACCESS``, reports it
+  in ``x-amz-archive-status``, refuses their GETs, and restores them (no
+  ``Days``: the object returns to the frequent tier for good).
+
+The state of objects lives in moto's in-process backend (``s3_backends``):
+the shim looks keys up there, because moto offers no HTTP API to change a
+key's restore state. Everything else goes through moto over HTTP.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import re
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+from xml.sax.saxutils import escape, unescape
+
+from archivefs.errors import ArchiveError, ObjectNotFoundError
+from archivefs.testing._counters import S3Request, parse_request
+from archivefs.testing._faults import error_response
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+RESTORE_MODEL = "s3::keyrestore"
+ARCHIVE_CLASSES = frozenset({"GLACIER", "DEEP_ARCHIVE"})
+INTELLIGENT_TIERING = "INTELLIGENT_TIERING"
+ARCHIVE_ACCESS_TIERS = frozenset({"ARCHIVE_ACCESS", "DEEP_ARCHIVE_ACCESS"})
+
+_CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.DOTALL)
+_KEY = re.compile(rb"<Key>(.*?)</Key>", re.DOTALL)
+
+Response = tuple[str, list[tuple[str, str]], bytes]
+
+
+@dataclass(slots=True)
+class _Restore:
+    requested_at: float
+    days: int | None  # None: an Intelligent-Tiering archive tier (no expiry)
+    done: bool = False
+    expires_at: float | None = None
+
+
+@dataclass(slots=True)
+class _Tracked:
+    """Emulated state of one object that moto cannot hold by itself."""
+
+    fake: Any  # the moto FakeKey this state belongs to (a new PUT makes a new one)
+    storage_class: str
+    archive_access: str | None = None
+    restore: _Restore | None = None
+
+    @property
+    def tier_archived(self) -> bool:
+        """In an Intelligent-Tiering archive tier and not (yet) restored."""
+        return self.archive_access is not None
+
+
+def moto_backend(region: str) -> Any:
+    """moto's in-process S3 backend for the account and partition the server uses."""
+    from moto.core.models import DEFAULT_ACCOUNT_ID
+    from moto.s3.models import s3_backends
+    from moto.utilities.utils import get_partition
+
+    account = os.environ.get("MOTO_ACCOUNT_ID", DEFAULT_ACCOUNT_ID)
+    return s3_backends[account][get_partition(region)]
+
+
+def lookup(region: str, bucket: str, key: str) -> Any:
+    """The moto FakeKey for ``bucket/key``, or ``None``."""
+    from moto.s3.exceptions import MissingBucket
+
+    try:
+        return moto_backend(region).get_object(bucket, key)
+    except MissingBucket:
+        return None
+
+
+class ArchiveShim:
+    """WSGI middleware that adds S3's archive behaviour to moto (see the module docstring)."""
+
+    def __init__(
+        self,
+        app: WSGIApplication,
+        *,
+        region: str,
+        seconds_per_day: float,
+        restore_status_in_listings: bool,
+    ) -> None:
+        self._app = app
+        self._region = region
+        self._lock = threading.RLock()
+        self._tracked: dict[tuple[str, str], _Tracked] = {}
+        self.seconds_per_day = seconds_per_day
+        self.restore_status_in_listings = restore_status_in_listings
+
+    # -- harness API -------------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Forget every emulated state (call together with moto's reset)."""
+        with self._lock:
+            self._tracked.clear()
+
+    def set_archive_access(self, bucket: str, key: str, tier: str) -> None:
+        """Put an existing Intelligent-Tiering object into an archive access tier."""
+        with self._lock:
+            fake = self._fake(bucket, key)
+            self._tracked[(bucket, key)] = _Tracked(fake, INTELLIGENT_TIERING, tier)
+
+    def expire(self, bucket: str, key: str) -> None:
+        """End the restored copy (or the restore in flight) of ``bucket/key`` now."""
+        with self._lock:
+            fake = self._fake(bucket, key)
+            tracked = self._sync(bucket, key, time.time())
+            if tracked is None or tracked.restore is None:
+                raise ArchiveError(
+                    "the object has no restored copy (and no restore in flight) to expire.",
+                    path=f"{bucket}/{key}",
+                    fix="restore it first (RestoreObject) and expire it after the request.",
+                )
+            self._end_restore(bucket, key, tracked, fake)
+
+    # -- WSGI ----------------------------------------------------------------------------
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        request = parse_request(environ)
+        if request is None or request.bucket is None:
+            return self._app(environ, start_response)
+        if request.op == "RestoreObject" and request.key is not None:
+            return self._respond(
+                start_response, self._restore(request.bucket, request.key, environ)
+            )
+        if request.op == "LIST":
+            return self._list(request, environ, start_response)
+        if request.key is None:
+            return self._app(environ, start_response)
+        now = time.time()
+        with self._lock:
+            tracked = self._sync(request.bucket, request.key, now)
+            source = self._copy_source(environ, now) if request.op == "COPY" else None
+            archived = tracked is not None and tracked.tier_archived
+            restoring = tracked is not None and tracked.restore is not None
+            tier = tracked.archive_access if tracked is not None else None
+        if request.op == "GET" and archived:
+            return self._respond(start_response, _tier_error(request, tier))
+        if source is not None and source.tier_archived:
+            return self._respond(start_response, _tier_error(request, source.archive_access))
+        if request.op == "HEAD" and archived:
+            status, headers, body = call(self._app, environ)
+            if status.startswith("200"):
+                headers.append(("x-amz-archive-status", str(tier)))
+                if restoring:
+                    headers.append(("x-amz-restore", 'ongoing-request="true"'))
+            return self._respond(start_response, (status, headers, body))
+        return self._app(environ, start_response)
+
+    # -- restore -------------------------------------------------------------------------
+
+    def _restore(self, bucket: str, key: str, environ: WSGIEnvironment) -> Response:
+        days = _restore_days(_read_body(environ))
+        # Serialised, so that of two concurrent restores exactly one is accepted.
+        with self._lock:
+            now = time.time()
+            tracked = self._sync(bucket, key, now)
+            if tracked is not None and tracked.restore is not None and not tracked.restore.done:
+                return error_response(
+                    409,
+                    "RestoreAlreadyInProgress",
+                    "Object restore is already in progress",
+                    f"/{bucket}/{key}",
+                )
+            if tracked is not None and tracked.tier_archived:
+                return self._restore_tier(bucket, key, tracked, days, now)
+            fake = lookup(self._region, bucket, key)
+            archive = fake is not None and fake.storage_class in ARCHIVE_CLASSES
+            if archive and days is None:
+                return error_response(
+                    400,
+                    "InvalidArgument",
+                    f"Days is required to restore an object from {fake.storage_class}",
+                    f"/{bucket}/{key}",
+                )
+            fresh = archive and tracked is None
+            if fresh:
+                _start_progression(fake, now)  # before moto sets the expiry, so no flicker
+            response = call(self._app, environ)
+            if archive and days is not None and response[0][:3] in ("200", "202"):
+                self._accepted(bucket, key, fake, tracked, days, now)
+            return response
+
+    def _restore_tier(
+        self, bucket: str, key: str, tracked: _Tracked, days: int | None, now: float
+    ) -> Response:
+        if days is not None:
+            return error_response(
+                400,
+                "InvalidArgument",
+                "Days must not be specified to restore an object from an "
+                "Intelligent-Tiering archive access tier",
+                f"/{bucket}/{key}",
+            )
+        _start_progression(tracked.fake, now)
+        tracked.restore = _Restore(requested_at=now, days=None)
+        return "202 Accepted", [("Content-Length", "0")], b""
+
+    def _accepted(
+        self, bucket: str, key: str, fake: Any, tracked: _Tracked | None, days: int, now: float
+    ) -> None:
+        """Record a restore moto accepted: a new one, or the extension of a restored copy."""
+        if tracked is None or tracked.restore is None:
+            restore = _Restore(requested_at=now, days=days)
+            self._tracked[(bucket, key)] = _Tracked(fake, fake.storage_class, restore=restore)
+            # provisional until completion is seen; the same value unless the delay changes
+            restore.expires_at = self._expiry(now + _restore_delay(), days)
+        else:  # restored already: S3 extends the copy, counting from now
+            restore = tracked.restore
+            restore.days = days
+            restore.expires_at = self._expiry(now, days)
+        fake.set_expiry(_utc_naive(restore.expires_at))
+
+    # -- listings ------------------------------------------------------------------------
+
+    def _list(
+        self, request: S3Request, environ: WSGIEnvironment, start_response: StartResponse
+    ) -> Iterable[bytes]:
+        assert request.bucket is not None
+        wanted = "restorestatus" in str(
+            environ.get("HTTP_X_AMZ_OPTIONAL_OBJECT_ATTRIBUTES", "")
+        ).lower().replace(" ", "")
+        now = time.time()
+        with self._lock:
+            states = self._sync_bucket(request.bucket, now)
+            show = wanted and self.restore_status_in_listings
+        if not show:
+            return self._app(environ, start_response)
+        status, headers, body = call(self._app, environ)
+        if status.startswith("200") and states:
+            url_encoded = request.query.get("encoding-type", [""])[0] == "url"
+            body = _add_restore_status(body, states, url_encoded)
+            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+            headers.append(("Content-Length", str(len(body))))
+        return self._respond(start_response, (status, headers, body))
+
+    # -- state ---------------------------------------------------------------------------
+
+    def _sync(self, bucket: str, key: str, now: float) -> _Tracked | None:
+        """Bring the emulated state of ``bucket/key`` up to ``now`` (lock held)."""
+        tracked = self._tracked.get((bucket, key))
+        if tracked is None:
+            return None
+        fake = lookup(self._region, bucket, key)
+        if fake is not tracked.fake or fake.storage_class != tracked.storage_class:
+            del self._tracked[(bucket, key)]  # overwritten, deleted or copied to another class
+            return None
+        restore = tracked.restore
+        if restore is None:
+            return tracked
+        if not restore.done:
+            if fake.status != "RESTORED":  # moto's state manager decides (lazily, on read)
+                return tracked
+            completed = _completion(restore.requested_at, now)
+            if restore.days is None:  # Intelligent-Tiering: back in the frequent tier
+                del self._tracked[(bucket, key)]
+                fake._status = None
+                return None
+            restore.done = True
+            restore.expires_at = self._expiry(completed, restore.days)
+            fake.set_expiry(_utc_naive(restore.expires_at))
+        if restore.expires_at is not None and now >= restore.expires_at:
+            self._end_restore(bucket, key, tracked, fake)
+            return self._tracked.get((bucket, key))
+        return tracked
+
+    def _sync_bucket(self, bucket: str, now: float) -> dict[str, _Tracked]:
+        keys = [key for (b, key) in self._tracked if b == bucket]
+        states = {key: self._sync(bucket, key, now) for key in keys}
+        return {key: state for key, state in states.items() if state is not None}
+
+    def _copy_source(self, environ: WSGIEnvironment, now: float) -> _Tracked | None:
+        source = unquote(str(environ.get("HTTP_X_AMZ_COPY_SOURCE", ""))).split("?", 1)[0]
+        bucket, _, key = source.lstrip("/").partition("/")
+        return self._sync(bucket, key, now) if bucket and key else None
+
+    def _end_restore(self, bucket: str, key: str, tracked: _Tracked, fake: Any) -> None:
+        """Archive the object again: no restored copy, no restore in flight."""
+        fake.set_expiry(None)
+        fake._status = None
+        tracked.restore = None
+        if tracked.archive_access is None:
+            del self._tracked[(bucket, key)]
+
+    def _expiry(self, completed: float, days: int) -> float:
+        # whole seconds, so that the expiry-date S3 shows (second precision) is exact
+        return float(math.ceil(completed + days * self.seconds_per_day))
+
+    def _fake(self, bucket: str, key: str) -> Any:
+        fake = lookup(self._region, bucket, key)
+        if fake is None:
+            raise ObjectNotFoundError(
+                "no such object in the emulated archive.",
+                path=f"{bucket}/{key}",
+                fix="create it first with archive.put_object(bucket, key, data, ...).",
+            )
+        return fake
+
+    @staticmethod
+    def _respond(start_response: StartResponse, response: Response) -> Iterable[bytes]:
+        status, headers, body = response
+        start_response(status, headers)
+        return [body]
+
+
+def call(app: WSGIApplication, environ: WSGIEnvironment) -> Response:
+    """Run a WSGI app and collect its whole response."""
+    captured: list[Any] = []
+
+    def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        captured[:] = [status, list(headers)]
+        return lambda data: None
+
+    body = app(environ, capture)
+    try:
+        data = b"".join(body)
+    finally:
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
+    return captured[0], captured[1], data
+
+
+def _start_progression(fake: Any, now: float) -> None:
+    """Reset the key's managed state so moto's delay counts from the restore request."""
+    fake._status = "IN_PROGRESS"
+    fake._time_progressed = datetime.fromtimestamp(now)  # moto's clock: naive local time
+
+
+def _restore_delay() -> float:
+    from moto.moto_api import state_manager
+
+    transition = state_manager.get_transition(RESTORE_MODEL)
+    if transition.get("progression") == "time":
+        return float(transition.get("seconds", 0.0))
+    return 0.0
+
+
+def _completion(requested_at: float, now: float) -> float:
+    """When a restore moto reports as complete did complete."""
+    from moto.moto_api import state_manager
+
+    progression = state_manager.get_transition(RESTORE_MODEL).get("progression")
+    if progression in ("time", "immediate"):
+        return requested_at + _restore_delay()
+    return now  # "manual": whenever it was seen
+
+
+def _read_body(environ: WSGIEnvironment) -> bytes:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    body = environ["wsgi.input"].read(length) if length > 0 else b""
+    environ["wsgi.input"] = io.BytesIO(body)
+    return bytes(body)
+
+
+def _restore_days(body: bytes) -> int | None:
+    """``Days`` of a ``RestoreRequest`` body, or ``None`` (absent or unreadable)."""
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError:
+        return None
+    for element in root.iter():
+        if element.tag.rsplit("}", 1)[-1] == "Days" and element.text:
+            try:
+                return int(element.text.strip())
+            except ValueError:
+                return None
+    return None
+
+
+def _tier_error(request: S3Request, tier: str | None) -> Response:
+    status, headers, body = error_response(
+        403,
+        "InvalidObjectState",
+        "The operation is not valid for the object's access tier",
+        f"/{request.bucket}/{request.key}",
+        StorageClass=INTELLIGENT_TIERING,
+        AccessTier=str(tier),
+    )
+    return status, headers, b"" if request.method == "HEAD" else body
+
+
+def _add_restore_status(body: bytes, states: dict[str, _Tracked], url_encoded: bool) -> bytes:
+    """Insert ``<RestoreStatus>`` into the listing entries of restoring or restored objects."""
+
+    def entry(match: re.Match[bytes]) -> bytes:
+        inner = match.group(1)
+        found = _KEY.search(inner)
+        if found is None:
+            return match.group(0)
+        key = unescape(found.group(1).decode(), {"&quot;": '"', "&apos;": "'"})
+        state = states.get(unquote(key) if url_encoded else key)
+        if state is None or state.restore is None:
+            return match.group(0)
+        return b"<Contents>" + inner + _restore_status(state.restore) + b"</Contents>"
+
+    return _CONTENTS.sub(entry, body)
+
+
+def _restore_status(restore: _Restore) -> bytes:
+    if not restore.done:
+        return b"<RestoreStatus><IsRestoreInProgress>true</IsRestoreInProgress></RestoreStatus>"
+    assert restore.expires_at is not None
+    expiry = datetime.fromtimestamp(restore.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    return (
+        "<RestoreStatus><IsRestoreInProgress>false</IsRestoreInProgress>"
+        f"<RestoreExpiryDate>{escape(expiry)}</RestoreExpiryDate></RestoreStatus>"
+    ).encode()
+
+
+def _utc_naive(timestamp: float) -> datetime:
+    """moto keeps restore expiry as a naive UTC datetime."""
+    return datetime.fromtimestamp(timestamp, UTC).replace(tzinfo=None)

@@ -1,0 +1,52 @@
+"""Pytest fixtures for the emulated archive.
+
+Enable with ``pytest_plugins = ["archivefs.testing.pytest_plugin"]`` in your
+top-level ``conftest.py``.
+
+* ``emulated_archive`` (session): one started :class:`EmulatedArchive`.
+* ``archive`` (function): the same archive after ``reset()``, with s3fs's
+  instance cache cleared (so no filesystem talks to a previous test's state).
+* ``bucket`` (function): a new bucket with a unique name on ``archive``.
+* ``s3_storage_options`` (function): ``archive.storage_options()``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from archivefs.testing._server import EmulatedArchive
+
+
+@pytest.fixture(scope="session")
+def emulated_archive() -> Iterator[EmulatedArchive]:
+    """A started emulated archive shared by the whole session."""
+    with EmulatedArchive() as archive:
+        yield archive
+
+
+@pytest.fixture
+def archive(emulated_archive: EmulatedArchive) -> EmulatedArchive:
+    """The session's emulated archive, reset: empty, no faults, zero counters, default timing."""
+    import s3fs
+
+    emulated_archive.reset()
+    s3fs.S3FileSystem.clear_instance_cache()
+    return emulated_archive
+
+
+@pytest.fixture
+def bucket(archive: EmulatedArchive) -> str:
+    """The name of a new, empty bucket on ``archive``."""
+    name = f"test-{uuid.uuid4().hex[:16]}"
+    archive.create_bucket(name)
+    return name
+
+
+@pytest.fixture
+def s3_storage_options(archive: EmulatedArchive) -> dict[str, Any]:
+    """``storage_options`` for s3fs/fsspec pointing at ``archive``."""
+    return archive.storage_options()
