@@ -330,7 +330,7 @@ def test_reads_match_s3fs_bytes_and_request_counts(
             fs.cat_file(path, start=100, end=5000),
             *fs.cat_ranges([path, path], [0, 1000], [10, 2000]),
         ]
-        with fs.open(path, block_size=2**16) as f:
+        with fs.open(path, block_size=2**16, cache_type="readahead") as f:
             f.seek(70_000)
             out.append(f.read(100))
         fs.get_file(path, str(tmp_path / f"{type(fs).__name__}.bin"))
