@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -105,3 +112,76 @@ def test_errors_are_one_line_with_exit_codes(
     assert "paths.txt:2" in bad_line.output
     no_paths = run("restore")
     assert no_paths.exit_code == EXIT_USAGE
+
+
+def test_prefetch_to_a_directory(
+    run: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_objects(
+        bucket, {f"p/{i}": bytes([i]) * 10 for i in range(4)}, storage_class="GLACIER"
+    )
+    target = tmp_path / "cache"
+    target.mkdir()
+    result = run("--json", "prefetch", f"s3://{bucket}/p/", "--to", str(target), "--timeout", "60")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.splitlines()[-1])["ready"] == 4
+    assert (target / bucket / "p" / "3").read_bytes() == bytes([3]) * 10
+    assert archive.requests.count("RestoreObject") == 4
+
+
+def _restore_command(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "archivefs.cli",
+        "--storage-options", json.dumps(archive.storage_options()),
+        "--journal", str(tmp_path / "j.sqlite"),
+        "--restore-time-scale", str(1 / 3600),
+        "restore", f"s3://{bucket}/bar/*", "--wait", "--timeout", "60",
+    ]  # fmt: skip
+
+
+def test_progress_is_a_bar_on_a_terminal(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(1.0)
+    archive.put_objects(bucket, {f"bar/{i}": b"x" for i in range(6)}, storage_class="GLACIER")
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    with subprocess.Popen(
+        _restore_command(archive, bucket, tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+    ) as process:
+        os.close(terminal)
+        output = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the terminal closed: the command ended
+                break
+            if not chunk:
+                break
+            output += chunk
+        assert process.wait(60) == 0
+    os.close(controller)
+    text = output.decode(errors="replace")
+    assert "restored:" in text
+    assert "6/6" in text
+    assert "\r" in text  # the bar redraws in place
+    assert "6 objects; 6 restore requests sent; 6 ready" in text
+
+
+def test_progress_is_log_lines_without_a_terminal(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_objects(bucket, {f"bar/{i}": b"x" for i in range(3)}, storage_class="GLACIER")
+    completed = subprocess.run(
+        _restore_command(archive, bucket, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "restore: 3/3 ready" in completed.stderr
+    assert "\r" not in completed.stderr

@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"xarray", "dask", "datasets"},
     {"testing"},
     {"demo"},
-    {"cli"},
+    {"progress", "cli"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
+from archivefs.progress import ProgressDisplay
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -250,7 +251,12 @@ def restore_command(
     def body() -> None:
         fs = ctx.filesystem(tier=tier, days=days)
         paths = read_paths(urls, from_file)
-        result = fs.restore(paths, wait=wait, timeout=timeout)
+        display = None if ctx.as_json else ProgressDisplay()
+        try:
+            result = fs.restore(paths, wait=wait, timeout=timeout, on_progress=display)
+        finally:
+            if display is not None:
+                display.close()
         summary = {
             "groups": len(result.plan),
             "requests_sent": result.requests_sent,
@@ -263,6 +269,70 @@ def restore_command(
             click.echo(
                 f"{summary['groups']} objects; {summary['requests_sent']} restore requests sent"
                 + (f"; {summary['ready']} ready" if wait else "")
+            )
+
+    run_guarded(ctx, body)
+
+
+@main.command("prefetch")
+@click.argument("urls", nargs=-1)
+@click.option("--from-file", help="File with one URL per line (- for stdin).")
+@click.option("--to", "hot", help="Copy everything here once restored (s3:// URL or directory).")
+@click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
+@click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
+@click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
+@click.pass_obj
+def prefetch_command(
+    ctx: Context,
+    urls: tuple[str, ...],
+    from_file: str | None,
+    hot: str | None,
+    tier: str,
+    days: int,
+    timeout: float | None,
+) -> None:
+    """Restore in one batch, wait with a progress bar, optionally copy to a hot store.
+
+    Run it before a batch job so the job reads without waiting.
+
+    \b
+    Examples:
+      archivefs prefetch s3://bucket/run42/ --tier Bulk
+      archivefs prefetch --from-file inputs.txt --to /scratch/run42-cache
+    """
+
+    def body() -> None:
+        options: dict[str, Any] = {"tier": tier, "days": days}
+        if hot:
+            options["hot"] = hot
+            if "://" in hot and not hot.startswith("file://"):
+                options["hot_options"] = ctx.storage_options()
+        fs = ctx.filesystem(**options)
+        display = None if ctx.as_json else ProgressDisplay()
+        try:
+            result = fs.restore(
+                read_paths(urls, from_file),
+                wait=True,
+                timeout=timeout,
+                promote=bool(hot),
+                on_progress=display,
+            )
+        finally:
+            if display is not None:
+                display.close()
+        summary = {
+            "groups": len(result.plan),
+            "requests_sent": result.requests_sent,
+            "ready": len(result.ready),
+            "copied_to": hot,
+        }
+        if ctx.as_json:
+            click.echo(json.dumps(summary))
+        else:
+            click.echo(
+                f"{summary['ready']}/{summary['groups']} objects ready; "
+                f"{summary['requests_sent']} restore requests sent"
+                + (f"; copied to {hot}" if hot else "")
             )
 
     run_guarded(ctx, body)

@@ -42,7 +42,7 @@ from archivefs.model import (
     StorageClass,
     raise_not_archived,
 )
-from archivefs.restore.engine import RestoreEngine, RestoreResult
+from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
 from archivefs.restore.journal import Journal
 from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import SubmitReport
@@ -571,6 +571,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = False,
         timeout: float | None = None,
         promote: bool = False,
+        on_progress: Callable[[RestoreProgress], None] | None = None,
     ) -> RestoreResult:
         """Restore every archived object in ``paths`` (paths, globs, directories) in one batch.
 
@@ -588,7 +589,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             state = group.state
             if named and not state.storage_class.needs_restore and state.archive_access is None:
                 raise_not_archived(state.path, state.storage_class)
-        result = await self.engine.restore(plan, wait=wait or promote, timeout=timeout)
+        result = await self.engine.restore(
+            plan, wait=wait or promote, timeout=timeout, on_progress=on_progress
+        )
         for key in result.submitted.sent:
             self.invalidate_cache(key)
         if promote:
@@ -605,11 +608,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = False,
         timeout: float | None = None,
         promote: bool = False,
+        on_progress: Callable[[RestoreProgress], None] | None = None,
     ) -> RestoreResult:
         """Blocking form of :meth:`_restore` (written out: fsspec's ``sync_wrapper``
         would take ``timeout`` for itself)."""
         result: RestoreResult = sync(
-            self.loop, self._restore, paths, tier, days, wait, timeout, promote
+            self.loop, self._restore, paths, tier, days, wait, timeout, promote, on_progress
         )
         return result
 

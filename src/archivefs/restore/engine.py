@@ -35,6 +35,38 @@ Approver = Callable[[Plan], None]
 
 
 @dataclass
+class RestoreProgress:
+    """Where a batch restore stands: groups and bytes ready, requests sent, ETA."""
+
+    groups: int
+    bytes_total: int
+    requests_sent: int
+    started: float
+    ready: int = 0
+    bytes_ready: int = 0
+    restoring: int = 0
+    elapsed_s: float = 0.0
+
+    @classmethod
+    def start(cls, plan: Plan, requests_sent: int, started: float) -> RestoreProgress:
+        return cls(
+            groups=len(plan),
+            bytes_total=sum(g.size for g in plan.groups),
+            requests_sent=requests_sent,
+            started=started,
+            restoring=len(plan.to_restore) + len(plan.with_action(Action.WAIT)),
+        )
+
+    def tick(self) -> RestoreProgress:
+        self.elapsed_s = time.monotonic() - self.started
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self.ready >= self.groups
+
+
+@dataclass
 class RestoreResult:
     """What :meth:`RestoreEngine.restore` did."""
 
@@ -212,19 +244,37 @@ class RestoreEngine:
         wait: bool = False,
         timeout: float | None = None,
         raise_on_failure: bool = True,
+        on_progress: Callable[[RestoreProgress], None] | None = None,
     ) -> RestoreResult:
-        """Submit the plan; with ``wait``, return once every group reads."""
+        """Submit the plan; with ``wait``, return once every group reads.
+
+        ``on_progress`` is called after submission, after every poll round and
+        whenever a group becomes readable.
+        """
         started = time.monotonic()
         report = await self.submit(plan)
         if report.failed and raise_on_failure:
             raise _failed(report)
         result = RestoreResult(plan=plan, submitted=report)
+        progress = RestoreProgress.start(plan, report.requests_sent, started)
+        if on_progress is not None:
+            on_progress(progress)
         if wait:
             remaining = (
                 None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
             )
-            async for group in self.as_ready(plan, timeout=remaining):
+
+            def round_done(states: dict[str, ObjectState]) -> None:
+                progress.restoring = sum(1 for s in states.values() if not s.readable)
+                if on_progress is not None:
+                    on_progress(progress.tick())
+
+            async for group in self.as_ready(plan, timeout=remaining, on_round=round_done):
                 result.ready.append(group.key)
+                progress.ready += 1
+                progress.bytes_ready += group.size
+                if on_progress is not None:
+                    on_progress(progress.tick())
         return result
 
 
