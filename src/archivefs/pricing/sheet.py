@@ -1,0 +1,195 @@
+"""Price sheets: storage, request, retrieval, restore and egress prices as validated data.
+
+Sheets are YAML files (shipped ones under ``sheets/``, or your own: a
+negotiated price, another region, an on-prem tape system), validated once when
+loaded; every later computation can trust them.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from archivefs.errors import PriceSheetError
+from archivefs.model import RestoreTier, StorageClass
+
+Price = Annotated[float, Field(ge=0)]
+DEFAULT_SHEET = "aws-us-east-1"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RestorePrice(_Strict):
+    """What one restore tier costs and how long it takes."""
+
+    per_1000_requests: Price
+    per_gb: Price
+    hours: tuple[Price, Price]
+
+    @field_validator("hours")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if value[0] > value[1]:
+            raise ValueError(f"hours must be [min, max] with min <= max, got {list(value)}")
+        return value
+
+
+class ClassPrice(_Strict):
+    """Prices of one storage class."""
+
+    storage_per_gb_month: Price
+    min_storage_days: Annotated[int, Field(ge=0)] = 0
+    min_billable_object_bytes: Annotated[int, Field(ge=0)] = 0
+    overhead_bytes_at_class: Annotated[int, Field(ge=0)] = 0
+    overhead_bytes_at_standard: Annotated[int, Field(ge=0)] = 0
+    put_per_1000: Price = 0.0
+    get_per_1000: Price = 0.0
+    retrieval_per_gb: Price = 0.0
+    transition_in_per_1000: Price = 0.0
+    restore: dict[RestoreTier, RestorePrice] = Field(default_factory=dict)
+
+
+class EgressTier(_Strict):
+    """Egress price up to a cumulative volume (``None``: everything beyond)."""
+
+    up_to_gb: Annotated[float, Field(gt=0)] | None
+    per_gb: Price
+
+
+class PriceSheet(_Strict):
+    """A complete price sheet (see docs/cost-model.md for the format)."""
+
+    name: str
+    currency: str = "USD"
+    bytes_per_gb: Annotated[int, Field(gt=0)] = 2**30
+    classes: dict[StorageClass, ClassPrice]
+    restored_copy_class: StorageClass = StorageClass.STANDARD
+    egress: dict[str, list[EgressTier]]
+
+    @field_validator("egress")
+    @classmethod
+    def _tiers(cls, value: dict[str, list[EgressTier]]) -> dict[str, list[EgressTier]]:
+        for path, tiers in value.items():
+            if not tiers:
+                raise ValueError(f"egress path {path!r} has no tiers")
+            bounds = [t.up_to_gb for t in tiers]
+            if bounds[-1] is not None or None in bounds[:-1]:
+                raise ValueError(
+                    f"egress path {path!r}: only the last tier may be open-ended (up_to_gb: null),"
+                    " and it must be"
+                )
+            closed = [b for b in bounds[:-1] if b is not None]
+            if closed != sorted(set(closed)):
+                raise ValueError(f"egress path {path!r}: up_to_gb must increase, got {closed}")
+        return value
+
+    @model_validator(mode="after")
+    def _restored_copy_class_is_priced(self) -> PriceSheet:
+        if self.restored_copy_class not in self.classes:
+            raise ValueError(
+                f"restored_copy_class {self.restored_copy_class.value} has no entry in classes"
+            )
+        return self
+
+    def price(self, storage_class: StorageClass | str, *, path: str | None = None) -> ClassPrice:
+        """The prices of a storage class, or a clear error if the sheet lacks it."""
+        klass = StorageClass.parse(str(storage_class))
+        try:
+            return self.classes[klass]
+        except KeyError:
+            raise PriceSheetError(
+                f"price sheet {self.name!r} has no prices for {klass.value}.",
+                path=path,
+                fix=f"add a '{klass.value}' entry under 'classes' or use another price sheet.",
+            ) from None
+
+    def restore_price(self, storage_class: StorageClass, tier: RestoreTier) -> RestorePrice:
+        prices = self.price(storage_class).restore
+        if tier not in prices:
+            raise PriceSheetError(
+                f"price sheet {self.name!r} has no {tier.value} restore price for "
+                f"{storage_class.value}.",
+                fix=f"add classes.{storage_class.value}.restore.{tier.value} to the sheet.",
+            )
+        return prices[tier]
+
+    def egress_cost(self, gb: float, path: str) -> float:
+        """Cost of ``gb`` of egress over ``path``, walking the cumulative tiers."""
+        try:
+            tiers = self.egress[path]
+        except KeyError:
+            known = ", ".join(sorted(self.egress))
+            raise PriceSheetError(
+                f"price sheet {self.name!r} has no egress path {path!r}.",
+                fix=f"use one of: {known}.",
+            ) from None
+        cost, floor = 0.0, 0.0
+        for tier in tiers:
+            ceiling = tier.up_to_gb if tier.up_to_gb is not None else float("inf")
+            if gb <= floor:
+                break
+            cost += (min(gb, ceiling) - floor) * tier.per_gb
+            floor = ceiling
+        return cost
+
+
+def available_price_sheets() -> list[str]:
+    """Names of the price sheets shipped with archivefs."""
+    folder = resources.files("archivefs.pricing") / "sheets"
+    return sorted(
+        p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml")
+    )
+
+
+def load_price_sheet(name_or_path: str | Path = DEFAULT_SHEET) -> PriceSheet:
+    """Load a shipped sheet by name (``"aws-us-east-1"``) or any YAML file by path."""
+    source = str(name_or_path)
+    if source in available_price_sheets():
+        text = (resources.files("archivefs.pricing") / "sheets" / f"{source}.yaml").read_text()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise PriceSheetError(
+                "no such price sheet.",
+                path=source,
+                fix=f"give a YAML file path or one of: {', '.join(available_price_sheets())}.",
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise PriceSheetError(
+                f"cannot read the price sheet ({error}).", path=source, fix="check the file."
+            ) from error
+    return parse_price_sheet(text, source=source)
+
+
+def parse_price_sheet(text: str, *, source: str = "<text>") -> PriceSheet:
+    """Validate a YAML price sheet; errors name the file and the field."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise PriceSheetError(
+            f"not valid YAML ({error}).", path=source, fix="fix the YAML syntax."
+        ) from None
+    if not isinstance(data, dict):
+        raise PriceSheetError(
+            "a price sheet must be a YAML mapping.",
+            path=source,
+            fix="start from a shipped sheet (see docs/cost-model.md).",
+        )
+    try:
+        return PriceSheet.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise PriceSheetError(
+            f"field {field}: {first['msg']} ({len(error.errors())} problem(s) in all).",
+            path=source,
+            fix="correct the field; docs/cost-model.md describes every field and its unit.",
+        ) from None
