@@ -67,7 +67,7 @@ egress:
     ],
 )
 def test_bad_sheets_name_the_field(text: str, message: str) -> None:
-    with pytest.raises(PriceSheetError, match="my.yaml") as info:
+    with pytest.raises(PriceSheetError, match=r"my\.yaml") as info:
         parse_price_sheet(text, source="my.yaml")
     assert message in str(info.value)
 
