@@ -30,10 +30,13 @@ from archivefs.errors import (
     ArchiveError,
     ChecksumMismatchError,
     InvalidPathError,
+    InvalidRestoreRequestError,
     ObjectArchivedError,
     ObjectNotFoundError,
+    PriceSheetError,
     RestoreInProgressError,
 )
+from archivefs.hooks import Hooks
 from archivefs.model import (
     ObjectState,
     Plan,
@@ -42,6 +45,7 @@ from archivefs.model import (
     StorageClass,
     raise_not_archived,
 )
+from archivefs.pricing import DEFAULT_SHEET, Estimate, PriceSheet, estimate, load_price_sheet
 from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
 from archivefs.restore.journal import Journal
 from archivefs.restore.schedule import PollSchedule
@@ -115,6 +119,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         restore_status_in_listings: bool | None = None,
         restore_time_scale: float = 1.0,
         concurrency: int = 64,
+        max_cost: float | None = None,
+        on_estimate: Callable[[Plan, Estimate], bool | None] | None = None,
+        price_sheet: str = DEFAULT_SHEET,
+        egress: str = "same_region",
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
@@ -149,6 +157,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.restore_time_scale = restore_time_scale
         self.concurrency = concurrency
         self._journal_option = journal
+        self.hooks = Hooks(
+            on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
+        )
+        self.price_sheet_name = price_sheet
+        self.egress = egress
+        self._price_sheet: PriceSheet | None = None
         self._hot_url = hot
         self._hot_options = dict(hot_options or {})
         self._hot: tuple[Any, str] | None = None
@@ -179,10 +193,41 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             self._engine = RestoreEngine(
                 self.store,
                 journal=self._make_journal(),
+                approve=self._approve,
                 time_scale=self.restore_time_scale,
                 concurrency=self.concurrency,
             )
         return self._engine
+
+    @property
+    def price_sheet(self) -> PriceSheet:
+        """The price sheet estimates use (loaded on first use)."""
+        if self._price_sheet is None:
+            self._price_sheet = load_price_sheet(self.price_sheet_name)
+        return self._price_sheet
+
+    def _approve(self, plan: Plan) -> None:
+        """The engine calls this before any paid request: budget and estimate hooks."""
+        if self.hooks.wants_estimate and plan.to_restore:
+            self.hooks.approve(plan, self.estimate_plan(plan))
+
+    def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
+        """The cost and latency of a plan with this filesystem's price sheet and egress path."""
+        kwargs.setdefault("egress", self.egress)
+        return estimate(plan, self.price_sheet, **kwargs)
+
+    async def _estimate(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        **kwargs: Any,
+    ) -> Estimate:
+        """What restoring and reading ``paths`` once would cost. Sends no restore."""
+        plan = await self._plan(paths, tier=tier, days=days)
+        return self.estimate_plan(plan, **kwargs)
+
+    estimate = sync_wrapper(_estimate)
 
     def _make_journal(self) -> Journal | None:
         if self._journal_option is False:
@@ -352,12 +397,22 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             )
         return ObjectArchivedError(
             f"object is archived in {klass} (restore state: {state.restore.value}) and must be "
-            f"restored before it can be read; a {self.tier.value} restore takes {wait}.",
+            f"restored before it can be read; a {self.tier.value} restore takes {wait}"
+            f"{self._cost_phrase(state)}.",
             path=state.path,
             fix=f"{restore_call} (or `archivefs restore s3://{state.path}`), then read again; "
             "or open the filesystem with on_archived='wait' to restore and wait automatically.",
             storage_class=state.storage_class.value,
         )
+
+    def _cost_phrase(self, state: ObjectState) -> str:
+        """', costs about $X (sheet)' for restoring and reading one object, if priceable."""
+        try:
+            plan = self.engine.plan_known({state.path: state}, tier=self.tier, days=self.days)
+            cost = self.estimate_plan(plan)
+        except (PriceSheetError, InvalidRestoreRequestError):
+            return ""
+        return f" and costs about {cost.total:.4f} {cost.currency} ({cost.sheet} prices)"
 
     async def _cat_file(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
