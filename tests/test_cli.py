@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from click.testing import CliRunner
 
-from archivefs.cli import EXIT_ERROR, EXIT_USAGE, EXIT_WAITING, main
+from archivefs.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_USAGE, EXIT_WAITING, main
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -185,3 +185,40 @@ def test_progress_is_log_lines_without_a_terminal(
     assert completed.returncode == 0, completed.stderr
     assert "restore: 3/3 ready" in completed.stderr
     assert "\r" not in completed.stderr
+
+
+def test_estimate_paths_and_what_if(run: Any, archive: EmulatedArchive, bucket: str) -> None:
+    archive.put_objects(bucket, {f"e/{i}": b"x" * 100 for i in range(4)}, storage_class="GLACIER")
+    result = run("--json", "estimate", f"s3://{bucket}/e/*", "--tier", "Bulk")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["restore_request_count"] == 4
+    assert set(out["components"]) >= {"restore_requests", "egress", "storage_per_month"}
+    what_if = run(
+        "estimate", "--objects", "1000", "--size", "40MiB", "--storage-class", "DEEP_ARCHIVE",
+        "--tier", "Bulk",
+    )  # fmt: skip
+    assert what_if.exit_code == 0, what_if.output
+    assert "restore_requests" in what_if.output
+    assert "1000 restore requests" in what_if.output
+    bad_size = run("estimate", "--objects", "3", "--size", "lots", "--storage-class", "GLACIER")
+    assert bad_size.exit_code == EXIT_USAGE
+    missing_sheet = run("estimate", f"s3://{bucket}/e/*", "--price-sheet", "nowhere.yaml")
+    assert missing_sheet.exit_code == EXIT_ERROR
+    assert "no such price sheet" in missing_sheet.output
+
+
+def test_advise_prints_break_evens(run: Any) -> None:
+    result = run(
+        "advise", "--objects", "1", "--size", "633GiB", "--classes", "STANDARD,STANDARD_IA"
+    )
+    assert result.exit_code == 0, result.output
+    assert "STANDARD_IA is cheaper below" in result.output
+
+
+def test_budget_refusal_exits_3(run: Any, archive: EmulatedArchive, bucket: str) -> None:
+    archive.put_objects(bucket, {f"m/{i}": b"x" for i in range(3)}, storage_class="GLACIER")
+    result = run("restore", f"s3://{bucket}/m/*", "--max-cost", "0")
+    assert result.exit_code == EXIT_BUDGET
+    assert "above the budget" in result.output
+    assert archive.requests.count("RestoreObject") == 0

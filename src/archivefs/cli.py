@@ -7,6 +7,7 @@ Errors print one line saying what to fix; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -230,6 +231,8 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
 @click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
 @click.option("--wait", is_flag=True, help="Wait until everything reads.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
+@click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
+@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
 @click.pass_obj
 def restore_command(
     ctx: Context,
@@ -239,6 +242,8 @@ def restore_command(
     days: int,
     wait: bool,
     timeout: float | None,
+    max_cost: float | None,
+    price_sheet: str,
 ) -> None:
     """Restore archived objects in one batch (one request per object, never twice).
 
@@ -249,7 +254,7 @@ def restore_command(
     """
 
     def body() -> None:
-        fs = ctx.filesystem(tier=tier, days=days)
+        fs = ctx.filesystem(tier=tier, days=days, max_cost=max_cost, price_sheet=price_sheet)
         paths = read_paths(urls, from_file)
         display = None if ctx.as_json else ProgressDisplay()
         try:
@@ -281,6 +286,8 @@ def restore_command(
 @click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
 @click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
+@click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
+@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
 @click.pass_obj
 def prefetch_command(
     ctx: Context,
@@ -290,6 +297,8 @@ def prefetch_command(
     tier: str,
     days: int,
     timeout: float | None,
+    max_cost: float | None,
+    price_sheet: str,
 ) -> None:
     """Restore in one batch, wait with a progress bar, optionally copy to a hot store.
 
@@ -302,7 +311,12 @@ def prefetch_command(
     """
 
     def body() -> None:
-        options: dict[str, Any] = {"tier": tier, "days": days}
+        options: dict[str, Any] = {
+            "tier": tier,
+            "days": days,
+            "max_cost": max_cost,
+            "price_sheet": price_sheet,
+        }
         if hot:
             options["hot"] = hot
             if "://" in hot and not hot.startswith("file://"):
@@ -334,6 +348,169 @@ def prefetch_command(
                 f"{summary['requests_sent']} restore requests sent"
                 + (f"; copied to {hot}" if hot else "")
             )
+
+    run_guarded(ctx, body)
+
+
+def _size(text: str) -> int:
+    """Parse '40MiB', '1.5 GB', '123' into bytes."""
+    units = {
+        "": 1,
+        "b": 1,
+        "kb": 10**3,
+        "mb": 10**6,
+        "gb": 10**9,
+        "tb": 10**12,
+        "kib": 2**10,
+        "mib": 2**20,
+        "gib": 2**30,
+        "tib": 2**40,
+    }
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([a-zA-Z]*)\s*", text)
+    if not match or match.group(2).lower() not in units:
+        raise click.BadParameter(f"{text!r} is not a size; write e.g. 40MiB, 1.5GB or 123.")
+    return int(float(match.group(1)) * units[match.group(2).lower()])
+
+
+def _print_estimate(ctx: Context, result: Any) -> None:
+    if ctx.as_json:
+        click.echo(json.dumps({**result.model_dump(mode="json"), "total": result.total}))
+        return
+    for name, dollars in result.table():
+        click.echo(f"{name:<24} {dollars:>12.6f} {result.currency}")
+    lo, hi = result.restore_hours
+    click.echo(
+        f"restore wait {lo:g}-{hi:g} h; transfer {result.transfer_seconds:.0f} s; "
+        f"{result.restore_request_count} restore requests, {result.get_request_count} GETs"
+    )
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}")
+
+
+@main.command("estimate")
+@click.argument("urls", nargs=-1)
+@click.option("--from-file", help="File with one URL per line (- for stdin).")
+@click.option("--tier", help="Expedited, Standard or Bulk (default Standard).")
+@click.option("--days", type=int, help="Days the restored copy stays (default 1).")
+@click.option("--egress", default="same_region", show_default=True, help="Network path.")
+@click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
+@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
+@click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
+@click.option("--storage-class", help="What-if: their storage class, e.g. GLACIER.")
+@click.pass_obj
+def estimate_command(
+    ctx: Context,
+    urls: tuple[str, ...],
+    from_file: str | None,
+    tier: str | None,
+    days: int | None,
+    egress: str,
+    reads: int,
+    price_sheet: str,
+    objects: int | None,
+    size: str | None,
+    storage_class: str | None,
+) -> None:
+    """What restoring and reading would cost, before anything is paid.
+
+    \b
+    Examples:
+      archivefs estimate s3://bucket/run42/ --tier Bulk --egress internet
+      archivefs estimate --objects 10000 --size 40MiB --storage-class DEEP_ARCHIVE --tier Bulk
+    """
+    from archivefs.pricing import Workload, estimate, load_price_sheet
+
+    def body() -> None:
+        if objects is not None or size is not None or storage_class is not None:
+            if objects is None or size is None or storage_class is None or urls or from_file:
+                raise click.UsageError(
+                    "the what-if form needs --objects, --size and --storage-class, and no URLs."
+                )
+            from archivefs.model import StorageClass
+
+            work = Workload(
+                objects=objects,
+                total_bytes=objects * _size(size),
+                storage_class=StorageClass.parse(storage_class),
+            )
+            sheet = load_price_sheet(price_sheet)
+            result = estimate(work, sheet, tier=tier, days=days, egress=egress, reads=reads)
+        else:
+            fs = ctx.filesystem(price_sheet=price_sheet, egress=egress)
+            plan = fs.plan(read_paths(urls, from_file), tier=tier, days=days)
+            result = fs.estimate_plan(plan, reads=reads)
+        _print_estimate(ctx, result)
+
+    run_guarded(ctx, body)
+
+
+@main.command("advise")
+@click.option("--objects", type=int, required=True, help="Number of objects.")
+@click.option("--size", required=True, help="Size of each object, e.g. 40MiB.")
+@click.option(
+    "--classes",
+    default="STANDARD,STANDARD_IA,GLACIER_IR,GLACIER,DEEP_ARCHIVE",
+    show_default=True,
+    help="Comma-separated storage classes to compare.",
+)
+@click.option("--tier", default="Standard", show_default=True, help="Restore tier for archives.")
+@click.option("--egress", default="same_region", show_default=True, help="Network path.")
+@click.option("--lifecycle-after-days", type=float, help="Also: first class, then last, after N d.")
+@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@click.pass_obj
+def advise_command(
+    ctx: Context,
+    objects: int,
+    size: str,
+    classes: str,
+    tier: str,
+    egress: str,
+    lifecycle_after_days: float | None,
+    price_sheet: str,
+) -> None:
+    """Which storage class is cheapest at which read frequency (break-even table).
+
+    \b
+    Example:
+      archivefs advise --objects 1000 --size 650MiB --tier Bulk --egress internet
+    """
+    from archivefs.model import StorageClass
+    from archivefs.pricing import Workload, advise, load_price_sheet
+
+    def body() -> None:
+        work = Workload(
+            objects=objects, total_bytes=objects * _size(size), storage_class=StorageClass.STANDARD
+        )
+        advice = advise(
+            work,
+            load_price_sheet(price_sheet),
+            [StorageClass.parse(c.strip()) for c in classes.split(",") if c.strip()],
+            tier=tier,
+            egress=egress,
+            lifecycle_after_days=lifecycle_after_days,
+        )
+        if ctx.as_json:
+            click.echo(advice.model_dump_json())
+            return
+        rows = advice.table()
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            click.echo("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
+        click.echo("")
+        for point in advice.break_evens:
+            if point.reads_per_month is None:
+                other = (
+                    point.cheaper_when_frequent
+                    if point.always_cheaper == point.cheaper_when_rare
+                    else point.cheaper_when_rare
+                )
+                click.echo(f"{point.always_cheaper} is always cheaper than {other}")
+            else:
+                click.echo(
+                    f"{point.cheaper_when_rare} is cheaper below {point.reads_per_month:.2f} "
+                    f"reads/month, {point.cheaper_when_frequent} above"
+                )
 
     run_guarded(ctx, body)
 
