@@ -1,0 +1,210 @@
+"""``archivefs demo``: the whole story on an emulated archive, no cloud account needed.
+
+It starts the in-process emulated archive (moto's S3 server plus the
+``archivefs.testing`` shim), writes a small real zarr dataset whose chunks sit
+in DEEP_ARCHIVE (metadata stays in STANDARD, as bundling would keep it), and
+then does what a scientist would: list with states, open lazily, meet the
+archived-data error, estimate, batch-restore with a progress bar, compute, and
+print what was requested, read and what it would cost on AWS.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.model import Plan
+    from archivefs.testing import EmulatedArchive
+
+BUCKET = "archivefs-demo"
+STORE = "climate/daily.zarr"
+METADATA_NAMES = frozenset({"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"})
+
+
+def _say(quiet: bool, text: str = "") -> None:
+    if not quiet:
+        print(text, flush=True)
+
+
+def make_dataset() -> Any:
+    """A small but real dataset: two variables, 365 days, 292 chunks."""
+    import numpy as np
+    import pandas as pd  # type: ignore[import-untyped]
+    import xarray as xr
+
+    rng = np.random.default_rng(42)
+    time_index = pd.date_range("2023-01-01", periods=365, freq="D")
+    lat = np.linspace(-87.5, 87.5, 36)
+    lon = np.linspace(0, 355, 72)
+    seasonal = 10 * np.sin(2 * np.pi * np.arange(365) / 365)[:, None, None]
+    t2m = (15 + seasonal + rng.normal(0, 2, (365, 36, 72))).astype("float32")
+    precip = rng.gamma(2.0, 1.5, (365, 36, 72)).astype("float32")
+    ds = xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), t2m), "precip": (("time", "lat", "lon"), precip)},
+        coords={"time": time_index, "lat": lat, "lon": lon},
+    )
+    return ds.chunk({"time": 5, "lat": 18, "lon": 72})
+
+
+def seed_archive(archive: EmulatedArchive, workdir: Path, ds: Any) -> tuple[int, int]:
+    """Write the dataset as zarr and upload it: chunks to DEEP_ARCHIVE, metadata hot."""
+    local = workdir / "daily.zarr"
+    ds.to_zarr(local, mode="w", consolidated=False)
+    archive.create_bucket(BUCKET)
+    hot: dict[str, bytes] = {}
+    cold: dict[str, bytes] = {}
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        key = f"{STORE}/{file.relative_to(local).as_posix()}"
+        target = (
+            hot
+            if file.name in METADATA_NAMES or "/time/" in key or "/lat/" in key or ("/lon/" in key)
+            else cold
+        )
+        target[key] = file.read_bytes()
+    archive.put_objects(BUCKET, hot, storage_class="STANDARD")
+    archive.put_objects(BUCKET, cold, storage_class="DEEP_ARCHIVE")
+    return len(hot), len(cold)
+
+
+def run_demo(*, delay: float = 3.0, keep: bool = False, quiet: bool = False) -> dict[str, Any]:
+    """Run the demo; return its summary numbers."""
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.testing import EmulatedArchive
+
+    workdir = Path(tempfile.mkdtemp(prefix="archivefs-demo-"))
+    workdir.chmod(0o700)
+    started = time.monotonic()
+    archive = EmulatedArchive(restore_delay=delay, seconds_per_day=3600.0).start()
+    try:
+        _say(quiet, "archivefs demo: an emulated S3 archive on this machine (no cloud account)")
+        ds = make_dataset()
+        n_hot, n_cold = seed_archive(archive, workdir, ds)
+        _say(
+            quiet,
+            f"  wrote s3://{BUCKET}/{STORE}: {n_cold} chunk objects in DEEP_ARCHIVE, "
+            f"{n_hot} metadata/coordinate objects in STANDARD",
+        )
+        fs = ArchiveFileSystem(
+            target_options=archive.storage_options(),
+            journal=str(workdir / "journal.sqlite"),
+            restore_time_scale=delay / (12 * 3600),  # Deep Archive Standard: "within 12 h"
+            skip_instance_cache=True,
+        )
+        return _story(fs, archive, ds, quiet=quiet, started=started)
+    finally:
+        archive.stop()
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            _say(quiet, f"  kept {workdir}")
+
+
+def _story(
+    fs: ArchiveFileSystem, archive: EmulatedArchive, ds: Any, *, quiet: bool, started: float
+) -> dict[str, Any]:
+    import xarray as xr
+
+    from archivefs.errors import ObjectArchivedError
+
+    store = f"{BUCKET}/{STORE}"
+    _say(quiet, "\n1. listing shows storage class and restore state (one LIST, no HEADs):")
+    archive.requests.clear()
+    entries = list(fs.find(f"{store}/t2m", detail=True).values())
+    for entry in entries[:3]:
+        _say(quiet, f"     {entry['name']:<48} {entry['storage_class']:<13} {entry['restore']}")
+    _say(quiet, f"     ... {len(entries)} objects; requests: {archive.requests.counts()}")
+
+    _say(quiet, "\n2. open the dataset lazily: metadata is hot, nothing is restored")
+    opened = xr.open_zarr(fs.get_mapper(store), consolidated=False)
+    _say(quiet, f"     variables {list(opened.data_vars)}, dims {dict(opened.sizes)}")
+
+    _say(quiet, "\n3. computing on archived chunks raises a clear error (never fill values):")
+    try:
+        opened["t2m"].isel(time=0).values  # noqa: B018
+    except ObjectArchivedError as error:
+        _say(quiet, "     ObjectArchivedError: " + str(error)[:240] + " ...")
+
+    chunk_paths = [p for p in fs.find(store) if p.rsplit("/", 1)[-1] not in METADATA_NAMES]
+    chunk_paths = [p for p in chunk_paths if "/t2m/" in p or "/precip/" in p]
+    plan = fs.plan(chunk_paths, tier="Standard", days=1)
+    _say(quiet, f"\n4. plan: {len(plan)} groups, {len(plan.to_restore)} need a restore")
+    cost = _estimate(plan, quiet)
+
+    _say(quiet, "\n5. batch restore, polled in bulk, progress as groups come back:")
+    archive.requests.clear()
+    ready = _restore_with_progress(fs, plan, quiet)
+    restore_requests = archive.requests.count("RestoreObject")
+
+    _say(quiet, "\n6. compute on the restored data:")
+    archive.requests.clear()
+    mean = float(opened["t2m"].mean().compute())
+    expected = float(ds["t2m"].mean().compute())
+    bytes_read = archive.requests.bytes_sent("GET")
+    needed = sum(fs.info(p)["size"] for p in chunk_paths if "/t2m/" in p)
+    _say(quiet, f"     mean 2 m temperature: {mean:.4f} (source: {expected:.4f})")
+    if abs(mean - expected) > 1e-4:
+        raise RuntimeError(f"demo: computed mean {mean} differs from the source {expected}")
+
+    summary = {
+        "objects": len(chunk_paths),
+        "groups": len(plan),
+        "restore_requests": restore_requests,
+        "groups_ready": ready,
+        "bytes_read": bytes_read,
+        "bytes_needed": needed,
+        "estimated_cost_usd": cost,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    _say(quiet, "\nsummary:")
+    _say(quiet, f"  archived objects needed ........ {summary['objects']}")
+    _say(quiet, f"  restore requests issued ........ {restore_requests} (one per group)")
+    _say(
+        quiet,
+        f"  bytes read / needed ............ {bytes_read} / {needed} "
+        f"(amplification {bytes_read / max(needed, 1):.2f})",
+    )
+    if cost is not None:
+        _say(quiet, f"  same run on AWS (us-east-1) .... ${cost:.4f}")
+    _say(quiet, f"  wall time ...................... {summary['seconds']} s")
+    return summary
+
+
+def _estimate(plan: Plan, quiet: bool) -> float | None:
+    from archivefs.pricing import estimate, load_price_sheet
+
+    result = estimate(plan, load_price_sheet("aws-us-east-1"), days=1, egress="internet")
+    for name, dollars in result.components.items():
+        _say(quiet, f"     {name:<24} ${dollars:.6f}")
+    lo, hi = result.restore_hours
+    _say(quiet, f"     total ${result.total:.6f}; restore wait on AWS {lo:g}-{hi:g} h")
+    return float(result.total)
+
+
+def _restore_with_progress(fs: ArchiveFileSystem, plan: Plan, quiet: bool) -> int:
+    total = len(plan)
+    use_bar = not quiet and sys.stderr.isatty()
+    bar: Any = None
+    if use_bar:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="group", desc="restored")
+    report = fs.submit(plan)
+    _say(quiet, f"     {report.requests_sent} restore requests sent")
+    done = 0
+    last = time.monotonic()
+    for _group in fs.as_ready(plan, timeout=600):
+        done += 1
+        if bar is not None:
+            bar.update(1)
+        elif time.monotonic() - last > 1 or done == total:
+            _say(quiet, f"     {done}/{total} groups readable")
+            last = time.monotonic()
+    if bar is not None:
+        bar.close()
+    return done
