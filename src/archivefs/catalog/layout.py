@@ -1,0 +1,37 @@
+"""Where bundles and catalogs live: a reserved ``.archivefs/`` prefix inside the destination.
+
+Bundling ``SRC`` into ``bucket/prefix`` makes member ``SRC/a/b.nc`` appear at
+``bucket/prefix/a/b.nc``; the bundles are ``bucket/prefix/.archivefs/bundles/
+<name>.zip`` and the catalog ``bucket/prefix/.archivefs/catalog/``. Each bucket
+keeps a small registry, ``bucket/.archivefs/catalogs.json``, of the roots that
+have a catalog, so a filesystem finds them with one request per bucket.
+"""
+
+from __future__ import annotations
+
+RESERVED = ".archivefs"
+
+
+def bundle_dir(root: str) -> str:
+    return f"{root.rstrip('/')}/{RESERVED}/bundles"
+
+
+def bundle_path(root: str, name: str) -> str:
+    return f"{bundle_dir(root)}/{name}.zip"
+
+
+def catalog_dir(root: str) -> str:
+    return f"{root.rstrip('/')}/{RESERVED}/catalog"
+
+
+def registry_path(bucket: str) -> str:
+    return f"{bucket}/{RESERVED}/catalogs.json"
+
+
+def member_path(root: str, relative: str) -> str:
+    return f"{root.rstrip('/')}/{relative}"
+
+
+def is_reserved(path: str) -> bool:
+    """Paths under a reserved prefix are archivefs's own bookkeeping."""
+    return f"/{RESERVED}/" in f"/{path}/"
