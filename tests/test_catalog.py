@@ -49,7 +49,7 @@ def fetcher(data: bytes) -> Any:
     return lambda start, end: data[start:end]
 
 
-# -- names -------------------------------------------------------------------------------------
+# -- names --------
 
 
 @pytest.mark.parametrize(
@@ -74,7 +74,7 @@ def test_safe_target_path_never_escapes(tmp_path: Path) -> None:
         safe_target_path(tmp_path / "root", "link/escape")
 
 
-# -- the bundle format ------------------------------------------------------------------------------
+# -- the bundle format --------
 
 
 def test_bundle_is_a_standard_zip_with_stored_members(tmp_path: Path) -> None:
@@ -210,7 +210,7 @@ def test_checksums_catch_flipped_bytes() -> None:
         check_member(flipped, entry.crc32, name="m", bundle="b")
 
 
-# -- the catalog ------------------------------------------------------------------------------------
+# -- the catalog --------
 
 
 def make_catalog(n: int = 50) -> Catalog:
@@ -263,7 +263,7 @@ def test_catalog_refuses_duplicate_paths() -> None:
         make_catalog().merge(make_catalog())
 
 
-# -- grouping ---------------------------------------------------------------------------------------
+# -- grouping --------
 
 
 items_strategy = st.lists(
