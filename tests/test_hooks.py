@@ -9,7 +9,9 @@ import pytest
 
 from archivefs import BudgetExceededError, ObjectArchivedError
 from archivefs.filesystem import ArchiveFileSystem
-from archivefs.hooks import Hooks
+from archivefs.hooks import Hooks, Progress
+from archivefs.model import Action, ObjectState, Plan, PlannedGroup, RestoreState, StorageClass
+from archivefs.pricing import Estimate, estimate, load_price_sheet
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -95,14 +97,157 @@ def test_archived_error_carries_the_estimate(
 
 
 def test_progress_hooks_never_kill_a_restore(caplog: pytest.LogCaptureFixture) -> None:
-    calls: list[int] = []
+    calls: list[Progress] = []
 
-    def broken(progress: Any) -> None:
+    def broken(progress: Progress) -> None:
         raise RuntimeError("display crashed")
 
-    hooks = Hooks(on_progress=[broken, lambda p: calls.append(p)])
+    hooks = Hooks(on_progress=[broken, calls.append])
     with caplog.at_level(logging.WARNING):
-        hooks.emit(1)
-        hooks.emit(2)
-    assert calls == [1, 2]
+        hooks.emit(Progress(archived=1))
+        hooks.emit(Progress(restored=1, done=True))
+    assert calls == [Progress(archived=1), Progress(restored=1, done=True)]
     assert caplog.text.count("failed; it is skipped") == 1
+
+
+# -- Hooks and Progress as plain objects ----------------------------------------------------
+
+
+def _plan_and_estimate(size: int = 2**30) -> tuple[Plan, Estimate]:
+    state = ObjectState("b/k", size, StorageClass.GLACIER, RestoreState.ARCHIVED)
+    plan = Plan(groups=(PlannedGroup(state, Action.RESTORE, ("b/k",), size, 1),))
+    return plan, estimate(plan, load_price_sheet("aws-us-east-1"), egress="internet")
+
+
+def test_budget_boundary_and_message() -> None:
+    plan, est = _plan_and_estimate()
+    total = 0.05 / 1000 + 0.01 + 0.023 / 30 + 0.0004 / 1000 + 0.09
+    assert est.total == pytest.approx(total)
+    Hooks(max_cost=est.total).approve(plan, est)  # at the budget: allowed
+    Hooks(max_cost=None).approve(plan, est)
+    with pytest.raises(BudgetExceededError) as info:
+        Hooks(max_cost=0.05).approve(plan, est)
+    error = info.value
+    assert (error.estimate, error.budget) == (est.total, 0.05)
+    assert str(error) == (
+        f"the estimated cost {total:.4f} USD of restoring and reading 1 group(s) "
+        "(1 restore requests) is above the budget of 0.0500 USD; nothing was requested. "
+        "Fix: raise the budget (max_cost= on the filesystem, --max-cost on the command line), "
+        "choose a cheaper tier (Bulk), or restore fewer objects."
+    )
+
+
+def test_estimate_hooks_run_in_order_and_veto_names_the_hook() -> None:
+    plan, est = _plan_and_estimate()
+    seen: list[str] = []
+
+    def looks(p: Plan, e: Estimate) -> None:
+        seen.append(f"looks {len(p)} {e.restore_request_count}")
+
+    def agrees(p: Plan, e: Estimate) -> bool:
+        seen.append("agrees")
+        return True
+
+    def refuses(p: Plan, e: Estimate) -> bool:
+        seen.append("refuses")
+        return False
+
+    Hooks(on_estimate=[looks, agrees]).approve(plan, est)
+    assert seen == ["looks 1 1", "agrees"]
+    seen.clear()
+    hooks = Hooks(on_estimate=[looks, refuses, agrees])
+    with pytest.raises(BudgetExceededError, match=r"on_estimate hook .*refuses refused") as info:
+        hooks.approve(plan, est)
+    assert seen == ["looks 1 1", "refuses"]
+    assert info.value.estimate == est.total
+    assert info.value.budget is None
+
+
+def test_budget_is_checked_before_hooks_and_hook_errors_propagate() -> None:
+    plan, est = _plan_and_estimate()
+    called: list[bool] = []
+    with pytest.raises(BudgetExceededError, match="budget"):
+        Hooks(on_estimate=[lambda p, e: called.append(True)], max_cost=0.0).approve(plan, est)
+    assert called == []
+
+    def broken(p: Plan, e: Estimate) -> bool:
+        raise KeyError("ask the user")
+
+    with pytest.raises(KeyError, match="ask the user"):
+        Hooks(on_estimate=[broken]).approve(plan, est)
+
+
+@pytest.mark.parametrize("budget", [-1.0, float("nan"), float("inf")])
+def test_bad_budgets_are_refused(budget: float) -> None:
+    with pytest.raises(ValueError, match="max_cost must be a finite amount >= 0"):
+        Hooks(max_cost=budget)
+
+
+def test_wants_estimate() -> None:
+    assert not Hooks().wants_estimate
+    assert Hooks(max_cost=0.0).wants_estimate
+    assert Hooks(on_estimate=[lambda p, e: None]).wants_estimate
+
+
+def test_progress_from_plan_counts_groups_and_bytes_by_state() -> None:
+    def g(key: str, size: int, state: RestoreState, action: Action) -> PlannedGroup:
+        klass = StorageClass.STANDARD if state is RestoreState.HOT else StorageClass.GLACIER
+        return PlannedGroup(ObjectState(key, size, klass, state), action, (key,), size, 1)
+
+    plan = Plan(
+        groups=(
+            g("b/a", 1, RestoreState.ARCHIVED, Action.RESTORE),
+            g("b/f", 2, RestoreState.ARCHIVED, Action.RESTORE),
+            g("b/r", 4, RestoreState.RESTORING, Action.WAIT),
+            g("b/d", 8, RestoreState.RESTORED, Action.READ),
+            g("b/h", 16, RestoreState.HOT, Action.READ),
+            g("b/h2", 32, RestoreState.HOT, Action.READ),
+        )
+    )
+    progress = Progress.from_plan(
+        plan, requests_sent=2, failed=frozenset({"b/f"}), eta_seconds=90.0
+    )
+    assert progress == Progress(
+        archived=1,
+        restoring=1,
+        restored=1,
+        hot=2,
+        failed=1,
+        archived_bytes=1,
+        restoring_bytes=4,
+        restored_bytes=8,
+        hot_bytes=48,
+        failed_bytes=2,
+        requests_sent=2,
+        eta_seconds=90.0,
+        done=False,
+    )
+    assert (progress.groups, progress.ready) == (6, 3)
+    finished = Progress.from_plan(Plan(groups=plan.groups[3:]))
+    assert finished.done
+    assert finished.eta_seconds is None
+    with pytest.raises(AttributeError):
+        finished.done = False  # type: ignore[misc]
+
+
+def test_every_failing_progress_hook_warns_once(caplog: pytest.LogCaptureFixture) -> None:
+    received: list[Progress] = []
+
+    def first(progress: Progress) -> None:
+        raise ValueError("bar closed")
+
+    def second(progress: Progress) -> None:
+        raise OSError("pipe closed")
+
+    hooks = Hooks(on_progress=[first, received.append, second])
+    updates = [Progress(archived=2), Progress(restored=2, done=True)]
+    with caplog.at_level(logging.DEBUG, logger="archivefs.hooks"):
+        for update in updates:
+            hooks.emit(update)
+    assert received == updates
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [r.getMessage().split(" at 0x")[0] for r in warnings] == [
+        "progress hook <function test_every_failing_progress_hook_warns_once.<locals>.first",
+        "progress hook <function test_every_failing_progress_hook_warns_once.<locals>.second",
+    ]
+    assert len([r for r in caplog.records if r.levelno == logging.DEBUG]) == 2

@@ -3,7 +3,7 @@
 Every option costs ``monthly + a * per_access`` at ``a`` reads per month, so
 two options cross at most once: ``a* = (monthly_b - monthly_a) / (per_access_a
 - per_access_b)``. The lifecycle option keeps data in a first class for N days
-and then moves it (see docs/cost-model.md for the model).
+and then moves it; it is linear in ``a`` too (see :func:`lifecycle_option`).
 """
 
 from __future__ import annotations
@@ -22,12 +22,24 @@ if TYPE_CHECKING:
     from archivefs.pricing.sheet import PriceSheet
 
 DEFAULT_GRID = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+DEFAULT_CLASSES = (
+    StorageClass.STANDARD,
+    StorageClass.STANDARD_IA,
+    StorageClass.GLACIER_IR,
+    StorageClass.GLACIER,
+    StorageClass.DEEP_ARCHIVE,
+)
+DEFAULT_HORIZON_DAYS = 360.0
 
 
 def break_even(
     per_access_a: float, monthly_a: float, per_access_b: float, monthly_b: float
 ) -> float | None:
-    """Reads per month above which A is cheaper than B... or below; ``None``: one always wins."""
+    """The reads per month at which A and B cost the same, or ``None`` if one always wins.
+
+    Solves ``monthly_a + a * per_access_a == monthly_b + a * per_access_b``;
+    ``None`` when the lines are parallel or cross only at ``a <= 0``.
+    """
     if per_access_a == per_access_b:
         return None
     point = (monthly_b - monthly_a) / (per_access_a - per_access_b)
@@ -42,12 +54,17 @@ class Option(BaseModel):
     name: str
     monthly: float
     per_access: float
+    storage_class: StorageClass | None = None
+    tier: RestoreTier | None = None
 
     def cost(self, reads_per_month: float) -> float:
+        """Monthly cost at ``reads_per_month`` full reads per month."""
         return self.monthly + reads_per_month * self.per_access
 
 
 class BreakEven(BaseModel):
+    """Where two options cost the same (the one with lower storage wins below it)."""
+
     model_config = ConfigDict(frozen=True)
 
     cheaper_when_rare: str
@@ -66,7 +83,12 @@ class Advice(BaseModel):
     break_evens: list[BreakEven]
 
     def cheapest(self, reads_per_month: float) -> Option:
-        return min(self.options, key=lambda o: o.cost(reads_per_month))
+        """The option with the lowest monthly cost at ``reads_per_month`` (ties: cheaper reads)."""
+        return min(self.options, key=lambda o: (o.cost(reads_per_month), o.per_access))
+
+    def costs(self) -> dict[str, list[float]]:
+        """Monthly cost of each option at every grid point (for plots)."""
+        return {o.name: [o.cost(a) for a in self.grid] for o in self.options}
 
     def table(self) -> list[list[str]]:
         """Rows for a text table: option, monthly, per access, cost at each grid point."""
@@ -114,47 +136,89 @@ def option_for(
     name = storage_class.value
     if storage_class.needs_restore:
         name = f"{name} ({tier.value} restore)"
-    return Option(name=name, monthly=one.components["storage_per_month"], per_access=one.total)
+    return Option(
+        name=name,
+        monthly=one.components["storage_per_month"],
+        per_access=one.total,
+        storage_class=storage_class,
+        tier=tier if storage_class.needs_restore else None,
+    )
 
 
 def lifecycle_option(
-    first: Option, then: Option, *, after_days: float, horizon_months: float = 12.0
+    first: Option,
+    then: Option,
+    *,
+    after_days: float,
+    horizon_days: float = DEFAULT_HORIZON_DAYS,
+    transition: float = 0.0,
+    first_min_days: float = 0.0,
+    then_min_days: float = 0.0,
 ) -> Option:
-    """Keep data in ``first`` for ``after_days``, then in ``then``, over ``horizon_months``.
+    """Store in ``first`` for ``after_days``, then in ``then``, for ``horizon_days`` in all.
 
-    Storage is averaged over the horizon; reads are assumed to be spread evenly
-    over it, so each access costs the time-weighted mix of both classes' prices.
+    Averaged over the horizon: ``first`` is billed ``max(after_days,
+    first_min_days)`` days (moving early pays its minimum), ``then`` is billed
+    ``max(horizon - after_days, then_min_days)`` days, and the one-off
+    ``transition`` fee is spread over the horizon. Reads are spread evenly over
+    the horizon, so one access costs the time-weighted mix of both options.
     """
-    early = min(after_days / DAYS_PER_MONTH, horizon_months) / horizon_months
+    if not 0 <= after_days <= horizon_days:
+        raise ValueError(
+            f"lifecycle after {after_days:g} days does not fit a {horizon_days:g}-day horizon; "
+            "use 0 <= after_days <= horizon_days."
+        )
+    later = horizon_days - after_days
+    first_days = max(after_days, first_min_days)
+    then_days = max(later, then_min_days) if later > 0 else 0.0
+    monthly = (
+        first.monthly * first_days + then.monthly * then_days + transition * DAYS_PER_MONTH
+    ) / horizon_days
     return Option(
         name=f"{first.name} -> {then.name} after {after_days:g} d",
-        monthly=early * first.monthly + (1 - early) * then.monthly,
-        per_access=early * first.per_access + (1 - early) * then.per_access,
+        monthly=monthly,
+        per_access=(first.per_access * after_days + then.per_access * later) / horizon_days,
     )
 
 
 def advise(
     workload: Workload,
     sheet: PriceSheet,
-    classes: Sequence[StorageClass | str] = (
-        StorageClass.STANDARD,
-        StorageClass.STANDARD_IA,
-        StorageClass.GLACIER_IR,
-        StorageClass.GLACIER,
-        StorageClass.DEEP_ARCHIVE,
-    ),
+    classes: Sequence[StorageClass | str] = DEFAULT_CLASSES,
     *,
-    tier: RestoreTier | str = RestoreTier.STANDARD,
+    tier: RestoreTier | str | Sequence[RestoreTier | str] = RestoreTier.STANDARD,
     egress: str = "same_region",
     lifecycle_after_days: float | None = None,
+    horizon_days: float = DEFAULT_HORIZON_DAYS,
     reads_per_month: Sequence[float] = DEFAULT_GRID,
 ) -> Advice:
-    """Compare storage classes for a workload: monthly cost vs reads per month."""
-    restore_tier = RestoreTier.parse(tier)
-    options = [
-        option_for(workload, sheet, StorageClass.parse(str(c)), tier=restore_tier, egress=egress)
-        for c in classes
-    ]
+    """Compare storage classes for a workload: monthly cost against reads per month.
+
+    Archive classes get one option per restore ``tier`` (one tier or several).
+    With ``lifecycle_after_days``, one more option stores the data in the first
+    class and moves it to the last one after that many days (see
+    :func:`lifecycle_option`).
+    """
+    tiers = [RestoreTier.parse(t) for t in ([tier] if isinstance(tier, str) else tier)]
+    options: list[Option] = []
+    for name in classes:
+        klass = StorageClass.parse(str(name))
+        for restore_tier in tiers if klass.needs_restore else tiers[:1]:
+            options.append(option_for(workload, sheet, klass, tier=restore_tier, egress=egress))
     if lifecycle_after_days is not None and len(options) >= 2:
-        options.append(lifecycle_option(options[0], options[-1], after_days=lifecycle_after_days))
+        first, then = options[0], options[-1]
+        first_class = first.storage_class or StorageClass.STANDARD
+        then_class = then.storage_class or StorageClass.STANDARD
+        then_price = sheet.price(then_class)
+        options.append(
+            lifecycle_option(
+                first,
+                then,
+                after_days=lifecycle_after_days,
+                horizon_days=horizon_days,
+                transition=workload.objects * then_price.transition_in_per_1000 / 1000,
+                first_min_days=sheet.price(first_class).min_storage_days,
+                then_min_days=then_price.min_storage_days,
+            )
+        )
     return compare(options, reads_per_month)

@@ -7,9 +7,10 @@ docs/cost-model.md. Amounts are in the sheet's currency, GB are
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from archivefs.errors import PriceSheetError
 from archivefs.model import Action, Plan, RestoreTier, StorageClass
@@ -30,44 +31,89 @@ DEFAULT_THROUGHPUT = 100e6  # bytes/s, a typical single-client S3 stream
 
 
 class Workload(BaseModel):
-    """A what-if: ``objects`` objects of ``total_bytes`` in ``storage_class``, read ``reads`` times.
+    """A what-if: ``objects`` objects of ``total_bytes`` in ``storage_class``.
 
-    ``size_distribution`` (object sizes in bytes, cycled over ``objects``) makes
-    minimum billable sizes bite where they should; ``age_days`` is how long the
-    objects have been stored (early deletion when ``delete_after_read``).
+    Give the size as ``total_bytes`` (spread evenly), ``object_size`` (each), or
+    ``size_distribution`` (object sizes in bytes, cycled over ``objects``), so
+    that minimum billable sizes bite where they should. ``age_days`` is how long
+    the objects have been stored; with ``delete_after_read`` it prices early deletion.
     """
 
     model_config = ConfigDict(frozen=True)
 
     objects: Annotated[int, Field(ge=0)]
-    total_bytes: Annotated[int, Field(ge=0)]
     storage_class: StorageClass
+    total_bytes: Annotated[int, Field(ge=0)] = 0
+    object_size: Annotated[int, Field(ge=0)] | None = None
     size_distribution: list[Annotated[int, Field(ge=0)]] | None = None
     age_days: Annotated[float, Field(ge=0)] | None = None
     delete_after_read: bool = False
 
     @model_validator(mode="before")
     @classmethod
-    def _object_size(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "object_size" in data:
-            data = dict(data)
-            size = data.pop("object_size")
-            data.setdefault("total_bytes", int(size) * int(data.get("objects", 0)))
+    def _derive_total(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "total_bytes" in data:
+            return data
+        objects, size = data.get("objects"), data.get("object_size")
+        dist = data.get("size_distribution")
+        if not isinstance(objects, int):
+            return data
+        if isinstance(size, int):
+            return {**data, "total_bytes": size * objects}
+        if dist and all(isinstance(s, int) for s in dist):
+            return {**data, "total_bytes": sum(s * n for s, n in _cycle_counts(dist, objects))}
         return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        given = {"total_bytes", "object_size", "size_distribution"} & self.model_fields_set
+        if self.objects and not given:
+            raise ValueError("give the size: total_bytes, object_size or size_distribution")
+        if self.object_size is not None and self.total_bytes != self.object_size * self.objects:
+            raise ValueError(
+                f"total_bytes {self.total_bytes} is not objects x object_size "
+                f"({self.objects} x {self.object_size}); give only one of them"
+            )
+        if self.size_distribution is not None:
+            if not self.size_distribution:
+                raise ValueError("size_distribution is empty; give object sizes or leave it out")
+            total = sum(s * n for s, n in _cycle_counts(self.size_distribution, self.objects))
+            if total != self.total_bytes:
+                raise ValueError(
+                    f"total_bytes {self.total_bytes} disagrees with size_distribution cycled over "
+                    f"{self.objects} objects ({total} bytes); give only one of them"
+                )
+        elif self.objects == 0 and self.total_bytes:
+            raise ValueError(f"{self.total_bytes} bytes in 0 objects; set objects")
+        return self
+
+    def size_counts(self) -> list[tuple[int, int]]:
+        """``(object size, number of objects)`` pairs, without listing every object."""
+        if self.objects == 0:
+            return []
+        if self.object_size is not None:
+            return [(self.object_size, self.objects)]
+        if self.size_distribution:
+            return _cycle_counts(self.size_distribution, self.objects)
+        base, extra = divmod(self.total_bytes, self.objects)
+        pairs = [(base + 1, extra), (base, self.objects - extra)]
+        return [(size, n) for size, n in pairs if n]
 
     def sizes(self) -> list[int]:
         """Sizes of every object (uniform unless a distribution is given)."""
-        if self.objects == 0:
-            return []
-        if self.size_distribution:
-            dist = self.size_distribution
-            return [dist[i % len(dist)] for i in range(self.objects)]
-        base, extra = divmod(self.total_bytes, self.objects)
-        return [base + (1 if i < extra else 0) for i in range(self.objects)]
+        return [size for size, n in self.size_counts() for _ in range(n)]
+
+
+def _cycle_counts(dist: list[int], objects: int) -> list[tuple[int, int]]:
+    full, rest = divmod(objects, len(dist))
+    counts: Counter[int] = Counter()
+    for i, size in enumerate(dist):
+        counts[size] += full + (1 if i < rest else 0)
+    return [(size, n) for size, n in counts.items() if n]
 
 
 class Estimate(BaseModel):
-    """The cost breakdown and latency of a plan or workload."""
+    """The cost breakdown and latency of a plan or workload (JSON-ready)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -83,12 +129,14 @@ class Estimate(BaseModel):
     bytes_read: int
     warnings: list[str] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def total(self) -> float:
         """Everything this job pays, excluding the ongoing ``storage_per_month``."""
         return sum(v for k, v in self.components.items() if k != "storage_per_month")
 
     def table(self) -> list[tuple[str, float]]:
+        """``(component, amount)`` rows in the fixed order, then ``("total", total)``."""
         return [(k, self.components[k]) for k in COMPONENTS] + [("total", self.total)]
 
 
@@ -103,6 +151,7 @@ class _Tally:
         self.bytes_restored = 0
         self.bytes_read = 0.0
         self.egress_gb = 0.0
+        self.below_minimum: Counter[StorageClass] = Counter()
         self.warnings: list[str] = []
 
 
@@ -126,46 +175,40 @@ def estimate(
     egress:
         The network path the bytes take (a key of ``sheet.egress``).
     reads:
-        How many times the data is read (each read pays GETs, retrieval, egress;
-        a workload's every read also pays a restore of archived data).
+        How many times the data is read. Each read pays GETs, retrieval and
+        egress; in a workload each read of archived data also restores it again.
     read_amplification:
         Bytes fetched per byte needed (1.0: exact reads).
+    throughput_bytes_per_s:
+        Transfer rate for ``transfer_seconds``.
     """
     if reads < 0 or read_amplification < 1.0 or throughput_bytes_per_s <= 0:
         raise PriceSheetError(
-            f"bad estimate parameters: reads={reads}, read_amplification={read_amplification}, "
+            f"cannot estimate with reads={reads}, read_amplification={read_amplification}, "
             f"throughput_bytes_per_s={throughput_bytes_per_s}.",
+            path=sheet.name,
             fix="use reads >= 0, read_amplification >= 1.0 and a positive throughput.",
         )
-    chosen_tier = RestoreTier.parse(tier) if tier is not None else None
+    chosen = RestoreTier.parse(tier) if tier is not None else None
     if isinstance(plan_or_workload, Plan):
-        restore_tier = chosen_tier or plan_or_workload.tier
+        restore_tier = chosen or plan_or_workload.tier
         restore_days = days if days is not None else plan_or_workload.days
         tally = _tally_plan(
             plan_or_workload, sheet, restore_tier, restore_days, reads, read_amplification
         )
     else:
-        restore_tier = chosen_tier or RestoreTier.STANDARD
+        restore_tier = chosen or RestoreTier.STANDARD
         restore_days = days if days is not None else 1
-        if chosen_tier is None and plan_or_workload.storage_class.needs_restore:
-            tally_warning = (
-                f"{plan_or_workload.storage_class.value} needs a restore and no tier was given; "
-                "estimated with the Standard tier."
-            )
-        else:
-            tally_warning = None
         tally = _tally_workload(
             plan_or_workload, sheet, restore_tier, restore_days, reads, read_amplification
         )
-        if tally_warning:
-            tally.warnings.append(tally_warning)
+        if chosen is None and tally.restore_requests:
+            tally.warnings.append(
+                f"{plan_or_workload.storage_class.value} needs a restore and no tier was given; "
+                "estimated with the Standard tier (pass tier='Bulk' or 'Expedited' to compare)."
+            )
     tally.parts["egress"] = sheet.egress_cost(tally.egress_gb, egress)
-    if read_amplification > 1.0 and tally.parts["egress"] > 0:
-        tally.warnings.append(
-            f"read amplification {read_amplification:g} multiplies egress and retrieval: "
-            f"{tally.bytes_read / read_amplification / sheet.bytes_per_gb:.3f} GB needed, "
-            f"{tally.bytes_read / sheet.bytes_per_gb:.3f} GB fetched."
-        )
+    _warn(tally, sheet, read_amplification)
     hours = (
         (max(h[0] for h in tally.hours), max(h[1] for h in tally.hours))
         if tally.hours
@@ -181,9 +224,24 @@ def estimate(
         restore_request_count=tally.restore_requests,
         get_request_count=tally.gets,
         bytes_restored=tally.bytes_restored,
-        bytes_read=int(tally.bytes_read),
+        bytes_read=round(tally.bytes_read),
         warnings=tally.warnings,
     )
+
+
+def _warn(tally: _Tally, sheet: PriceSheet, amplification: float) -> None:
+    if amplification > 1.0 and (tally.parts["egress"] > 0 or tally.parts["retrieval"] > 0):
+        tally.warnings.append(
+            f"read amplification {amplification:g} multiplies egress and retrieval: "
+            f"{tally.bytes_read / amplification / sheet.bytes_per_gb:.3f} GB needed, "
+            f"{tally.bytes_read / sheet.bytes_per_gb:.3f} GB fetched."
+        )
+    for klass, count in sorted(tally.below_minimum.items()):
+        minimum = sheet.price(klass).min_billable_object_bytes
+        tally.warnings.append(
+            f"{count} object(s) in {klass.value} are below its {minimum}-byte minimum billable "
+            "size and are billed as that size; bundling them would cut storage and requests."
+        )
 
 
 def _restore(
@@ -200,8 +258,8 @@ def _restore(
     gb = nbytes / sheet.bytes_per_gb
     tally.parts["restore_requests"] += requests * price.per_1000_requests / 1000
     tally.parts["restore_data"] += gb * price.per_gb
-    copy_price = sheet.price(sheet.restored_copy_class).storage_per_gb_month
     if klass.needs_restore:  # Intelligent-Tiering objects move back; no temporary copy
+        copy_price = sheet.price(sheet.restored_copy_class).storage_per_gb_month
         tally.parts["restored_copy_storage"] += gb * copy_price * days / DAYS_PER_MONTH
     tally.hours.append(price.hours)
     tally.restore_requests += requests
@@ -212,7 +270,7 @@ def _read(
     tally: _Tally,
     sheet: PriceSheet,
     klass: StorageClass,
-    read_bytes: int,
+    read_bytes: float,
     requests: int,
     reads: int,
     amplification: float,
@@ -231,49 +289,70 @@ def _read(
     tally.egress_gb += gb
 
 
-def _monthly_storage(sheet: PriceSheet, klass: StorageClass, size: int) -> float:
+def _monthly_storage(sheet: PriceSheet, klass: StorageClass, size: int, count: int = 1) -> float:
+    """Storage per month of ``count`` objects holding ``size`` billable bytes in all.
+
+    ``size`` must already be raised to the class's minimum billable size per
+    object; the per-object overheads are added here.
+    """
     price = sheet.price(klass)
-    billable = max(size, price.min_billable_object_bytes) + price.overhead_bytes_at_class
-    standard = (
-        sheet.price(StorageClass.STANDARD).storage_per_gb_month
-        if (price.overhead_bytes_at_standard)
-        else 0.0
-    )
-    return (
-        billable * price.storage_per_gb_month + price.overhead_bytes_at_standard * standard
-    ) / sheet.bytes_per_gb
+    cost = (size + count * price.overhead_bytes_at_class) * price.storage_per_gb_month
+    if price.overhead_bytes_at_standard:
+        standard = sheet.price(StorageClass.STANDARD).storage_per_gb_month
+        cost += count * price.overhead_bytes_at_standard * standard
+    return cost / sheet.bytes_per_gb
+
+
+class _Bucket:
+    """Sums over the plan's groups that are priced alike."""
+
+    __slots__ = ("billable", "count", "read_bytes", "read_requests", "size")
+
+    def __init__(self) -> None:
+        self.count = self.size = self.billable = self.read_bytes = self.read_requests = 0
 
 
 def _tally_plan(
     plan: Plan, sheet: PriceSheet, tier: RestoreTier, days: int, reads: int, amplification: float
 ) -> _Tally:
     tally = _Tally()
-    below_minimum = 0
+    buckets: dict[tuple[StorageClass, Action, bool], _Bucket] = {}
+    minimum: dict[StorageClass, int] = {}
     for group in plan.groups:
         state = group.state
         klass = state.storage_class
-        price = sheet.price(klass, path=state.path)
-        if group.action in (Action.RESTORE, Action.RENEW):
-            _restore(tally, sheet, klass, tier, state.size, days)
+        if klass not in minimum:
+            minimum[klass] = sheet.price(klass, path=state.path).min_billable_object_bytes
         restored = klass.needs_restore or state.archive_access is not None
+        key = (klass, group.action, restored)
+        bucket = buckets.get(key)
+        if bucket is None:
+            bucket = buckets[key] = _Bucket()
+        bucket.count += 1
+        bucket.size += state.size
+        bucket.read_bytes += group.read_bytes
+        bucket.read_requests += group.read_requests
+        if state.size < minimum[klass]:
+            bucket.billable += minimum[klass]
+            tally.below_minimum[klass] += 1
+        else:
+            bucket.billable += state.size
+    for (klass, action, restored), b in buckets.items():
+        if action in (Action.RESTORE, Action.RENEW):
+            _restore(tally, sheet, klass, tier, b.size, days, requests=b.count)
+        elif action is Action.WAIT and tier in sheet.price(klass).restore:
+            tally.hours.append((0.0, sheet.price(klass).restore[tier].hours[1]))  # under way
         _read(
             tally,
             sheet,
             klass,
-            group.read_bytes,
-            group.read_requests,
+            b.read_bytes,
+            b.read_requests,
             reads,
             amplification,
             restored=restored,
         )
-        tally.parts["storage_per_month"] += _monthly_storage(sheet, klass, state.size)
-        if state.size < price.min_billable_object_bytes:
-            below_minimum += 1
-    if below_minimum:
-        tally.warnings.append(
-            f"{below_minimum} object(s) are below their class's minimum billable size; "
-            "bundling them would cut storage and request charges."
-        )
+        tally.parts["storage_per_month"] += _monthly_storage(sheet, klass, b.billable, b.count)
     return tally
 
 
@@ -288,22 +367,26 @@ def _tally_workload(
     tally = _Tally()
     klass = workload.storage_class
     price = sheet.price(klass)
-    sizes = workload.sizes()
-    total = sum(sizes)
-    if klass.needs_restore and reads:  # every read of archived data restores it again
-        _restore(tally, sheet, klass, tier, total * reads, days, requests=len(sizes) * reads)
-    _read(
-        tally, sheet, klass, total, len(sizes), reads, amplification, restored=klass.needs_restore
-    )
-    tally.parts["storage_per_month"] = sum(_monthly_storage(sheet, klass, s) for s in sizes)
-    below = sum(1 for s in sizes if s < price.min_billable_object_bytes)
+    counts = workload.size_counts()
+    total, objects = workload.total_bytes, workload.objects
+    if klass.needs_restore and reads and objects:  # every read restores the data again
+        _restore(tally, sheet, klass, tier, total * reads, days, requests=objects * reads)
+    _read(tally, sheet, klass, total, objects, reads, amplification, restored=klass.needs_restore)
+    floor = price.min_billable_object_bytes
+    billable = sum(n * max(s, floor) for s, n in counts)
+    tally.parts["storage_per_month"] = _monthly_storage(sheet, klass, billable, objects)
+    below = sum(n for s, n in counts if s < floor)
     if below:
-        tally.warnings.append(
-            f"{below} object(s) are below the {price.min_billable_object_bytes}-byte minimum "
-            f"billable size of {klass.value}."
-        )
-    if workload.delete_after_read and workload.age_days is not None:
-        remaining = max(0.0, price.min_storage_days - workload.age_days)
+        tally.below_minimum[klass] = below
+    if workload.delete_after_read:
+        age = workload.age_days
+        if age is None:
+            age = 0.0
+            tally.warnings.append(
+                "delete_after_read without age_days: assumed the objects were just stored "
+                "(the largest early-deletion charge); pass age_days for an exact figure."
+            )
+        remaining = max(0.0, price.min_storage_days - age)
         tally.parts["early_deletion"] = (
             tally.parts["storage_per_month"] * remaining / DAYS_PER_MONTH
         )

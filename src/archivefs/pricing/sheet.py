@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from archivefs.errors import PriceSheetError
 from archivefs.model import RestoreTier, StorageClass
@@ -69,7 +76,7 @@ class PriceSheet(_Strict):
     currency: str = "USD"
     bytes_per_gb: Annotated[int, Field(gt=0)] = 2**30
     classes: dict[StorageClass, ClassPrice]
-    restored_copy_class: StorageClass = StorageClass.STANDARD
+    restored_copy_class: StorageClass = Field(default=StorageClass.STANDARD, validate_default=True)
     egress: dict[str, list[EgressTier]]
 
     @field_validator("egress")
@@ -89,13 +96,15 @@ class PriceSheet(_Strict):
                 raise ValueError(f"egress path {path!r}: up_to_gb must increase, got {closed}")
         return value
 
-    @model_validator(mode="after")
-    def _restored_copy_class_is_priced(self) -> PriceSheet:
-        if self.restored_copy_class not in self.classes:
-            raise ValueError(
-                f"restored_copy_class {self.restored_copy_class.value} has no entry in classes"
-            )
-        return self
+    @field_validator("restored_copy_class")
+    @classmethod
+    def _restored_copy_class_is_priced(
+        cls, value: StorageClass, info: ValidationInfo
+    ) -> StorageClass:
+        classes = info.data.get("classes")
+        if classes is not None and value not in classes:
+            raise ValueError(f"{value.value} has no entry in classes; add one or pick another")
+        return value
 
     def price(self, storage_class: StorageClass | str, *, path: str | None = None) -> ClassPrice:
         """The prices of a storage class, or a clear error if the sheet lacks it."""
