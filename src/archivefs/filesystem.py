@@ -26,6 +26,9 @@ from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import AbstractBufferedFile
 
+from archivefs.catalog.bundle import check_member
+from archivefs.catalog.layout import is_reserved
+from archivefs.catalog.view import CatalogView
 from archivefs.errors import (
     ArchiveError,
     ChecksumMismatchError,
@@ -48,6 +51,7 @@ from archivefs.model import (
 from archivefs.pricing import DEFAULT_SHEET, Estimate, PriceSheet, estimate, load_price_sheet
 from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
 from archivefs.restore.journal import Journal
+from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import SubmitReport
 from archivefs.stores.s3 import S3Store, split_path
@@ -56,6 +60,7 @@ from archivefs.stores.translate import is_archived_error, translate
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
 
+    from archivefs.catalog.index import Catalog, MemberInfo
     from archivefs.model import PlannedGroup
 
 logger = logging.getLogger("archivefs")
@@ -167,6 +172,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self._hot_options = dict(hot_options or {})
         self._hot: tuple[Any, str] | None = None
         self.store = S3Store(fs, restore_status_in_listings=restore_status_in_listings)
+        self.catalogs = CatalogView(self.store.get_bytes)
         self._engine: RestoreEngine | None = None
 
     # -- plumbing --------------------------------------------------------------------------
@@ -262,6 +268,17 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 return dict(await self.fs._info(bucket))
             except Exception as error:
                 raise translate(error, bucket, action="inspect") from error
+        found = await self.catalogs.root_for(path)
+        if found is not None:
+            root, catalog = found
+            member = catalog.lookup(path)
+            if member is not None:
+                bundle = await self.store.head(member.bundle)  # the member's state is its bundle's
+                return _member_entry(
+                    member, bundle.storage_class, bundle.restore, bundle.restore_expiry
+                )
+            if path not in catalog.plain and (path == root or _catalog_isdir(catalog, path)):
+                return {"name": path, "size": 0, "type": "directory"}
         try:
             cached = None if kwargs.get("refresh") else self._ls_from_cache(path)
         except FileNotFoundError:
@@ -287,11 +304,22 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         path = self._strip_protocol(path)
         refresh = kwargs.get("refresh", False)
         entries = None if refresh else self.dircache.get(path)
+        found = await self.catalogs.root_for(path) if entries is None else None
+        if found is not None:  # inside a catalog root: the catalog answers, the store is not asked
+            entries = _catalog_listing(found[1], path)
+            if not entries:
+                info = await self._info(path)
+                entries = [info]
+            return list(entries) if detail else sorted(e["name"] for e in entries)
         if entries is None:
             bucket, key = split_path(path)
             listing = await self.store.list(path)
-            entries = [_file_entry(s) for s in listing.files]
-            entries += [{"name": d, "size": 0, "type": "directory"} for d in listing.directories]
+            entries = [_file_entry(s) for s in listing.files if not is_reserved(s.path)]
+            entries += [
+                {"name": d, "size": 0, "type": "directory"}
+                for d in listing.directories
+                if not is_reserved(d)
+            ]
             if not entries:
                 if key:
                     info = await self._info(path)  # a file lists as itself; else not found
@@ -314,8 +342,20 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         if maxdepth is not None or withdirs:
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         detail = kwargs.get("detail", False)
+        found = await self.catalogs.root_for(path)
+        if found is not None:
+            files = {e["name"]: e for e in _catalog_find(found[1], path)}
+            names = sorted(files)
+            return {n: files[n] for n in names} if detail else names
         listing = await self.store.list(path, recursive=True)
-        files = {s.path: _file_entry(s) for s in listing.files if not s.path.endswith("/")}
+        files = {
+            s.path: _file_entry(s)
+            for s in listing.files
+            if not s.path.endswith("/") and not is_reserved(s.path)
+        }
+        for root, catalog in await self.catalogs.catalogs(split_path(path)[0]):
+            if root.startswith(path.rstrip("/") + "/") or not split_path(path)[1]:
+                files.update((e["name"], e) for e in _catalog_find(catalog, root))
         if not files and split_path(path)[1]:
             try:
                 info = await self._info(path)
@@ -428,10 +468,45 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 return data
             except FileNotFoundError:
                 pass
+        member = await self.catalogs.member(path)
+        if member is not None:
+            return await self._cat_member(member, start, end)
         result: bytes = await self._guarded(
             path, lambda: self.fs._cat_file(path, start=start, end=end, **kwargs)
         )
         return result
+
+    async def _cat_member(self, member: MemberInfo, start: int | None, end: int | None) -> bytes:
+        """A bundle member: one ranged read of its bundle, CRC-checked when read whole."""
+        lo, hi = _member_range(member.length, start, end)
+        first, last = member.offset + lo, member.offset + hi
+        if hi <= lo:
+            return b""
+        hot = await self._hot_store()
+        data: bytes | None = None
+        if hot is not None:  # a promoted copy of the whole bundle
+            hot_fs, root = hot
+            try:
+                data = await hot_fs._cat_file(
+                    self._hot_path(root, member.bundle), start=first, end=last
+                )
+            except FileNotFoundError:
+                data = None
+        if data is None:
+            data = await self._guarded(
+                member.bundle, lambda: self.fs._cat_file(member.bundle, start=first, end=last)
+            )
+        assert data is not None
+        if len(data) != hi - lo:
+            raise ChecksumMismatchError(
+                f"member {member.path!r} should have {hi - lo} bytes here, the bundle gave "
+                f"{len(data)} (truncated bundle, or a catalog that disagrees with it).",
+                path=member.bundle,
+                fix="rebuild the catalog from the bundles (`archivefs catalog rebuild`).",
+            )
+        if lo == 0 and hi == member.length:
+            check_member(data, member.crc32, name=member.path, bundle=member.bundle)
+        return data
 
     async def _get_file(self, rpath: str, lpath: str, **kwargs: Any) -> None:
         rpath = self._strip_protocol(rpath)
@@ -612,11 +687,55 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         days: int | None = None,
         needed_until: datetime | None = None,
     ) -> Plan:
-        """What restoring ``paths`` involves: groups, states, actions. Sends no restore."""
-        states = await self._expand_states(paths)
+        """What restoring ``paths`` involves: groups, states, actions. Sends no restore.
+
+        Bundle members map to their bundle: many members, one group, one request.
+        """
+        placements, groups, missing = await self._resolve(paths)
         return self.engine.plan_known(
-            states, tier=tier or self.tier, days=days or self.days, needed_until=needed_until
+            groups,
+            tier=tier or self.tier,
+            days=days or self.days,
+            needed_until=needed_until,
+            placements=placements,
+            missing=missing,
         )
+
+    async def _resolve(
+        self, paths: str | list[str]
+    ) -> tuple[list[PathInGroup], dict[str, ObjectState | None], list[str]]:
+        """Where each requested path lives (object or bundle) and the state of each group."""
+        members: list[MemberInfo] = []
+        plain: list[str] = []
+        for raw in [paths] if isinstance(paths, str) else paths:
+            path = self._strip_protocol(raw)
+            if not path:
+                raise InvalidPathError(
+                    "empty path.", path=repr(raw), fix="name a bucket/key, a glob or a directory."
+                )
+            found = await self.catalogs.root_for(path)
+            if found is None:
+                plain.append(raw)
+                continue
+            catalog = found[1]
+            names = (
+                await self._glob(path) if _GLOB_CHARS & set(path) else catalog.find(path) or [path]
+            )
+            for name in names:
+                member = catalog.lookup(name)
+                if member is not None:
+                    members.append(member)
+                else:
+                    plain.append(name)
+        states = await self._expand_states(plain) if plain else {}
+        placements = [PathInGroup(p, p, s.size) for p, s in states.items() if s is not None]
+        missing = [p for p, s in states.items() if s is None]
+        groups: dict[str, ObjectState | None] = dict(states)
+        placements += [PathInGroup(m.path, m.bundle, m.length) for m in members]
+        bundles = sorted({m.bundle for m in members})
+        if bundles:
+            groups.update(await self.store.probe(bundles))
+        return placements, groups, missing
 
     async def _restore(
         self,
@@ -722,6 +841,91 @@ def _same_s3_service(cold: Any, hot: Any) -> bool:
     cold_kwargs = getattr(cold, "client_kwargs", None) or {}
     hot_kwargs = getattr(hot, "client_kwargs", None) or {}
     return bool(cold_kwargs.get("endpoint_url") == hot_kwargs.get("endpoint_url"))
+
+
+def _member_entry(
+    member: MemberInfo,
+    bundle_class: StorageClass,
+    restore: RestoreState | None = None,
+    expiry: datetime | None = None,
+) -> dict[str, Any]:
+    """An fsspec info dict for a bundle member (class and state inherited from its bundle).
+
+    Without a probe (listings), the state follows the bundle's class: a listing
+    inside a catalog root asks the cold store nothing.
+    """
+    state = restore or (RestoreState.ARCHIVED if bundle_class.needs_restore else RestoreState.HOT)
+    return {
+        "name": member.path,
+        "size": member.length,
+        "type": "file",
+        "StorageClass": bundle_class.value,
+        "storage_class": bundle_class.value,
+        "restore": state.value,
+        "restore_expiry": expiry,
+        "archive_access": None,
+        "bundle": member.bundle,
+        "crc32": member.crc32,
+        "mtime": member.mtime,
+    }
+
+
+def _catalog_isdir(catalog: Catalog, path: str) -> bool:
+    prefix = path.rstrip("/") + "/"
+    return catalog.isdir(path) or any(p.startswith(prefix) for p in catalog.plain)
+
+
+def _catalog_listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:
+    """``ls`` inside a catalog root, from the catalog alone (states from the bundles' class)."""
+    files, dirs = catalog.ls(path)
+    entries = [_member_entry(m, catalog.bundles[m.bundle].storage_class) for m in files]
+    names = set(dirs)
+    prefix = path.rstrip("/") + "/"
+    for plain, size in catalog.plain.items():
+        if plain.startswith(prefix):
+            rest = plain[len(prefix) :]
+            if "/" in rest:
+                names.add(prefix + rest.split("/", 1)[0])
+            else:
+                entries.append(_plain_entry(plain, size))
+    entries += [{"name": d, "size": 0, "type": "directory"} for d in sorted(names)]
+    return entries
+
+
+def _catalog_find(catalog: Catalog, path: str) -> list[dict[str, Any]]:
+    entries = []
+    for name in catalog.find(path):
+        member = catalog.lookup(name)
+        if member is not None:
+            entries.append(_member_entry(member, catalog.bundles[member.bundle].storage_class))
+    prefix = path.rstrip("/") + "/"
+    entries += [
+        _plain_entry(p, size)
+        for p, size in catalog.plain.items()
+        if p.startswith(prefix) or p == path
+    ]
+    return entries
+
+
+def _plain_entry(path: str, size: int) -> dict[str, Any]:
+    """A hot object listed by a catalog (e.g. zarr metadata kept out of bundles)."""
+    return {
+        "name": path,
+        "size": size,
+        "type": "file",
+        "StorageClass": "STANDARD",
+        "storage_class": "STANDARD",
+        "restore": RestoreState.HOT.value,
+        "restore_expiry": None,
+        "archive_access": None,
+    }
+
+
+def _member_range(length: int, start: int | None, end: int | None) -> tuple[int, int]:
+    """fsspec's start/end semantics (negative from the end), clamped to the member."""
+    lo = 0 if start is None else (length + start if start < 0 else start)
+    hi = length if end is None else (length + end if end < 0 else end)
+    return max(0, min(lo, length)), max(0, min(hi, length))
 
 
 def _named_paths(paths: str | list[str], strip: Callable[[Any], Any]) -> set[str]:

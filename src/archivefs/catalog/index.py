@@ -65,8 +65,14 @@ class MemberInfo:
 class Catalog:
     """An immutable index of bundle members; build new ones with :meth:`merge`."""
 
-    def __init__(self, members: Iterable[MemberInfo] = (), bundles: Iterable[BundleInfo] = ()):
+    def __init__(
+        self,
+        members: Iterable[MemberInfo] = (),
+        bundles: Iterable[BundleInfo] = (),
+        plain: dict[str, int] | None = None,
+    ):
         rows = sorted(members, key=lambda m: m.path)
+        self.plain: dict[str, int] = dict(plain or {})  # ordinary objects kept hot: path -> size
         self.bundles: dict[str, BundleInfo] = {b.key: b for b in bundles}
         keys = sorted(self.bundles)
         index = {k: i for i, k in enumerate(keys)}
@@ -170,7 +176,12 @@ class Catalog:
         return Catalog(
             [*self.members(), *other.members()],
             [*self.bundles.values(), *other.bundles.values()],
+            {**self.plain, **other.plain},
         )
+
+    def with_plain(self, plain: dict[str, int]) -> Catalog:
+        """The same catalog, also listing these ordinary (hot) objects."""
+        return self.merge(Catalog(plain=plain))
 
     @classmethod
     def from_entries(
@@ -220,6 +231,7 @@ class Catalog:
         try:
             arrays = np.load(io.BytesIO(data), allow_pickle=False)
             catalog = cls.__new__(cls)
+            catalog.plain = {}
             blob = arrays["paths"].tobytes().decode("utf-8")
             catalog._paths = blob.split("\n") if blob else []
             catalog.bundles = {b.key: b for b in bundles}
@@ -264,6 +276,7 @@ class Catalog:
             "file": name,
             "sha256": digest,
             "members": len(self),
+            "plain": self.plain,
             "bundles": [
                 {
                     "key": b.key,
@@ -275,7 +288,10 @@ class Catalog:
                 for b in self.bundles.values()
             ],
         }
-        previous = _read_pointer(fs, directory, missing_ok=True)
+        try:
+            previous = _read_pointer(fs, directory, missing_ok=True)
+        except CatalogError:
+            previous = None  # a damaged pointer is being replaced; keep its file for forensics
         _write_atomically(fs, f"{directory.rstrip('/')}/{POINTER}", json.dumps(pointer).encode())
         if previous is not None and previous.get("file") not in (None, name):
             with contextlib.suppress(FileNotFoundError):
@@ -296,6 +312,12 @@ class Catalog:
                 path=source,
                 fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
             ) from None
+        return cls.from_pointer(pointer, data, directory)
+
+    @classmethod
+    def from_pointer(cls, pointer: dict[str, Any], data: bytes, directory: str) -> Catalog:
+        """Verify ``data`` against its pointer and build the catalog."""
+        source = f"{directory.rstrip('/')}/{pointer.get('file')}"
         if hashlib.sha256(data).hexdigest() != pointer.get("sha256"):
             raise CatalogError(
                 "the catalog file does not match its checksum (corrupt or half-written).",
@@ -319,7 +341,11 @@ class Catalog:
                 path=f"{directory}/{POINTER}",
                 fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
             ) from error
-        return cls.from_bytes(data, bundles, source=source)
+        catalog = cls.from_bytes(data, bundles, source=source)
+        plain = pointer.get("plain", {})
+        if isinstance(plain, dict):
+            catalog.plain = {str(k): int(v) for k, v in plain.items()}
+        return catalog
 
 
 def _read_pointer(fs: Any, directory: str, *, missing_ok: bool) -> dict[str, Any] | None:
@@ -334,6 +360,11 @@ def _read_pointer(fs: Any, directory: str, *, missing_ok: bool) -> dict[str, Any
             path=path,
             fix="bundle data with `archivefs bundle`, or rebuild with `archivefs catalog rebuild`.",
         ) from None
+    return parse_pointer(raw, path)
+
+
+def parse_pointer(raw: bytes, path: str) -> dict[str, Any]:
+    """The catalog pointer's JSON, checked for format."""
     try:
         pointer = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as error:

@@ -108,10 +108,14 @@ def bundle_tree(
         if pending >= save_every:
             catalog.save(dest_fs, catalog_dir)
             pending = 0
+    plain: dict[str, int] = {}
     for item in hot:
         target = layout.member_path(dest_root, item.path)
         dest_fs.pipe_file(target, src_fs.cat_file(f"{src_root.rstrip('/')}/{item.path}"))
         report.kept_hot.append(target)
+        plain[dest_fs._strip_protocol(target)] = item.size
+    if plain:
+        catalog = catalog.with_plain(plain)
     catalog.save(dest_fs, catalog_dir)
     _register(dest_fs, dest_root)
     if delete_sources:

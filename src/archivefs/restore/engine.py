@@ -148,11 +148,17 @@ class RestoreEngine:
         days: int = 1,
         needed_until: datetime | None = None,
         placements: Iterable[PathInGroup] | None = None,
+        missing: Iterable[str] = (),
     ) -> Plan:
-        """Plan from states already known (pure, no requests)."""
-        missing = [p for p, s in states.items() if s is None and placements is None]
+        """Plan from states already known (pure, no requests).
+
+        Without ``placements`` every state is its own group, read whole.
+        """
+        if placements is None:
+            missing = [p for p, s in states.items() if s is None]
+            placements = single_object_groups(states)
         return make_plan(
-            single_object_groups(states) if placements is None else placements,
+            placements,
             states,
             tier=RestoreTier.parse(tier),
             days=days,

@@ -194,6 +194,17 @@ class S3Store:
         status = out.get("ResponseMetadata", {}).get("HTTPStatusCode")
         return RestoreOutcome.RESTORED if status == 200 else RestoreOutcome.ACCEPTED
 
+    async def get_bytes(self, path: str) -> bytes:
+        """One GET of a whole (small) object; :class:`ObjectNotFoundError` if absent."""
+        bucket, key = split_path(path)
+        out = await self._call("get_object", path, "read", Bucket=bucket, Key=key)
+        body = out["Body"]
+        try:
+            data: bytes = await body.read()
+        finally:
+            body.close()
+        return data
+
     # -- listings ----------------------------------------------------------------------
 
     async def _list_page(self, bucket: str, **kwargs: Any) -> dict[str, Any]:

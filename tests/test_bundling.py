@@ -1,0 +1,193 @@
+"""Bundling small files into the emulated archive, and reading them back through the catalog."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import pytest
+import s3fs
+
+from archivefs import ChecksumMismatchError, ObjectArchivedError
+from archivefs.catalog import ByPrefix, Catalog
+from archivefs.catalog.layout import catalog_dir
+from archivefs.catalog.writer import bundle_tree, rebuild_catalog
+from archivefs.filesystem import ArchiveFileSystem
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
+
+WORKER = Path(__file__).with_name("_bundle_worker.py")
+
+
+def make_tree(root: Path, n: int, *, big: int = 0, seed: int = 0) -> dict[str, bytes]:
+    rng = random.Random(seed)
+    files = {}
+    for i in range(n):
+        size = rng.randint(1000, 4000)
+        files[f"obs{i % 20:02d}/f{i:05d}.dat"] = rng.randbytes(size)
+    for i in range(big):
+        files[f"big/b{i}.dat"] = rng.randbytes(rng.randint(1_000_000, 5_000_000))
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return files
+
+
+@pytest.fixture
+def s3(archive: EmulatedArchive) -> Any:
+    return s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+
+
+def make_fs(archive: EmulatedArchive, tmp_path: Path, **kwargs: Any) -> ArchiveFileSystem:
+    return ArchiveFileSystem(
+        target_options=archive.storage_options(),
+        journal=str(tmp_path / "journal.sqlite"),
+        restore_status_in_listings=True,
+        restore_time_scale=1 / 3600,
+        skip_instance_cache=True,
+        **kwargs,
+    )
+
+
+def test_bundle_10000_small_files_then_list_plan_restore_read(
+    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "src", 10_000, big=3)
+    local = fsspec.filesystem("file")
+    target = 4 * 2**20
+    report = bundle_tree(
+        local,
+        str(tmp_path / "src"),
+        s3,
+        f"{bucket}/archive",
+        policy=ByPrefix(depth=1, target_size=target),
+        storage_class="DEEP_ARCHIVE",
+    )
+    assert report.members == 10_003
+    catalog = Catalog.load(s3, catalog_dir(f"{bucket}/archive"))
+    sizes = [b.size for b in catalog.bundles.values()]
+    small = [s for s in sizes if s < 1_000_000]
+    assert len(catalog.bundles) == len(report.bundles_written) < 60
+    assert all(s <= target + 6_000_000 for s in sizes)  # near the target (one file may overflow)
+    assert len(small) <= 21  # only the tail bundle of each directory is small
+
+    fs = make_fs(archive, tmp_path)
+    archive.requests.clear()
+    listing = fs.ls(f"{bucket}/archive/obs03", detail=True)
+    found = fs.find(f"{bucket}/archive")
+    assert len(listing) == 500
+    assert {e["storage_class"] for e in listing} == {"DEEP_ARCHIVE"}
+    assert {e["restore"] for e in listing} == {"archived"}
+    assert len(found) == 10_003
+    assert archive.requests.counts() == {"GET": 3}  # registry, pointer, catalog file: no LIST
+
+    archive.requests.clear()
+    plan = fs.plan(f"{bucket}/archive/obs0*/*.dat")
+    assert len(plan.paths) == 5000
+    assert len(plan) == len({catalog.lookup(p).bundle for p in plan.paths})  # type: ignore[union-attr]
+    with pytest.raises(ObjectArchivedError, match=r"\.archivefs/bundles/"):
+        fs.cat_file(f"{bucket}/archive/obs01/f00001.dat")
+    result = fs.restore(f"{bucket}/archive/obs0*/*.dat", wait=True, timeout=60)
+    assert archive.requests.count("RestoreObject") == len(plan) == result.requests_sent
+
+    archive.requests.clear()
+    name = "obs07/f00027.dat"
+    assert fs.cat_file(f"{bucket}/archive/{name}") == files[name]
+    assert archive.requests.count("GET") == 1
+    assert archive.requests.bytes_sent("GET") == len(files[name])
+    assert fs.cat_file(f"{bucket}/archive/{name}", start=10, end=20) == files[name][10:20]
+
+
+def test_flipped_byte_in_a_bundle_is_caught(
+    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "src", 30)
+    bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        s3,
+        f"{bucket}/a",
+        storage_class="STANDARD",
+    )
+    fs = make_fs(archive, tmp_path)
+    name = "obs05/f00005.dat"
+    member = fs.info(f"{bucket}/a/{name}")
+    assert fs.cat_file(f"{bucket}/a/{name}") == files[name]
+    catalog = Catalog.load(s3, catalog_dir(f"{bucket}/a"))
+    record = catalog.lookup(f"{bucket}/a/{name}")
+    assert record is not None
+    data = bytearray(s3.cat_file(member["bundle"]))
+    data[record.offset + 3] ^= 0xFF
+    s3.pipe_file(member["bundle"], bytes(data))
+    with pytest.raises(ChecksumMismatchError, match="does not match its recorded checksum"):
+        fs.cat_file(f"{bucket}/a/{name}")
+
+
+def test_catalog_rebuilds_from_the_bundles(
+    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path
+) -> None:
+    make_tree(tmp_path / "src", 40)
+    bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        s3,
+        f"{bucket}/r",
+        storage_class="STANDARD",
+    )
+    before = Catalog.load(s3, catalog_dir(f"{bucket}/r"))
+    pointer = f"{catalog_dir(f'{bucket}/r')}/CURRENT"
+    s3.pipe_file(pointer, b"{ not json")
+    rebuilt = rebuild_catalog(s3, f"{bucket}/r")
+    assert [m.path for m in rebuilt.members()] == [m.path for m in before.members()]
+    assert [(m.offset, m.length, m.crc32) for m in rebuilt.members()] == [
+        (m.offset, m.length, m.crc32) for m in before.members()
+    ]
+
+
+def test_killed_bundling_resumes_without_duplicates_or_loss(
+    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "src", 3000)
+    config = {
+        "storage_options": archive.storage_options(),
+        "src": str(tmp_path / "src"),
+        "dest": f"{bucket}/k",
+        "target_size": 100_000,
+    }
+    with subprocess.Popen(
+        [sys.executable, str(WORKER), json.dumps(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as process:
+        deadline = time.monotonic() + 60
+        while archive.requests.count("PUT") < 20:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        s3,
+        f"{bucket}/k",
+        policy=ByPrefix(depth=1, target_size=100_000),
+        storage_class="STANDARD",
+    )
+    catalog = Catalog.load(s3, catalog_dir(f"{bucket}/k"))
+    assert len(catalog) == 3000
+    objects = s3.find(f"{bucket}/k/.archivefs/bundles")
+    assert sorted(objects) == sorted(catalog.bundles)  # no orphan or duplicate bundles
+    fs = make_fs(archive, tmp_path)
+    for name in ("obs00/f00000.dat", "obs19/f02999.dat"):
+        assert fs.cat_file(f"{bucket}/k/{name}") == files[name]
+    assert all((tmp_path / "src" / n).exists() for n in files)  # sources untouched
