@@ -222,3 +222,29 @@ def test_budget_refusal_exits_3(run: Any, archive: EmulatedArchive, bucket: str)
     assert result.exit_code == EXIT_BUDGET
     assert "above the budget" in result.output
     assert archive.requests.count("RestoreObject") == 0
+
+
+def test_bundle_then_catalog_show_and_rebuild(
+    run: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "data"
+    for i in range(30):
+        (source / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
+        (source / f"d{i % 3}" / f"f{i}.txt").write_bytes(b"x" * (100 + i))
+    dest = f"s3://{bucket}/arch"
+    result = run("--json", "bundle", str(source), dest, "--target-size", "1KiB",
+                 "--storage-class", "GLACIER")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["members"] == 30
+    assert summary["bundles_written"] > 3
+    again = run("--json", "bundle", str(source), dest, "--target-size", "1KiB")
+    assert json.loads(again.output)["bundles_written"] == 0  # resumable: nothing redone
+    shown = run("--json", "catalog", "show", dest)
+    assert json.loads(shown.output)["members"] == 30
+    listing = run("ls", "-l", f"{dest}/d1")
+    assert listing.exit_code == 0, listing.output
+    assert len(listing.output.splitlines()) == 10
+    assert all("GLACIER" in line for line in listing.output.splitlines())
+    bad = run("bundle", str(source), dest, "--group-by", "colour")
+    assert bad.exit_code == EXIT_USAGE

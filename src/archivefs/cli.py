@@ -12,6 +12,8 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+import fsspec
+import fsspec.core
 
 from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
 from archivefs.progress import ProgressDisplay
@@ -511,6 +513,167 @@ def advise_command(
                     f"{point.cheaper_when_rare} is cheaper below {point.reads_per_month:.2f} "
                     f"reads/month, {point.cheaper_when_frequent} above"
                 )
+
+    run_guarded(ctx, body)
+
+
+def _policy(group_by: str, target_size: str, max_members: int, window: int) -> Any:
+    from archivefs.catalog import ByChunkNeighbourhood, ByPrefix
+
+    size = _size(target_size)
+    if group_by.startswith("prefix"):
+        depth = int(group_by.split(":", 1)[1]) if ":" in group_by else 1
+        return ByPrefix(depth=depth, target_size=size, max_members=max_members)
+    if group_by.startswith("chunks"):
+        dim = int(group_by.split(":", 1)[1]) if ":" in group_by else 0
+        return ByChunkNeighbourhood(
+            dim_index=dim, window=window, target_size=size, max_members=max_members
+        )
+    raise click.BadParameter(
+        f"{group_by!r}: use prefix[:DEPTH] or chunks[:DIMENSION].", param_hint="--group-by"
+    )
+
+
+@main.command("bundle")
+@click.argument("src")
+@click.argument("dest")
+@click.option(
+    "--group-by",
+    default="prefix:1",
+    show_default=True,
+    help="prefix[:DEPTH] (directories) or chunks[:DIM] (zarr chunk windows).",
+)
+@click.option("--window", default=10, show_default=True, help="Chunks per window (chunks:DIM).")
+@click.option("--target-size", default="256MiB", show_default=True, help="Bundle size to aim for.")
+@click.option("--max-members", default=10_000, show_default=True, help="Members per bundle.")
+@click.option(
+    "--storage-class",
+    default="DEEP_ARCHIVE",
+    show_default=True,
+    help="Class of the bundles (the catalog stays STANDARD).",
+)
+@click.pass_obj
+def bundle_command(
+    ctx: Context,
+    src: str,
+    dest: str,
+    group_by: str,
+    window: int,
+    target_size: str,
+    max_members: int,
+    storage_class: str,
+) -> None:
+    """Pack small files from SRC (a directory or URL) into bundles at DEST (s3://...).
+
+    Members appear at DEST/<path relative to SRC>; bundles and the catalog go
+    under DEST/.archivefs/. Interrupted runs resume; sources are never deleted.
+
+    \b
+    Examples:
+      archivefs bundle ./run42 s3://bucket/archive/run42 --storage-class DEEP_ARCHIVE
+      archivefs bundle ./store.zarr s3://bucket/store.zarr --group-by chunks:0 --window 30
+    """
+    from archivefs.catalog.writer import bundle_tree
+
+    def body() -> None:
+        src_fs, src_root = fsspec.core.url_to_fs(src)
+        dest_fs, dest_root = fsspec.core.url_to_fs(dest, **ctx.storage_options())
+        report = bundle_tree(
+            src_fs,
+            src_root,
+            dest_fs,
+            dest_root,
+            policy=_policy(group_by, target_size, max_members, window),
+            storage_class=storage_class,
+        )
+        summary = {
+            "members": report.members,
+            "bundles_written": len(report.bundles_written),
+            "bundles_reused": len(report.bundles_reused),
+            "kept_hot": len(report.kept_hot),
+        }
+        if ctx.as_json:
+            click.echo(json.dumps(summary))
+        else:
+            click.echo(
+                f"{summary['members']} files in {summary['bundles_written']} new bundles "
+                f"({summary['bundles_reused']} already there); {summary['kept_hot']} kept hot"
+            )
+
+    run_guarded(ctx, body)
+
+
+@main.group("catalog")
+def catalog_group() -> None:
+    """Show or rebuild the catalog of bundled data.
+
+    \b
+    Examples:
+      archivefs catalog show s3://bucket/archive/run42
+      archivefs catalog rebuild s3://bucket/archive/run42
+    """
+
+
+@catalog_group.command("show")
+@click.argument("root")
+@click.pass_obj
+def catalog_show(ctx: Context, root: str) -> None:
+    """Bundles and member counts of the catalog at ROOT.
+
+    \b
+    Example:
+      archivefs catalog show s3://bucket/archive/run42
+    """
+    from archivefs.catalog import Catalog
+    from archivefs.catalog.layout import catalog_dir
+
+    def body() -> None:
+        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
+        catalog = Catalog.load(fs, catalog_dir(path))
+        bundles = sorted(catalog.bundles.values(), key=lambda b: b.key)
+        if ctx.as_json:
+            click.echo(
+                json.dumps(
+                    {
+                        "members": len(catalog),
+                        "bundles": [
+                            {
+                                "key": b.key,
+                                "size": b.size,
+                                "members": b.members,
+                                "storage_class": b.storage_class.value,
+                            }
+                            for b in bundles
+                        ],
+                    }
+                )
+            )
+            return
+        for b in bundles:
+            click.echo(f"{b.size:>12}  {b.storage_class.value:<13} {b.members:>7} members  {b.key}")
+        click.echo(f"{len(catalog)} members in {len(bundles)} bundles")
+
+    run_guarded(ctx, body)
+
+
+@catalog_group.command("rebuild")
+@click.argument("root")
+@click.pass_obj
+def catalog_rebuild(ctx: Context, root: str) -> None:
+    """Rebuild the catalog at ROOT from its bundles' central directories.
+
+    The bundles must be readable (hot or restored): their directories are read.
+
+    \b
+    Example:
+      archivefs catalog rebuild s3://bucket/archive/run42
+    """
+    from archivefs.catalog.writer import rebuild_catalog
+
+    def body() -> None:
+        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
+        catalog = rebuild_catalog(fs, path)
+        click.echo(f"rebuilt: {len(catalog)} members in {len(catalog.bundles)} bundles")
 
     run_guarded(ctx, body)
 
