@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 BUCKET = "archivefs-demo"
 STORE = "climate/daily.zarr"
-METADATA_NAMES = frozenset({"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"})
 
 
 def _say(quiet: bool, text: str = "") -> None:
@@ -52,24 +51,32 @@ def make_dataset() -> Any:
     return ds.chunk({"time": 5, "lat": 18, "lon": 72})
 
 
-def seed_archive(archive: EmulatedArchive, workdir: Path, ds: Any) -> tuple[int, int]:
-    """Write the dataset as zarr and upload it: chunks to DEEP_ARCHIVE, metadata hot."""
+def seed_archive(archive: EmulatedArchive, workdir: Path, ds: Any) -> tuple[int, int, int]:
+    """Write the dataset as zarr and bundle it into DEEP_ARCHIVE, 10 days of chunks a bundle.
+
+    Metadata and the coordinate arrays stay hot, so the dataset opens at once.
+    """
+    import fsspec
+    import s3fs
+
+    from archivefs.catalog import ByChunkNeighbourhood
+    from archivefs.catalog.writer import bundle_tree
+
     local = workdir / "daily.zarr"
     ds.to_zarr(local, mode="w", consolidated=False)
     archive.create_bucket(BUCKET)
-    hot: dict[str, bytes] = {}
-    cold: dict[str, bytes] = {}
-    for file in sorted(p for p in local.rglob("*") if p.is_file()):
-        key = f"{STORE}/{file.relative_to(local).as_posix()}"
-        target = (
-            hot
-            if file.name in METADATA_NAMES or "/time/" in key or "/lat/" in key or ("/lon/" in key)
-            else cold
-        )
-        target[key] = file.read_bytes()
-    archive.put_objects(BUCKET, hot, storage_class="STANDARD")
-    archive.put_objects(BUCKET, cold, storage_class="DEEP_ARCHIVE")
-    return len(hot), len(cold)
+    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    report = bundle_tree(
+        fsspec.filesystem("file"),
+        str(local),
+        dest,
+        f"{BUCKET}/{STORE}",
+        policy=ByChunkNeighbourhood(
+            dim_index=0, window=2, hot_arrays=frozenset({"time", "lat", "lon"})
+        ),
+        storage_class="DEEP_ARCHIVE",
+    )
+    return len(report.kept_hot), report.members, len(report.bundles_written)
 
 
 def run_demo(*, delay: float = 3.0, keep: bool = False, quiet: bool = False) -> dict[str, Any]:
@@ -84,11 +91,11 @@ def run_demo(*, delay: float = 3.0, keep: bool = False, quiet: bool = False) -> 
     try:
         _say(quiet, "archivefs demo: an emulated S3 archive on this machine (no cloud account)")
         ds = make_dataset()
-        n_hot, n_cold = seed_archive(archive, workdir, ds)
+        n_hot, n_members, n_bundles = seed_archive(archive, workdir, ds)
         _say(
             quiet,
-            f"  wrote s3://{BUCKET}/{STORE}: {n_cold} chunk objects in DEEP_ARCHIVE, "
-            f"{n_hot} metadata/coordinate objects in STANDARD",
+            f"  wrote s3://{BUCKET}/{STORE}: {n_members} chunks packed into {n_bundles} bundles "
+            f"in DEEP_ARCHIVE (10 days each); {n_hot} metadata/coordinate objects stay STANDARD",
         )
         fs = ArchiveFileSystem(
             target_options=archive.storage_options(),
@@ -108,51 +115,54 @@ def run_demo(*, delay: float = 3.0, keep: bool = False, quiet: bool = False) -> 
 def _story(
     fs: ArchiveFileSystem, archive: EmulatedArchive, ds: Any, *, quiet: bool, started: float
 ) -> dict[str, Any]:
-    import xarray as xr
-
+    import archivefs.datasets as ads
     from archivefs.errors import ObjectArchivedError
 
     store = f"{BUCKET}/{STORE}"
-    _say(quiet, "\n1. listing shows storage class and restore state (one LIST, no HEADs):")
+    _say(quiet, "\n1. listing comes from the catalog, with class and state (no LIST, no HEAD):")
     archive.requests.clear()
     entries = list(fs.find(f"{store}/t2m", detail=True).values())
     for entry in entries[:3]:
         _say(quiet, f"     {entry['name']:<48} {entry['storage_class']:<13} {entry['restore']}")
     _say(quiet, f"     ... {len(entries)} objects; requests: {archive.requests.counts()}")
 
-    _say(quiet, "\n2. open the dataset lazily: metadata is hot, nothing is restored")
-    opened = xr.open_zarr(fs.get_mapper(store), consolidated=False)
-    _say(quiet, f"     variables {list(opened.data_vars)}, dims {dict(opened.sizes)}")
+    _say(quiet, "\n2. open the dataset lazily: metadata and coordinates are hot, nothing restored")
+    opened = ads.open_zarr(f"s3://{store}", fs=fs)
+    _say(quiet, f"     variables {sorted(opened.data_vars)}, dims {dict(opened.sizes)}")
 
     _say(quiet, "\n3. computing on archived chunks raises a clear error (never fill values):")
+    summer = opened["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))
     try:
-        opened["t2m"].isel(time=0).values  # noqa: B018
+        summer.isel(time=0).values  # noqa: B018
     except ObjectArchivedError as error:
         _say(quiet, "     ObjectArchivedError: " + str(error)[:240] + " ...")
 
-    chunk_paths = [p for p in fs.find(store) if p.rsplit("/", 1)[-1] not in METADATA_NAMES]
-    chunk_paths = [p for p in chunk_paths if "/t2m/" in p or "/precip/" in p]
-    plan = fs.plan(chunk_paths, tier="Standard", days=1)
-    _say(quiet, f"\n4. plan: {len(plan)} groups, {len(plan.to_restore)} need a restore")
+    plan = ads.plan_dataset(summer)
+    members = len(plan.paths)
+    _say(
+        quiet,
+        f"\n4. plan for June-August of t2m: {members} chunks in {len(plan)} bundles, "
+        f"{len(plan.to_restore)} restore requests",
+    )
     cost = _estimate(plan, quiet)
 
-    _say(quiet, "\n5. batch restore, polled in bulk, progress as groups come back:")
+    _say(quiet, "\n5. batch restore, polled in bulk, progress as bundles come back:")
     archive.requests.clear()
     ready = _restore_with_progress(fs, plan, quiet)
     restore_requests = archive.requests.count("RestoreObject")
 
     _say(quiet, "\n6. compute on the restored data:")
     archive.requests.clear()
-    mean = float(opened["t2m"].mean().compute())
-    expected = float(ds["t2m"].mean().compute())
+    mean = float(summer.mean().compute())
+    expected = float(ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31")).mean().compute())
     bytes_read = archive.requests.bytes_sent("GET")
-    needed = sum(fs.info(p)["size"] for p in chunk_paths if "/t2m/" in p)
-    _say(quiet, f"     mean 2 m temperature: {mean:.4f} (source: {expected:.4f})")
+    needed = sum(g.read_bytes for g in plan)
+    _say(quiet, f"     mean summer 2 m temperature: {mean:.4f} (source: {expected:.4f})")
     if abs(mean - expected) > 1e-4:
         raise RuntimeError(f"demo: computed mean {mean} differs from the source {expected}")
 
     summary = {
-        "objects": len(chunk_paths),
+        "objects": members,
         "groups": len(plan),
         "restore_requests": restore_requests,
         "groups_ready": ready,
@@ -162,8 +172,8 @@ def _story(
         "seconds": round(time.monotonic() - started, 1),
     }
     _say(quiet, "\nsummary:")
-    _say(quiet, f"  archived objects needed ........ {summary['objects']}")
-    _say(quiet, f"  restore requests issued ........ {restore_requests} (one per group)")
+    _say(quiet, f"  archived chunks needed ......... {members}")
+    _say(quiet, f"  restore requests issued ........ {restore_requests} (one per bundle)")
     _say(
         quiet,
         f"  bytes read / needed ............ {bytes_read} / {needed} "

@@ -103,11 +103,14 @@ class ByKey(_Keyed):
 class ByChunkNeighbourhood(_Keyed):
     """Zarr chunks of one array whose index along ``dim_index`` falls in one ``window``.
 
-    Metadata files are never bundled: :meth:`keep_hot` returns them.
+    Metadata files, and every chunk of the arrays in ``hot_arrays`` (index
+    coordinates that xarray reads when it opens a dataset), are never bundled:
+    :meth:`keep_hot` returns them.
     """
 
     dim_index: int = 0
     window: int = 10
+    hot_arrays: frozenset[str] = frozenset()
 
     def key(self, item: SourceItem) -> str:
         parsed = chunk_key(item.path)
@@ -118,7 +121,13 @@ class ByChunkNeighbourhood(_Keyed):
         return f"{array}:{position // self.window:012d}"
 
     def keep_hot(self, items: Sequence[SourceItem]) -> list[SourceItem]:
-        return [i for i in items if i.path.rsplit("/", 1)[-1] in ZARR_METADATA]
+        def hot(item: SourceItem) -> bool:
+            if item.path.rsplit("/", 1)[-1] in ZARR_METADATA:
+                return True
+            parsed = chunk_key(item.path)
+            return parsed is not None and parsed[0] in self.hot_arrays
+
+        return [i for i in items if hot(i)]
 
     def group(self, items: Sequence[SourceItem]) -> list[list[SourceItem]]:
         hot = {i.path for i in self.keep_hot(items)}
