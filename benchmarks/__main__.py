@@ -14,7 +14,14 @@ from pathlib import Path
 
 from benchmarks._common import ROOT, update_docs, write
 
-MODULES = ["time_to_data", "status_polling", "submission", "hot_read", "planning"]
+MODULES = [
+    "time_to_data",
+    "status_polling",
+    "submission",
+    "hot_read",
+    "planning",
+    "catalog_listing",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
