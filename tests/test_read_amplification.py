@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import fsspec.asyn
 import numpy as np
 import pytest
 import s3fs
@@ -76,3 +77,32 @@ def test_zarr_selection_fetches_only_the_chunks_it_needs(
     selection.values  # noqa: B018
     assert archive.requests.bytes_sent("GET") / chunk_bytes <= 1.1
     assert archive.requests.count("GET") == len(plan)
+
+
+def test_measured_amplification_feeds_the_estimate(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_object(bucket, "a.nc", netcdf_bytes(tmp_path))
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(),
+        journal=False,
+        egress="internet",
+        skip_instance_cache=True,
+    )
+    assert fs.read_stats.amplification is None
+    fsspec.asyn.sync(fs.loop, fs.catalogs.catalogs, bucket)  # the one-off catalog lookup
+    archive.requests.clear()
+    with fs.open(f"{bucket}/a.nc") as f:
+        xr.open_dataset(f, engine="h5netcdf")["t"].isel(time=30).values  # noqa: B018
+    stats = fs.read_stats
+    assert stats.bytes_fetched == archive.requests.bytes_sent("GET")  # counted like the server
+    assert stats.requests == archive.requests.count("GET")
+    measured = stats.amplification
+    assert measured is not None
+    assert measured > 1.0
+    plan = fs.plan(f"{bucket}/a.nc")
+    estimate = fs.estimate_plan(plan)
+    assert estimate.bytes_read == int(plan.groups[0].read_bytes * measured)
+    assert any("read amplification" in w for w in estimate.warnings)
+    exact = fs.estimate_plan(plan, read_amplification=1.0)
+    assert exact.components["egress"] < estimate.components["egress"]

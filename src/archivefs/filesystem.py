@@ -54,6 +54,7 @@ from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import SubmitReport
+from archivefs.stats import ReadStats
 from archivefs.stores.s3 import S3Store, split_path
 from archivefs.stores.translate import is_archived_error, translate
 
@@ -173,6 +174,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self._hot: tuple[Any, str] | None = None
         self.store = S3Store(fs, restore_status_in_listings=restore_status_in_listings)
         self.catalogs = CatalogView(self.store.get_bytes)
+        self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
 
     # -- plumbing --------------------------------------------------------------------------
@@ -218,8 +220,14 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             self.hooks.approve(plan, self.estimate_plan(plan))
 
     def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
-        """The cost and latency of a plan with this filesystem's price sheet and egress path."""
+        """The cost and latency of a plan with this filesystem's price sheet and egress path.
+
+        Unless ``read_amplification`` is given, the amplification this
+        filesystem has measured on its own reads so far is used (1.0 before any).
+        """
         kwargs.setdefault("egress", self.egress)
+        if kwargs.get("read_amplification") is None:
+            kwargs["read_amplification"] = self.read_stats.amplification or 1.0
         return estimate(plan, self.price_sheet, **kwargs)
 
     async def _estimate(
@@ -455,6 +463,21 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return f" and costs about {cost.total:.4f} {cost.currency} ({cost.sheet} prices)"
 
     async def _cat_file(
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+    ) -> bytes:
+        data = await self._fetch(path, start, end, **kwargs)
+        self.read_stats.delivered(len(data))
+        return data
+
+    async def _fetch(
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+    ) -> bytes:
+        """One read from the hot store, a bundle, or the cold store (counted as fetched)."""
+        data = await self._fetch_uncounted(path, start, end, **kwargs)
+        self.read_stats.fetched(len(data))
+        return data
+
+    async def _fetch_uncounted(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
     ) -> bytes:
         path = self._strip_protocol(path)
@@ -827,10 +850,19 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
 
 class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
-    """A read-only file whose ranges come through the filesystem's read policy."""
+    """A read-only file whose ranges come through the filesystem's read policy.
+
+    Counts bytes fetched (per block) and bytes read by the caller separately,
+    which is how the filesystem measures read amplification.
+    """
 
     def _fetch_range(self, start: int, end: int) -> bytes:
-        data: bytes = self.fs.cat_file(self.path, start=start, end=end)
+        data: bytes = sync(self.fs.loop, self.fs._fetch, self.path, start, end)
+        return data
+
+    def read(self, length: int = -1) -> bytes:
+        data: bytes = super().read(length)
+        self.fs.read_stats.delivered(len(data))
         return data
 
 
