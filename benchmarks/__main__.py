@@ -21,6 +21,7 @@ MODULES = [
     "hot_read",
     "planning",
     "catalog_listing",
+    "bundling",
 ]
 
 

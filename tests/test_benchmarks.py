@@ -26,5 +26,8 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     assert polling["archivefs"]["LIST"] == 1  # 1,000 restoring objects: one listing
     assert polling["archivefs"]["HEAD"] == 0
     assert polling["baseline"]["HEAD"] == 1000
+    bundling = json.loads((tmp_path / "bundling.json").read_text())
+    assert bundling["baseline"]["restore_requests_sent"] == 1000
+    assert bundling["archivefs"]["restore_requests_sent"] == 20  # one bundle per directory
     ttd = json.loads((tmp_path / "time_to_data.json").read_text())
     assert ttd["archivefs"]["restore_requests"] == ttd["parameters"]["objects"]
