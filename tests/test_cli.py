@@ -66,6 +66,14 @@ def test_status_counts_by_state(run: Any, archive: EmulatedArchive, bucket: str)
     assert out["objects"]["archived"] == 3
     assert out["objects"]["hot"] == 1
     assert out["bytes"]["archived"] == 6
+    assert out["restoring_expected_by"] is None
+    archive.set_restore_delay(60)
+    run("restore", f"s3://{bucket}/s/0")
+    after = json.loads(run("--json", "status", f"s3://{bucket}/s/*").output)
+    assert after["objects"]["restoring"] == 1
+    assert after["restoring_expected_by"] is not None  # from the journal
+    text = run("status", f"s3://{bucket}/s/*").output
+    assert "restores in flight expected by" in text
 
 
 def test_restore_from_stdin_list_and_wait(run: Any, archive: EmulatedArchive, bucket: str) -> None:

@@ -215,13 +215,30 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
         fs = ctx.filesystem()
         plan = fs.plan(read_paths(urls, from_file))
         counts, sizes = plan.counts(), plan.bytes_by_state()
+        eta = _restore_eta(fs, plan)
         if ctx.as_json:
             click.echo(
-                json.dumps({"objects": counts, "bytes": sizes, "missing": list(plan.missing)})
+                json.dumps(
+                    {
+                        "objects": counts,
+                        "bytes": sizes,
+                        "missing": list(plan.missing),
+                        "restoring_expected_by": eta.isoformat() if eta else None,
+                    }
+                )
             )
             return
         for state, count in counts.items():
             click.echo(f"{state:<10} {count:>8} objects {_human(sizes[state]):>10}")
+        if counts["restoring"]:
+            click.echo(
+                "restores in flight expected by "
+                + (
+                    f"{eta:%Y-%m-%d %H:%M} UTC (from the journal)"
+                    if eta
+                    else "(not in the journal)"
+                )
+            )
 
     run_guarded(ctx, body)
 
@@ -694,6 +711,16 @@ def demo_command(ctx: Context, delay: float, keep: bool) -> None:
     summary = run_guarded(ctx, lambda: run_demo(delay=delay, keep=keep, quiet=ctx.as_json))
     if ctx.as_json:
         click.echo(json.dumps(summary))
+
+
+def _restore_eta(fs: ArchiveFileSystem, plan: Any) -> Any:
+    """When the restores in flight are expected to be done, from the journal's records."""
+    journal = fs.engine.journal
+    restoring = [g.key for g in plan.groups if g.state.restore.value == "restoring"]
+    if journal is None or not restoring:
+        return None
+    times = [r.expected_ready_at for r in journal.records(restoring) if r.expected_ready_at]
+    return max(times) if times else None
 
 
 def _human(size: float) -> str:
