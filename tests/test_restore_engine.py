@@ -18,6 +18,7 @@ from archivefs.errors import RestoreFailedError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Action, RestoreTier, StorageClass
 from archivefs.restore.journal import Journal
+from archivefs.restore.notify import CallbackNotificationSource
 from archivefs.restore.schedule import PollSchedule
 
 if TYPE_CHECKING:
@@ -235,3 +236,24 @@ def test_journal_records_every_request(
         records = journal.records(paths)
     assert sorted(r.key for r in records) == paths
     assert {r.state for r in records} == {"restored"}
+
+
+def test_notifications_replace_waiting_for_the_poll_schedule(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(1.0)
+    paths = seed(archive, bucket, 3)
+    events = CallbackNotificationSource()
+    # the real schedule: the first poll would come minutes after submission
+    fs = make_fs(journal=False, restore_time_scale=1.0, notifications=events)
+
+    def announce() -> None:
+        time.sleep(1.5)  # like S3's s3:ObjectRestore:Completed events, after the restore
+        events.notify_many(paths)
+
+    thread = threading.Thread(target=announce)
+    thread.start()
+    result = fs.restore(paths, wait=True, timeout=60)
+    thread.join()
+    assert sorted(result.ready) == paths
+    assert fs.engine.poll_rounds == 1  # one bulk check, prompted by the events

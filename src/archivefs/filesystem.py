@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from archivefs.catalog.index import Catalog, MemberInfo
     from archivefs.model import PlannedGroup
+    from archivefs.restore.notify import NotificationSource
 
 logger = logging.getLogger("archivefs")
 
@@ -96,6 +97,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         Whether the server reports restore status in listings (see ``S3Store``).
     restore_time_scale:
         Scales the expected restore times the poller plans for (emulators, tests).
+    max_cost, on_estimate, price_sheet, egress:
+        Budget and estimate hooks, checked before any paid request (docs/cost-model.md).
+    notifications:
+        A source of "this key is restored" events (S3 event notifications through a
+        queue, or a callback) that lets the poller check at once instead of waiting.
     """
 
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
@@ -129,6 +135,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         on_estimate: Callable[[Plan, Estimate], bool | None] | None = None,
         price_sheet: str = DEFAULT_SHEET,
         egress: str = "same_region",
+        notifications: NotificationSource | None = None,
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
@@ -166,6 +173,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.hooks = Hooks(
             on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
         )
+        self.notifications = notifications
         self.price_sheet_name = price_sheet
         self.egress = egress
         self._price_sheet: PriceSheet | None = None
@@ -202,6 +210,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 self.store,
                 journal=self._make_journal(),
                 approve=self._approve,
+                notifications=self.notifications,
                 time_scale=self.restore_time_scale,
                 concurrency=self.concurrency,
             )
