@@ -21,7 +21,17 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     names = sorted(p.stem for p in tmp_path.glob("*.json"))
-    assert names == sorted(["time_to_data", "status_polling", "submission", "hot_read", "planning"])
+    assert names == sorted(
+        [
+            "time_to_data",
+            "status_polling",
+            "submission",
+            "hot_read",
+            "planning",
+            "catalog_listing",
+            "bundling",
+        ]
+    )
     polling = json.loads((tmp_path / "status_polling.json").read_text())
     assert polling["archivefs"]["LIST"] == 1  # 1,000 restoring objects: one listing
     assert polling["archivefs"]["HEAD"] == 0
