@@ -1,3 +1,57 @@
-"""Shared test configuration: the emulated archive fixtures (and pytester for plugin tests)."""
+"""Shared test configuration: the emulated archive fixtures, and an archive filesystem factory."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from archivefs.filesystem import ArchiveFileSystem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive
 
 pytest_plugins = ["archivefs.testing.pytest_plugin", "pytester"]
+
+
+@pytest.fixture
+def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Callable[..., ArchiveFileSystem]:
+    """ArchiveFileSystem on the emulated archive: a private journal, AWS-like listings,
+    and restore times scaled so the poll schedule fits emulated delays of seconds."""
+
+    def make(**kwargs: Any) -> ArchiveFileSystem:
+        kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
+        kwargs.setdefault("restore_status_in_listings", True)
+        kwargs.setdefault("restore_time_scale", 1 / 3600)
+        return ArchiveFileSystem(
+            target_protocol="s3",
+            target_options=archive.storage_options(),
+            skip_instance_cache=True,
+            **kwargs,
+        )
+
+    return make
+
+
+def kill_when(script: Path, config: dict[str, Any], ready: Callable[[], bool]) -> None:
+    """Run ``script config-json`` in a subprocess and SIGKILL it once ``ready()`` is true."""
+    with subprocess.Popen(
+        [sys.executable, str(script), json.dumps(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as process:
+        deadline = time.monotonic() + 60
+        while not ready():
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +14,7 @@ from archivefs import ChecksumMismatchError, ObjectArchivedError
 from archivefs.catalog import ByPrefix, Catalog
 from archivefs.catalog.layout import catalog_dir
 from archivefs.catalog.writer import bundle_tree, rebuild_catalog
-from archivefs.filesystem import ArchiveFileSystem
+from tests.conftest import kill_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -47,19 +42,8 @@ def s3(archive: EmulatedArchive) -> Any:
     return s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
 
 
-def make_fs(archive: EmulatedArchive, tmp_path: Path, **kwargs: Any) -> ArchiveFileSystem:
-    return ArchiveFileSystem(
-        target_options=archive.storage_options(),
-        journal=str(tmp_path / "journal.sqlite"),
-        restore_status_in_listings=True,
-        restore_time_scale=1 / 3600,
-        skip_instance_cache=True,
-        **kwargs,
-    )
-
-
 def test_bundle_10000_small_files_then_list_plan_restore_read(
-    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path
+    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path, make_fs: Any
 ) -> None:
     files = make_tree(tmp_path / "src", 10_000, big=3)
     local = fsspec.filesystem("file")
@@ -80,7 +64,7 @@ def test_bundle_10000_small_files_then_list_plan_restore_read(
     assert all(s <= target + 6_000_000 for s in sizes)  # near the target (one file may overflow)
     assert len(small) <= 21  # only the tail bundle of each directory is small
 
-    fs = make_fs(archive, tmp_path)
+    fs = make_fs()
     archive.requests.clear()
     listing = fs.ls(f"{bucket}/archive/obs03", detail=True)
     found = fs.find(f"{bucket}/archive")
@@ -108,7 +92,7 @@ def test_bundle_10000_small_files_then_list_plan_restore_read(
 
 
 def test_flipped_byte_in_a_bundle_is_caught(
-    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path
+    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path, make_fs: Any
 ) -> None:
     files = make_tree(tmp_path / "src", 30)
     bundle_tree(
@@ -118,7 +102,7 @@ def test_flipped_byte_in_a_bundle_is_caught(
         f"{bucket}/a",
         storage_class="STANDARD",
     )
-    fs = make_fs(archive, tmp_path)
+    fs = make_fs()
     name = "obs05/f00005.dat"
     member = fs.info(f"{bucket}/a/{name}")
     assert fs.cat_file(f"{bucket}/a/{name}") == files[name]
@@ -154,7 +138,7 @@ def test_catalog_rebuilds_from_the_bundles(
 
 
 def test_killed_bundling_resumes_without_duplicates_or_loss(
-    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path
+    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path, make_fs: Any
 ) -> None:
     files = make_tree(tmp_path / "src", 3000)
     config = {
@@ -163,18 +147,7 @@ def test_killed_bundling_resumes_without_duplicates_or_loss(
         "dest": f"{bucket}/k",
         "target_size": 100_000,
     }
-    with subprocess.Popen(
-        [sys.executable, str(WORKER), json.dumps(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    ) as process:
-        deadline = time.monotonic() + 60
-        while archive.requests.count("PUT") < 20:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
-        process.wait(10)
+    kill_when(WORKER, config, lambda: archive.requests.count("PUT") >= 20)
     bundle_tree(
         fsspec.filesystem("file"),
         str(tmp_path / "src"),
@@ -187,7 +160,7 @@ def test_killed_bundling_resumes_without_duplicates_or_loss(
     assert len(catalog) == 3000
     objects = s3.find(f"{bucket}/k/.archivefs/bundles")
     assert sorted(objects) == sorted(catalog.bundles)  # no orphan or duplicate bundles
-    fs = make_fs(archive, tmp_path)
+    fs = make_fs()
     for name in ("obs00/f00000.dat", "obs19/f02999.dat"):
         assert fs.cat_file(f"{bucket}/k/{name}") == files[name]
     assert all((tmp_path / "src" / n).exists() for n in files)  # sources untouched

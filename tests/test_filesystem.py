@@ -32,22 +32,6 @@ DATA = bytes(range(256)) * 40  # 10,240 bytes
 
 
 @pytest.fixture
-def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Any:
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
-        kwargs.setdefault("restore_status_in_listings", True)
-        kwargs.setdefault("restore_time_scale", 1 / 3600)
-        return ArchiveFileSystem(
-            target_protocol="s3",
-            target_options=archive.storage_options(),
-            skip_instance_cache=True,
-            **kwargs,
-        )
-
-    return make
-
-
-@pytest.fixture
 def afs(make_fs: Any) -> ArchiveFileSystem:
     fs: ArchiveFileSystem = make_fs()
     return fs

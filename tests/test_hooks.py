@@ -8,32 +8,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs import BudgetExceededError, ObjectArchivedError
-from archivefs.filesystem import ArchiveFileSystem
 from archivefs.hooks import Hooks, Progress
 from archivefs.model import Action, ObjectState, Plan, PlannedGroup, RestoreState, StorageClass
 from archivefs.pricing import Estimate, estimate, load_price_sheet
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from archivefs.testing import EmulatedArchive
 
 MiB = 2**20
-
-
-@pytest.fixture
-def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Any:
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        return ArchiveFileSystem(
-            target_options=archive.storage_options(),
-            journal=str(tmp_path / "journal.sqlite"),
-            restore_status_in_listings=True,
-            restore_time_scale=1 / 3600,
-            skip_instance_cache=True,
-            **kwargs,
-        )
-
-    return make
 
 
 def test_budget_refuses_before_any_paid_request(

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -20,24 +16,12 @@ from archivefs.model import Action, RestoreTier, StorageClass
 from archivefs.restore.journal import Journal
 from archivefs.restore.notify import CallbackNotificationSource
 from archivefs.restore.schedule import PollSchedule
+from tests.conftest import kill_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
 
 WORKER = Path(__file__).with_name("_restore_worker.py")
-
-
-@pytest.fixture
-def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Any:
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
-        kwargs.setdefault("restore_status_in_listings", True)
-        kwargs.setdefault("restore_time_scale", 1 / 3600)
-        return ArchiveFileSystem(
-            target_options=archive.storage_options(), skip_instance_cache=True, **kwargs
-        )
-
-    return make
 
 
 def seed(archive: EmulatedArchive, bucket: str, n: int, prefix: str = "o") -> list[str]:
@@ -113,18 +97,7 @@ def test_killed_submission_resumes_without_paying_twice(
         "paths": paths,
         "concurrency": 1,
     }
-    with subprocess.Popen(
-        [sys.executable, str(WORKER), json.dumps(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    ) as process:
-        deadline = time.monotonic() + 60
-        while archive.requests.count("RestoreObject") < 100:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline
-            time.sleep(0.005)
-        process.send_signal(signal.SIGKILL)
-        process.wait(10)
+    kill_when(WORKER, config, lambda: archive.requests.count("RestoreObject") >= 100)
     sent_before_kill = archive.requests.count("RestoreObject")
     assert 100 <= sent_before_kill < 600
     fs = ArchiveFileSystem(

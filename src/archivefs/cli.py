@@ -16,7 +16,7 @@ import fsspec
 import fsspec.core
 
 from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
-from archivefs.progress import ProgressDisplay
+from archivefs.progress import ProgressDisplay, human_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -121,6 +121,18 @@ def read_paths(urls: Iterable[str], from_file: str | None) -> list[str]:
     if not paths:
         raise click.UsageError("no paths given; pass URLs or --from-file FILE (- for stdin).")
     return paths
+
+
+def restore_with_display(
+    ctx: Context, fs: ArchiveFileSystem, paths: list[str], **kwargs: Any
+) -> Any:
+    """``fs.restore`` with the progress display (none with ``--json``)."""
+    display = None if ctx.as_json else ProgressDisplay()
+    try:
+        return fs.restore(paths, on_progress=display, **kwargs)
+    finally:
+        if display is not None:
+            display.close()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -229,7 +241,7 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
             )
             return
         for state, count in counts.items():
-            click.echo(f"{state:<10} {count:>8} objects {_human(sizes[state]):>10}")
+            click.echo(f"{state:<10} {count:>8} objects {human_bytes(sizes[state]):>10}")
         if counts["restoring"]:
             click.echo(
                 "restores in flight expected by "
@@ -275,12 +287,7 @@ def restore_command(
     def body() -> None:
         fs = ctx.filesystem(tier=tier, days=days, max_cost=max_cost, price_sheet=price_sheet)
         paths = read_paths(urls, from_file)
-        display = None if ctx.as_json else ProgressDisplay()
-        try:
-            result = fs.restore(paths, wait=wait, timeout=timeout, on_progress=display)
-        finally:
-            if display is not None:
-                display.close()
+        result = restore_with_display(ctx, fs, paths, wait=wait, timeout=timeout)
         summary = {
             "groups": len(result.plan),
             "requests_sent": result.requests_sent,
@@ -341,18 +348,8 @@ def prefetch_command(
             if "://" in hot and not hot.startswith("file://"):
                 options["hot_options"] = ctx.storage_options()
         fs = ctx.filesystem(**options)
-        display = None if ctx.as_json else ProgressDisplay()
-        try:
-            result = fs.restore(
-                read_paths(urls, from_file),
-                wait=True,
-                timeout=timeout,
-                promote=bool(hot),
-                on_progress=display,
-            )
-        finally:
-            if display is not None:
-                display.close()
+        paths = read_paths(urls, from_file)
+        result = restore_with_display(ctx, fs, paths, wait=True, timeout=timeout, promote=bool(hot))
         summary = {
             "groups": len(result.plan),
             "requests_sent": result.requests_sent,
@@ -721,14 +718,6 @@ def _restore_eta(fs: ArchiveFileSystem, plan: Any) -> Any:
         return None
     times = [r.expected_ready_at for r in journal.records(restoring) if r.expected_ready_at]
     return max(times) if times else None
-
-
-def _human(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"
 
 
 def _jsonable(entry: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,268 @@
+"""Injected faults against the emulated archive: throttling, resets, 5xx, an outage.
+
+Every test asserts what the server received: faults actually fired, the work
+completed (or failed with a clear archivefs error) and no restore was paid twice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from archivefs.errors import RestoreFailedError, StoreUnavailableError
+from archivefs.restore.engine import RestoreEngine
+from archivefs.restore.journal import Journal, RecordState
+from archivefs.restore.submitter import RetryPolicy
+from archivefs.stores.s3 import S3Store
+from tests.reliability._support import (
+    FAST_RETRIES,
+    assert_catalog_consistent,
+    bundle,
+    make_fs,
+    make_tree,
+    options,
+    s3,
+    seed_cold,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _fast_engine(archive: EmulatedArchive, tmp_path: Path, **retry: Any) -> RestoreEngine:
+    fs = s3(archive, asynchronous=False, **FAST_RETRIES)
+    policy = RetryPolicy(
+        attempts=retry.get("attempts", 4), max_seconds=30, min_wait=0.01, max_wait=0.05
+    )
+    journal = Journal(str(tmp_path / "journal.sqlite"), namespace=archive.endpoint_url)
+    return RestoreEngine(
+        S3Store(fs, restore_status_in_listings=True), journal=journal, retry=policy
+    )
+
+
+# -- throttling bursts (SlowDown 503) on every operation type -----------------------------
+
+
+@pytest.mark.parametrize("burst", [1, 3])
+def test_throttled_get_head_list_then_served(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, burst: int
+) -> None:
+    archive.put_object(bucket, "d/a.bin", b"a" * 70_000)
+    archive.put_object(bucket, "d/b.bin", b"b" * 10)
+    def act(op: str) -> None:
+        fs = make_fs(archive, tmp_path)
+        if op == "GET":
+            assert fs.cat_file(f"{bucket}/d/a.bin", start=5, end=60_005) == b"a" * 60_000
+        elif op == "HEAD":
+            assert fs.info(f"{bucket}/d/a.bin")["size"] == 70_000
+        else:
+            assert fs.ls(f"{bucket}/d", detail=False) == [f"{bucket}/d/a.bin", f"{bucket}/d/b.bin"]
+
+    for op in ("GET", "HEAD", "LIST"):
+        archive.requests.clear()
+        archive.faults.clear()
+        act(op)  # without faults: how many requests of this type the action needs
+        baseline = archive.requests.counts()
+        archive.requests.clear()
+        archive.faults.throttle(count=burst, ops=[op])
+        act(op)
+        assert archive.faults.injected == burst
+        assert archive.requests.count(op, status=503) == burst
+        # the burst added exactly its own requests: each throttled one retried once
+        expected = dict(baseline)
+        expected[op] += burst
+        assert archive.requests.counts() == expected
+
+
+def test_throttled_listing_probe_during_plan(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    paths = sorted(seed_cold(archive, bucket, 30))
+    fs = make_fs(archive, tmp_path)
+    archive.faults.throttle(count=4, ops=["LIST"])
+    plan = fs.plan(paths)
+    assert len(plan.to_restore) == 30
+    assert archive.requests.count("LIST", status=503) == 4
+    assert archive.requests.count("LIST", status=200) == 1
+    assert archive.requests.count("RestoreObject") == 0
+
+
+@pytest.mark.parametrize(("burst", "seed"), [(5, 0), (40, 1), (None, 2)])
+def test_throttled_restores_one_paid_request_per_group(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, burst: int | None, seed: int
+) -> None:
+    archive.set_restore_delay(0.5)
+    data = seed_cold(archive, bucket, 40)
+    fs = make_fs(archive, tmp_path)
+    if burst is None:  # a fraction of every request of every type, throughout
+        archive.faults.throttle(fraction=0.4, seed=seed)
+    else:
+        archive.faults.throttle(count=burst, ops=["RestoreObject"], seed=seed)
+    result = fs.restore(sorted(data), wait=True, timeout=90)
+    assert sorted(result.ready) == sorted(data)
+    assert archive.faults.injected > 0
+    assert archive.requests.count("RestoreObject", status=202) == 40
+    assert archive.requests.count("RestoreObject", status=409) == 0
+    archive.faults.clear()
+    path = sorted(data)[-1]
+    assert fs.cat_file(path) == data[path]
+
+
+def test_throttled_puts_during_bundling(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "src", 60)
+    dest = s3(archive)
+    archive.faults.throttle(count=6, ops=["PUT"])
+    report = bundle(tmp_path / "src", dest, f"{bucket}/t")
+    assert archive.requests.count("PUT", status=503) == 6
+    catalog = assert_catalog_consistent(dest, f"{bucket}/t")
+    assert len(catalog) == 60
+    # every successful bundle PUT is one bundle: no duplicate uploads after a throttle
+    bundle_puts = [
+        r
+        for r in archive.requests.records
+        if r.op == "PUT" and r.status == 200 and r.key and "/bundles/" in r.key
+    ]
+    assert len(bundle_puts) == len(report.bundles_written) == len(catalog.bundles)
+    fs = make_fs(archive, tmp_path)
+    for name in ("d0/f0000.dat", "d3/f0059.dat"):
+        assert fs.cat_file(f"{bucket}/t/{name}") == files[name]
+
+
+# -- connection resets mid-body on ranged GETs --------------------------------------------
+
+
+@pytest.mark.parametrize("after_bytes", [1, 700])
+def test_reset_mid_body_on_member_and_plain_reads(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, after_bytes: int
+) -> None:
+    files = make_tree(tmp_path / "src", 20)
+    bundle(tmp_path / "src", s3(archive), f"{bucket}/r")
+    archive.put_object(bucket, "plain.bin", bytes(range(256)) * 400)
+    fs = make_fs(archive, tmp_path)
+    name = max(files, key=lambda n: len(files[n]))
+    fs.info(f"{bucket}/r/{name}")  # load the catalog before the faults
+    archive.requests.clear()
+    archive.faults.reset_connection(count=2, ops=["GET"], after_bytes=after_bytes)
+    assert fs.cat_file(f"{bucket}/r/{name}") == files[name]
+    assert archive.faults.injected == 2
+    archive.faults.reset_connection(count=2, ops=["GET"], after_bytes=after_bytes)
+    assert fs.cat_file(f"{bucket}/plain.bin", start=100, end=90_000) == (
+        bytes(range(256)) * 400
+    )[100:90_000]
+    assert archive.faults.injected == 4
+    cut = [r for r in archive.requests.records if r.op == "GET" and r.bytes_sent == after_bytes]
+    assert len(cut) == 4  # the resets really cut the bodies short
+    assert all(r.range is not None for r in archive.requests.records if r.op == "GET")
+
+
+def test_reset_after_restore_was_accepted_is_not_paid_twice(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    # moto accepts the restore, then the connection drops: the retry must not start another
+    archive.set_restore_delay(5)
+    data = seed_cold(archive, bucket, 10)
+    fs = make_fs(archive, tmp_path)
+    archive.faults.reset_connection(count=10, ops=["RestoreObject"], after_bytes=1)
+    result = fs.restore(sorted(data))
+    assert archive.faults.injected == 10
+    assert len(result.submitted.failed) == 0
+    assert archive.requests.count("RestoreObject", status=202) == 10
+
+
+# -- 500s on RestoreObject; an outage that ends; persistent failure ------------------------
+
+
+def test_internal_errors_on_restore_are_retried(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    data = seed_cold(archive, bucket, 25)
+    fs = make_fs(archive, tmp_path)
+    archive.faults.error(500, "InternalError", count=30, ops=["RestoreObject"])
+    result = fs.restore(sorted(data), wait=True, timeout=60)
+    assert sorted(result.ready) == sorted(data)
+    assert archive.requests.count("RestoreObject", status=500) == 30
+    assert archive.requests.count("RestoreObject", status=202) == 25
+
+
+@pytest.mark.parametrize("kind", ["unavailable", "resets"])
+def test_server_down_for_a_while_then_back(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, kind: str
+) -> None:
+    archive.set_restore_delay(0.3)
+    data = seed_cold(archive, bucket, 20)
+    archive.put_object(bucket, "hot.bin", b"h" * 5000)
+    fs = make_fs(archive, tmp_path)
+    # the next 12 requests of any type fail: the server "stops answering", then comes back
+    if kind == "unavailable":
+        archive.faults.error(503, "ServiceUnavailable", count=12)
+    else:
+        archive.faults.reset_connection(count=12)
+    result = fs.restore(sorted(data), wait=True, timeout=60)
+    assert archive.faults.injected == 12
+    assert sorted(result.ready) == sorted(data)
+    assert archive.requests.count("RestoreObject", status=202) == 20
+    assert fs.cat_file(f"{bucket}/hot.bin") == b"h" * 5000
+    for path in sorted(data)[:3]:
+        assert fs.cat_file(path) == data[path]
+
+
+def test_persistent_outage_gives_up_with_store_unavailable(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_object(bucket, "hot.bin", b"h" * 100)
+    fs = make_fs(archive, tmp_path, target_options=options(archive, **FAST_RETRIES))
+    archive.faults.throttle(ops=["GET"])
+    with pytest.raises(StoreUnavailableError, match="SlowDown") as error:
+        fs.cat_file(f"{bucket}/hot.bin")
+    assert "Fix:" in str(error.value)
+    # bounded: s3fs's 3 attempts x botocore's 2, never an endless loop
+    assert 2 <= archive.requests.count("GET") <= 6
+    archive.faults.clear()
+    archive.faults.reset_connection(ops=["HEAD"])
+    with pytest.raises(StoreUnavailableError):
+        fs.info(f"{bucket}/hot.bin")
+    assert 2 <= archive.requests.count("HEAD") <= 6
+
+
+def test_persistent_restore_failure_then_recovery_pays_once(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    import asyncio
+
+    data = seed_cold(archive, bucket, 6)
+    engine = _fast_engine(archive, tmp_path, attempts=3)
+    plan = asyncio.run(engine.plan(sorted(data)))
+    archive.faults.throttle(ops=["RestoreObject"])
+    with pytest.raises(RestoreFailedError) as error:
+        asyncio.run(engine.restore(plan))
+    assert set(error.value.failures) == set(data)
+    assert all("SlowDown" in text for text in error.value.failures.values())
+    failed = archive.requests.count("RestoreObject")
+    assert 6 * 2 <= failed <= 6 * 3 * 2  # engine attempts x botocore attempts, bounded
+    assert archive.requests.count("RestoreObject", status=202) == 0
+    records = engine.journal.records() if engine.journal is not None else []
+    assert {r.state for r in records} == {RecordState.FAILED}
+    archive.faults.clear()
+    asyncio.run(engine.restore(plan))
+    asyncio.run(engine.restore(plan))  # and once more: nothing to send
+    assert archive.requests.count("RestoreObject", status=202) == 6
+    assert archive.requests.count("RestoreObject") == failed + 6
+
+
+def test_catalog_load_under_throttling(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "src", 12)
+    bundle(tmp_path / "src", s3(archive), f"{bucket}/c")
+    fs = make_fs(archive, tmp_path)
+    archive.faults.throttle(count=3, ops=["GET"])
+    name = sorted(files)[0]
+    assert fs.cat_file(f"{bucket}/c/{name}") == files[name]
+    assert archive.requests.count("GET", status=503) == 3
