@@ -85,3 +85,31 @@ def test_plan_follows_arithmetic_and_reductions(
 def test_plan_of_something_not_from_an_archive_is_an_error() -> None:
     with pytest.raises(ads.ArchiveError, match="reads nothing from an archive"):
         ads.plan_dataset(make_source()["t"])
+
+
+def test_netcdf_files_are_planned_per_file(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    pytest.importorskip("h5netcdf")
+    urls = []
+    for part in range(3):
+        ds = xr.Dataset(
+            {"t": (("time", "x"), np.full((4, 5), float(part), dtype="f4"))},
+            coords={"time": np.arange(part * 4, part * 4 + 4)},
+        )
+        local = tmp_path / f"part{part}.nc"
+        ds.to_netcdf(local, engine="h5netcdf")
+        archive.put_object(bucket, f"nc/part{part}.nc", local.read_bytes(), storage_class="GLACIER")
+        urls.append(f"s3://{bucket}/nc/part{part}.nc")
+    opts = dict(options)
+    storage = opts.pop("storage_options")
+    fs = ads.ArchiveFileSystem(target_options=storage, **opts)
+    with pytest.raises(ObjectArchivedError):
+        ads.open_dataset(urls[0], fs=fs)  # the header itself is archived
+    fs.restore(urls, wait=True, timeout=60)
+    combined = ads.open_mfdataset(urls, fs=fs)
+    selection = combined["t"].sel(time=slice(5, 9))  # rows of parts 1 and 2
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan) == [f"{bucket}/nc/part1.nc", f"{bucket}/nc/part2.nc"]
+    assert {g.action.value for g in plan} == {"read"}  # restored already: nothing to pay
+    assert float(selection.sum()) == 3 * 5 * 1.0 + 2 * 5 * 2.0  # times 5-7 and 8-9

@@ -106,8 +106,9 @@ def open_dataset(
 ) -> Any:
     """Open one archived netCDF/HDF5 file lazily (``xarray.open_dataset`` over a file object).
 
-    The file must read (hot or restored) for its header; plan and restore
-    whole files with :func:`plan_files` / :func:`prefetch` first otherwise.
+    The file must read (hot or restored) for its header: restore archived
+    files first (``fs.restore(urls, wait=True)``); once opened, ``plan_dataset``
+    of a selection names the whole file (netCDF/HDF5 plans are per file).
     """
     import xarray as xr
 
