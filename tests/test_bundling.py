@@ -78,8 +78,10 @@ def test_bundle_10000_small_files_then_list_plan_restore_read(
     plan = fs.plan(f"{bucket}/archive/obs0*/*.dat")
     assert len(plan.paths) == 5000
     assert len(plan) == len({catalog.lookup(p).bundle for p in plan.paths})  # type: ignore[union-attr]
-    with pytest.raises(ObjectArchivedError, match=r"\.archivefs/bundles/"):
+    with pytest.raises(ObjectArchivedError, match=r"\.archivefs/bundles/") as archived:
         fs.cat_file(f"{bucket}/archive/obs01/f00001.dat")
+    assert "reading member" in str(archived.value)
+    assert "obs01/f00001.dat" in str(archived.value)
     result = fs.restore(f"{bucket}/archive/obs0*/*.dat", wait=True, timeout=60)
     assert archive.requests.count("RestoreObject") == len(plan) == result.requests_sent
 

@@ -12,6 +12,7 @@ exist raise :class:`ObjectNotFoundError`.
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +41,16 @@ class ArchiveError(OSError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+    def in_context(self, context: str) -> ArchiveError:
+        """A copy whose problem starts with ``context`` (e.g. which member was being read)."""
+        clone = copy.copy(self)
+        clone.problem = f"{context} {self.problem}"
+        message = f"{self.path}: {clone.problem}" if self.path else clone.problem
+        if self.fix:
+            message = f"{message} Fix: {self.fix}"
+        clone.args = (message,)
+        return clone
 
     def __reduce__(self) -> tuple[Any, ...]:
         # OSError's default pickling calls cls(*args); keep every attribute so

@@ -525,9 +525,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             except FileNotFoundError:
                 data = None
         if data is None:
-            data = await self._guarded(
-                member.bundle, lambda: self.fs._cat_file(member.bundle, start=first, end=last)
-            )
+            try:
+                data = await self._guarded(
+                    member.bundle, lambda: self.fs._cat_file(member.bundle, start=first, end=last)
+                )
+            except (ObjectArchivedError, RestoreInProgressError) as error:
+                raise error.in_context(f"(reading member {member.path!r})") from error
         assert data is not None
         if len(data) != hi - lo:
             raise ChecksumMismatchError(
