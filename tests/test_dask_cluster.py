@@ -85,3 +85,18 @@ def test_wait_policy_on_workers_restores_each_chunk_once(
     assert np.isclose(float(mean), float(expected.mean()))
     assert archive.requests.count("RestoreObject", status=202) == 6
     assert archive.requests.count("RestoreObject") == 6
+
+
+def test_restore_aware_graph_on_the_cluster(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(1.0)
+    source = make_source()
+    url = upload_zarr(archive, bucket, tmp_path, source)
+    ds = ads.open_zarr(url, **options(archive, tmp_path))
+    selection = ds["q"].isel(time=slice(20, 32))
+    gated = ads.restore_aware(selection, timeout=60, poll_interval=0.2)
+    total = client.compute(gated.sum()).result()
+    assert np.isclose(float(total), float(source["q"].isel(time=slice(20, 32)).sum()))
+    assert archive.requests.count("RestoreObject", status=202) == 6
+    assert archive.requests.count("RestoreObject") == 6

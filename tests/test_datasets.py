@@ -113,3 +113,26 @@ def test_netcdf_files_are_planned_per_file(
     assert sorted(g.key for g in plan) == [f"{bucket}/nc/part1.nc", f"{bucket}/nc/part2.nc"]
     assert {g.action.value for g in plan} == {"read"}  # restored already: nothing to pay
     assert float(selection.sum()) == 3 * 5 * 1.0 + 2 * 5 * 2.0  # times 5-7 and 8-9
+
+
+def test_restore_aware_graph_reads_each_chunk_after_its_own_group(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    archive.set_restore_delay(1.0)
+    source = make_source()
+    url = upload_zarr(archive, bucket, tmp_path, source)
+    ds = ads.open_zarr(url, **options)
+    selection = ds["t"].isel(time=slice(0, 12))  # 3 time chunks x 2 y chunks = 6 objects
+    gated = ads.restore_aware(selection, timeout=60, poll_interval=0.2)
+    assert archive.requests.count("RestoreObject") == 6  # submitted once, up front
+    graph = dict(gated.data.__dask_graph__())
+    ready = [k for k in graph if isinstance(k, tuple) and k[0] == "archivefs-ready"]
+    assert len(ready) == 6
+    for key, task in graph.items():  # each chunk read waits for exactly its own group
+        if isinstance(key, tuple) and str(key[0]).startswith("open_dataset-t-") and key[1] < 3:
+            waits = [
+                d for d in task.dependencies if isinstance(d, tuple) and d[0] == "archivefs-ready"
+            ]
+            assert len(waits) == 1
+    np.testing.assert_array_equal(gated.values, source["t"].isel(time=slice(0, 12)).values)
+    assert archive.requests.count("RestoreObject") == 6

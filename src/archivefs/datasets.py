@@ -328,3 +328,122 @@ def _product(ranges: Iterable[range]) -> Iterator[tuple[int, ...]]:
     from itertools import product
 
     return product(*ranges)
+
+
+# -- a restore-aware graph -------------------------------------------------------------------
+
+
+def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: float = 60.0) -> Any:
+    """The same lazy object, with every chunk read waiting for its own group's restore.
+
+    The selection's plan is submitted once (one restore request per group that
+    needs one, deduplicated by the journal); then each chunk read task depends
+    on a "ready" task for its group, which polls that group until it reads. A
+    computation therefore starts on the groups that come back first instead of
+    waiting for the last one. (``prefetch`` polls all groups in bulk and
+    returns when every one is back; this polls each group on its own.)
+    """
+    per_fs = chunk_paths(obj)
+    if not per_fs:
+        raise ArchiveError(
+            "this object reads nothing from an archive (no lazily opened archivefs data).",
+            fix="pass a lazy selection of a dataset opened with archivefs.open_zarr/open_dataset.",
+        )
+    group_of: dict[str, tuple[ArchiveFileSystem, str]] = {}
+    for fs, paths in per_fs.items():
+        plan = fs.plan(paths)
+        fs.submit(plan)
+        for group in plan.groups:
+            for path in group.paths:
+                group_of[path] = (fs, group.key)
+    return _rewire(obj, group_of, timeout, poll_interval)
+
+
+def _rewire(
+    obj: Any,
+    group_of: dict[str, tuple[ArchiveFileSystem, str]],
+    timeout: float | None,
+    poll_interval: float,
+) -> Any:
+    import dask.array as da
+    from dask._task_spec import DataNode, Task, TaskRef
+
+    layouts: dict[tuple[int, str, str], _ArrayLayout] = {}
+
+    def rewired(array: Any) -> Any:
+        graph = dict(array.__dask_graph__())
+        ready_tasks: dict[Any, Any] = {}
+        for key, task in list(graph.items()):
+            if not (isinstance(key, tuple) and isinstance(key[0], str) and key[0] in _SOURCES):
+                continue
+            window = _task_window(task)
+            if window is None:
+                continue
+            source = _SOURCES[key[0]]
+            if source.array is None:
+                paths = [source.path]
+            else:
+                cache = (id(source.fs), source.path, source.array)
+                if cache not in layouts:
+                    layouts[cache] = _ArrayLayout.read(source.fs, source.path, source.array)
+                paths = list(layouts[cache].keys_for(window))
+            refs = []
+            for path in paths:
+                if path not in group_of:
+                    continue  # an absent chunk (fill value): nothing to wait for
+                fs, group = group_of[path]
+                ready_key = ("archivefs-ready", group)
+                if ready_key not in ready_tasks:
+                    ready_tasks[ready_key] = Task(
+                        ready_key,
+                        _wait_until_readable,
+                        DataNode(None, fs.to_json()),
+                        DataNode(None, group),
+                        DataNode(None, timeout),
+                        DataNode(None, poll_interval),
+                    )
+                refs.append(TaskRef(ready_key))
+            if refs:
+                graph[key] = Task(key, _after, *refs, task)
+        graph.update(ready_tasks)
+        return da.Array(  # type: ignore[no-untyped-call]
+            graph, array.name, array.chunks, array.dtype, meta=array._meta
+        )
+
+    if hasattr(obj, "data_vars"):
+        out = obj.copy()
+        for name, variable in obj.variables.items():
+            if hasattr(variable.data, "__dask_graph__"):
+                out[name] = variable.copy(data=rewired(variable.data))
+        return out
+    return obj.copy(data=rewired(obj.data))
+
+
+def _after(*values: Any) -> Any:
+    """Return the last value once every earlier dependency (a ready task) is done."""
+    return values[-1]
+
+
+def _wait_until_readable(
+    fs_json: str, group: str, timeout: float | None, poll_interval: float
+) -> str:
+    """Poll one group until it reads (runs as a task, on a worker)."""
+    import time
+
+    import fsspec
+
+    fs = fsspec.AbstractFileSystem.from_json(fs_json)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        state = fs.state(group)
+        if state.readable:
+            return group
+        if deadline is not None and time.monotonic() >= deadline:
+            from archivefs.errors import RestoreTimeoutError
+
+            raise RestoreTimeoutError(
+                f"the restore was not finished after {timeout:.0f} s.",
+                path=group,
+                fix="the restore keeps running at the store; compute again later.",
+            )
+        time.sleep(poll_interval)
