@@ -22,6 +22,7 @@ MODULES = [
     "planning",
     "catalog_listing",
     "bundling",
+    "read_amplification",
 ]
 
 

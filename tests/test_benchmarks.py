@@ -30,6 +30,7 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
             "planning",
             "catalog_listing",
             "bundling",
+            "read_amplification",
         ]
     )
     polling = json.loads((tmp_path / "status_polling.json").read_text())
