@@ -230,3 +230,20 @@ def test_notifications_replace_waiting_for_the_poll_schedule(
     thread.join()
     assert sorted(result.ready) == paths
     assert fs.engine.poll_rounds == 1  # one bulk check, prompted by the events
+
+
+def test_with_a_journal_renewals_and_early_expiry_are_restored_again(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.seconds_per_day = 86400
+    paths = seed(archive, bucket, 4)
+    fs = make_fs()  # with a journal that remembers the first restores as done
+    fs.restore(paths, wait=True, timeout=30)
+    assert archive.requests.count("RestoreObject") == 4
+    plan = fs.plan(paths, needed_until=datetime.now(UTC) + timedelta(days=5))
+    assert {g.action for g in plan} == {Action.RENEW}
+    assert fs.submit(plan).requests_sent == 4  # renewed although the journal says "restored"
+    archive.expire_restore(bucket, paths[0].split("/", 1)[1])  # gone before its recorded expiry
+    again = fs.restore(paths, wait=True, timeout=30)
+    assert again.requests_sent == 1
+    assert archive.requests.count("RestoreObject") == 9

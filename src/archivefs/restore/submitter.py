@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from tenacity import (
@@ -24,7 +25,8 @@ from tenacity import (
 )
 
 from archivefs.errors import ArchiveError, StoreUnavailableError
-from archivefs.restore.journal import Outcome
+from archivefs.model import Action
+from archivefs.restore.journal import Outcome, RecordState
 from archivefs.stores.s3 import RestoreOutcome
 from archivefs.stores.translate import is_transient
 
@@ -101,10 +103,7 @@ class Submitter:
         report = SubmitReport()
         by_key = {g.key: g for g in groups}
         if self.journal is not None:
-            journal = self.journal
-            claimed = await asyncio.to_thread(
-                journal.claim, list(by_key), tier=tier.value, days=days
-            )
+            claimed = await asyncio.to_thread(self._claim, groups, tier.value, days)
         else:
             claimed = list(by_key)
         claimed_set = set(claimed)
@@ -130,6 +129,29 @@ class Submitter:
 
         await asyncio.gather(*(one(k) for k in claimed))
         return report
+
+    def _claim(self, groups: Sequence[PlannedGroup], tier: str, days: int | None) -> list[str]:
+        """Claim in the journal, after reconciling it with what the probe just saw.
+
+        The fresh probe is the truth: a group it saw archived whose record still
+        says "restored" (its copy expired or was removed early) is marked
+        expired; groups planned for renewal claim their unexpired copies too.
+        """
+        assert self.journal is not None
+        journal = self.journal
+        archived = [g.key for g in groups if g.action is Action.RESTORE]
+        for record in journal.records(archived) if archived else []:
+            if record.state == RecordState.RESTORED:
+                journal.record_expired(record.key)
+        expiries = [
+            g.state.restore_expiry
+            for g in groups
+            if g.action is Action.RENEW and g.state.restore_expiry is not None
+        ]
+        renew_before = max(expiries) + timedelta(seconds=1) if expiries else None
+        return journal.claim(
+            [g.key for g in groups], tier=tier, days=days, renew_before=renew_before
+        )
 
     async def _send(
         self, group: PlannedGroup, *, tier: RestoreTier, days: int | None
