@@ -256,3 +256,18 @@ def test_bundle_then_catalog_show_and_rebuild(
     assert all("GLACIER" in line for line in listing.output.splitlines())
     bad = run("bundle", str(source), dest, "--group-by", "colour")
     assert bad.exit_code == EXIT_USAGE
+
+
+def test_missing_credentials_is_one_line(archive: EmulatedArchive, bucket: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_CONFIG_FILE="/nonexistent",
+               AWS_EC2_METADATA_DISABLED="true")  # fmt: skip
+    completed = subprocess.run(
+        [sys.executable, "-m", "archivefs.cli", "--endpoint-url", archive.endpoint_url,
+         "ls", f"s3://{bucket}/"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert completed.returncode == EXIT_ERROR, completed.stderr
+    assert "no usable AWS credentials" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert completed.stderr.strip().count("\n") == 0

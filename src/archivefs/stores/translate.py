@@ -99,6 +99,14 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
     """
     if isinstance(error, ArchiveError):
         return error
+    names = {type(e).__name__ for e in _chain(error)}
+    if names & {"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError"}:
+        return AccessDeniedError(
+            "no usable AWS credentials were found.",
+            path=path,
+            fix="set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, "
+            "or give key/secret in the storage options (for public data: anon=true).",
+        )
     code = s3_error_code(error)
     if code in ("NoSuchBucket",):
         bucket = path.split("/", 1)[0]
