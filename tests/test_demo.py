@@ -25,3 +25,5 @@ def test_demo_runs_and_reports_consistent_numbers() -> None:
     assert summary["groups_ready"] == summary["groups"]
     assert summary["bytes_read"] == summary["bytes_needed"]
     assert 0 < summary["estimated_cost_usd"] < 1
+    assert summary["netcdf_files"] == 5
+    assert summary["netcdf_restore_requests"] == 1  # five files, one bundle

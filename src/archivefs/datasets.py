@@ -129,14 +129,24 @@ def open_mfdataset(
     storage_options: dict[str, Any] | None = None,
     fs: ArchiveFileSystem | None = None,
     engine: str = "h5netcdf",
+    combine: str = "by_coords",
+    concat_dim: str | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Open many archived netCDF/HDF5 files as one lazy dataset (``xarray.combine_by_coords``)."""
+    """Open many archived netCDF/HDF5 files as one lazy dataset.
+
+    ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, as in
+    ``xarray.open_mfdataset``.
+    """
     import xarray as xr
 
     archive_options, xr_kwargs = _split_kwargs(kwargs)
     fs, _ = _split_url(urls[0], fs, storage_options, archive_options)
     parts = [open_dataset(u, fs=fs, engine=engine) for u in urls]
+    if combine == "nested":
+        return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
+    if combine != "by_coords":
+        raise ValueError(f"combine={combine!r}: use 'by_coords' or 'nested'.")
     return xr.combine_by_coords(parts, **xr_kwargs)
 
 
