@@ -36,7 +36,9 @@ def run(archive: EmulatedArchive, tmp_path: Path) -> Any:
 
 
 def test_help_has_examples() -> None:
-    for command in ([], ["ls"], ["status"], ["restore"], ["demo"]):
+    commands = ["ls", "status", "restore", "prefetch", "estimate", "advise", "bundle", "demo"]
+    for command in ([], *([c] for c in commands), ["catalog"], ["catalog", "show"],
+                    ["catalog", "rebuild"]):  # fmt: skip
         result = CliRunner().invoke(main, [*command, "--help"])
         assert result.exit_code == 0
         assert "Example" in result.output
@@ -254,6 +256,13 @@ def test_bundle_then_catalog_show_and_rebuild(
     assert listing.exit_code == 0, listing.output
     assert len(listing.output.splitlines()) == 10
     assert all("GLACIER" in line for line in listing.output.splitlines())
+    archived = run("catalog", "rebuild", dest)  # GLACIER bundles: their directories are cold
+    assert archived.exit_code == EXIT_ERROR
+    assert "restore the bundles first" in archived.output
+    assert run("restore", f"{dest}/.archivefs/bundles/", "--wait").exit_code == 0
+    rebuilt = run("catalog", "rebuild", dest)
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert "rebuilt: 30 members" in rebuilt.output
     bad = run("bundle", str(source), dest, "--group-by", "colour")
     assert bad.exit_code == EXIT_USAGE
 

@@ -10,6 +10,7 @@ bundles it already uploaded, checks them, and carries on without duplicates.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -21,11 +22,12 @@ from archivefs.catalog import layout
 from archivefs.catalog.bundle import Source, read_entries, write_bundle
 from archivefs.catalog.grouping import ByPrefix, GroupingPolicy, SourceItem
 from archivefs.catalog.index import BundleInfo, Catalog
-from archivefs.errors import BundleError, CatalogError
+from archivefs.errors import ArchiveError, BundleError, CatalogError
 from archivefs.model import StorageClass
+from archivefs.stores.translate import translate
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 
 @dataclass
@@ -106,18 +108,22 @@ def bundle_tree(
         report.members += len(group)
         pending += 1
         if pending >= save_every:
-            catalog.save(dest_fs, catalog_dir)
+            with _store_errors(catalog_dir, "save the catalog"):
+                catalog.save(dest_fs, catalog_dir)
             pending = 0
     plain: dict[str, int] = {}
     for item in hot:
         target = layout.member_path(dest_root, item.path)
-        dest_fs.pipe_file(target, src_fs.cat_file(f"{src_root.rstrip('/')}/{item.path}"))
+        data = src_fs.cat_file(f"{src_root.rstrip('/')}/{item.path}")
+        with _store_errors(target, "upload"):
+            dest_fs.pipe_file(target, data)
         report.kept_hot.append(target)
         plain[dest_fs._strip_protocol(target)] = item.size
     if plain:
         catalog = catalog.with_plain(plain)
-    catalog.save(dest_fs, catalog_dir)
-    _register(dest_fs, dest_root)
+    with _store_errors(catalog_dir, "save the catalog"):
+        catalog.save(dest_fs, catalog_dir)
+        _register(dest_fs, dest_root)
     if delete_sources:
         report.deleted_sources = _delete_sources(
             src_fs, src_root, catalog, dest_fs, dest_root, items, hot
@@ -148,10 +154,12 @@ def _bundle_one(
         size = os.path.getsize(local)
         with open(local, "rb") as handle:
             digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        existing = _existing_size(dest_fs, key)
-        if existing != size:
-            _upload(dest_fs, local, key, klass)
-    uploaded = dest_fs.info(key)["size"]
+        with _store_errors(key, "upload"):
+            existing = _existing_size(dest_fs, key)
+            if existing != size:
+                _upload(dest_fs, local, key, klass)
+    with _store_errors(key, "inspect"):
+        uploaded = dest_fs.info(key)["size"]
     if uploaded != size:
         raise BundleError(
             f"the uploaded bundle has {uploaded} bytes, {size} were written.",
@@ -165,6 +173,17 @@ def _bundle_one(
         dest_fs._strip_protocol(dest_root),
         {i.path: i.storage_class for i in group},
     )
+
+
+@contextlib.contextmanager
+def _store_errors(path: str, action: str) -> Iterator[None]:
+    """Errors of the destination store as archivefs errors (throttling: StoreUnavailableError)."""
+    try:
+        yield
+    except ArchiveError:
+        raise
+    except OSError as error:
+        raise translate(error, path, action=action) from error
 
 
 def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass) -> None:
@@ -255,7 +274,15 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
         if not key.endswith(".zip"):
             continue
         size = int(info["size"])
-        entries = read_entries(_ranged(fs, key), size, bundle=key)
+        try:
+            entries = read_entries(_ranged(fs, key), size, bundle=key)
+        except PermissionError as error:  # s3fs's answer for an archived object
+            raise CatalogError(
+                "the bundle is archived, so its directory cannot be read to rebuild the catalog.",
+                path=key,
+                fix=f"restore the bundles first (`archivefs restore s3://{bundle_dir}/ --wait`), "
+                "then rebuild.",
+            ) from error
         klass = StorageClass.parse(info.get("StorageClass") or info.get("storage_class"))
         digest = (
             hashlib.sha256(fs.cat_file(key)).hexdigest()
