@@ -100,3 +100,40 @@ def test_restore_aware_graph_on_the_cluster(
     assert np.isclose(float(total), float(source["q"].isel(time=slice(20, 32)).sum()))
     assert archive.requests.count("RestoreObject", status=202) == 6
     assert archive.requests.count("RestoreObject") == 6
+
+
+def test_bundled_store_on_the_cluster_one_restore_per_bundle(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    import fsspec
+    import s3fs
+
+    from archivefs.catalog import ByChunkNeighbourhood, Catalog
+    from archivefs.catalog.layout import catalog_dir
+    from archivefs.catalog.writer import bundle_tree
+
+    source = make_source()
+    local = tmp_path / "src.zarr"
+    source.to_zarr(local, mode="w", consolidated=False)
+    s3 = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    policy = ByChunkNeighbourhood(dim_index=0, window=2, hot_arrays=frozenset({"time", "x", "y"}))
+    bundle_tree(
+        fsspec.filesystem("file"), str(local), s3, f"{bucket}/b.zarr",
+        policy=policy, storage_class="DEEP_ARCHIVE",
+    )  # fmt: skip
+    catalog = Catalog.load(s3, catalog_dir(f"{bucket}/b.zarr"))
+    ds = ads.open_zarr(f"s3://{bucket}/b.zarr", **options(archive, tmp_path))
+    assert archive.requests.count("RestoreObject") == 0  # opened lazily, nothing restored
+    selection = ds["t"].isel(time=slice(8, 24))  # time chunks 2..5 -> windows 1 and 2
+    plan = ads.plan_dataset(selection)
+    expected = {
+        m.bundle
+        for m in catalog.members()
+        if m.path.split("/t/c/")[-1].split("/")[0] in {"2", "3", "4", "5"} and "/t/c/" in m.path
+    }
+    assert {g.key for g in plan} == expected
+    assert len(expected) == 2
+    ads.prefetch(selection, wait=True, timeout=60)
+    total = client.compute(selection.sum()).result()
+    assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
+    assert archive.requests.count("RestoreObject") == 2  # one per bundle, not per chunk
