@@ -16,6 +16,7 @@ SIZES = {"smoke": 10_000, "default": 1_000_000, "full": 1_000_000}
 
 def run(archive: EmulatedArchive, size: str) -> Result:
     from archivefs.model import ObjectState, RestoreState, StorageClass
+    from archivefs.pricing import estimate, load_price_sheet
     from archivefs.restore.planner import make_plan, single_object_groups
 
     del archive  # pure: no requests
@@ -38,6 +39,10 @@ def run(archive: EmulatedArchive, size: str) -> Result:
     cpu = time.process_time()
     plan = make_plan(single_object_groups(states), states)
     planned = time.process_time() - cpu
+    cpu = time.process_time()
+    cost = estimate(plan, load_price_sheet("aws-us-east-1"), tier="Bulk")
+    estimated = time.process_time() - cpu
+    assert cost.restore_request_count == n
     del states, plan
     tracemalloc.start()  # memory pass
     states = listing()
@@ -49,12 +54,14 @@ def run(archive: EmulatedArchive, size: str) -> Result:
         "objects": n,
         "cpu_seconds_listing_to_states": built,
         "cpu_seconds_plan": planned,
+        "cpu_seconds_estimate": estimated,
         "peak_memory_MiB": peak / 2**20,
         "bytes_per_object": peak / n,
     }
     per_100k = planned / n * 100_000
     headline = (
         f"{n:,} objects: plan {planned:.2f} CPU s ({per_100k:.2f} s per 10^5), "
+        f"estimate {estimated:.2f} CPU s, "
         f"peak {peak / 2**20:.0f} MiB with the states ({peak / n:.0f} B/object)"
     )
     return Result(
