@@ -129,6 +129,8 @@ class EmulatedArchive:
     region:
         The region clients are told to use.
 
+    Examples
+    --------
     Use it as a context manager, or call :meth:`start` and :meth:`stop`::
 
         with EmulatedArchive(restore_delay=2) as archive:
