@@ -100,3 +100,24 @@ def update_docs(out_dir: Path) -> None:
     else:
         text = text + "\n" + table + "\n"
     DOCS_TABLE.write_text(text)
+
+
+def archive_fs(archive: Any, **kwargs: Any) -> Any:
+    """An ArchiveFileSystem on the emulated archive, without a journal, AWS-like listings."""
+    from archivefs.filesystem import ArchiveFileSystem
+
+    kwargs.setdefault("journal", False)
+    kwargs.setdefault("restore_status_in_listings", True)
+    return ArchiveFileSystem(
+        target_options=archive.storage_options(), skip_instance_cache=True, **kwargs
+    )
+
+
+def seed_archived(
+    archive: Any, bucket: str, n: int, *, storage_class: str = "GLACIER"
+) -> list[str]:
+    """``n`` one-byte objects ``bucket/o/NNNNNN`` in an archive class; their paths."""
+    archive.create_bucket(bucket)
+    keys = [f"o/{i:06d}" for i in range(n)]
+    archive.put_objects(bucket, dict.fromkeys(keys, b"x"), storage_class=storage_class)
+    return [f"{bucket}/{k}" for k in keys]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from benchmarks._common import Result
+from benchmarks._common import Result, archive_fs, seed_archived
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -17,20 +17,10 @@ def run(archive: EmulatedArchive, size: str) -> Result:
     import s3fs
     from fsspec.asyn import sync
 
-    from archivefs.filesystem import ArchiveFileSystem
-
     n = SIZES[size]
-    bucket = "status-poll"
     archive.set_restore_delay(3600)
-    archive.create_bucket(bucket)
-    archive.put_objects(bucket, {f"o/{i:06d}": b"x" for i in range(n)}, storage_class="GLACIER")
-    fs = ArchiveFileSystem(
-        target_options=archive.storage_options(),
-        journal=False,
-        restore_status_in_listings=True,
-        skip_instance_cache=True,
-    )
-    paths = [f"{bucket}/o/{i:06d}" for i in range(n)]
+    paths = seed_archived(archive, "status-poll", n)
+    fs = archive_fs(archive)
     fs.restore(paths)
 
     archive.requests.clear()

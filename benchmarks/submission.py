@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from benchmarks._common import Result
+from benchmarks._common import Result, archive_fs, seed_archived
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -14,20 +14,11 @@ SIZES = {"smoke": 200, "default": 2000, "full": 10_000}
 
 
 def run(archive: EmulatedArchive, size: str) -> Result:
-    from archivefs.filesystem import ArchiveFileSystem
-
     n = SIZES[size]
     archive.set_restore_delay(3600)
-    for bucket in ("submit-ours", "submit-loop"):
-        archive.create_bucket(bucket)
-        archive.put_objects(bucket, {f"o/{i:06d}": b"x" for i in range(n)}, storage_class="GLACIER")
-    fs = ArchiveFileSystem(
-        target_options=archive.storage_options(),
-        journal=False,
-        restore_status_in_listings=True,
-        skip_instance_cache=True,
-    )
-    paths = [f"submit-ours/o/{i:06d}" for i in range(n)]
+    paths = seed_archived(archive, "submit-ours", n)
+    seed_archived(archive, "submit-loop", n)
+    fs = archive_fs(archive)
     plan = fs.plan(paths)
     archive.requests.clear()
     start = time.perf_counter()

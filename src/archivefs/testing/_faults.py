@@ -246,13 +246,7 @@ def _truncated(
     after_bytes: int,
 ) -> Iterator[bytes]:
     """Serve the real response's status and headers, ``after_bytes`` of its body, then reset."""
-    body = app(environ, start_response)
-    try:
-        data = b"".join(body)
-    finally:
-        close = getattr(body, "close", None)
-        if close is not None:
-            close()
+    data = drain(app(environ, start_response))
     if data[:after_bytes]:
         yield data[:after_bytes]
     _arm_reset(sock)
@@ -272,3 +266,13 @@ def is_reset_armed(sock: socket.socket) -> bool:
     except OSError:
         return False
     return bool(onoff) and linger == 0
+
+
+def drain(body: Iterable[bytes]) -> bytes:
+    """The whole body of a WSGI response, closing it as the WSGI spec asks."""
+    try:
+        return b"".join(body)
+    finally:
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()

@@ -58,7 +58,7 @@ from xml.sax.saxutils import escape, unescape
 
 from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.testing._counters import S3Request, parse_request
-from archivefs.testing._faults import error_response
+from archivefs.testing._faults import drain, error_response
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
@@ -359,13 +359,7 @@ def call(app: WSGIApplication, environ: WSGIEnvironment) -> Response:
         captured[:] = [status, list(headers)]
         return lambda data: None
 
-    body = app(environ, capture)
-    try:
-        data = b"".join(body)
-    finally:
-        close = getattr(body, "close", None)
-        if close is not None:
-            close()
+    data = drain(app(environ, capture))
     return captured[0], captured[1], data
 
 
