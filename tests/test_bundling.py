@@ -166,3 +166,18 @@ def test_killed_bundling_resumes_without_duplicates_or_loss(
     for name in ("obs00/f00000.dat", "obs19/f02999.dat"):
         assert fs.cat_file(f"{bucket}/k/{name}") == files[name]
     assert all((tmp_path / "src" / n).exists() for n in files)  # sources untouched
+
+
+def test_rebundle_objects_already_in_a_bucket(
+    archive: EmulatedArchive, bucket: str, s3: Any, make_fs: Any
+) -> None:
+    objects = {f"raw/run{i % 4}/part{i:03d}.bin": bytes([i % 256]) * (100 + i) for i in range(120)}
+    archive.put_objects(bucket, objects)  # hot objects written by someone else
+    report = bundle_tree(s3, f"{bucket}/raw", s3, f"{bucket}/packed", storage_class="GLACIER")
+    assert report.members == 120
+    assert len(report.bundles_written) == 4  # one per run directory
+    fs = make_fs()
+    name = "run2/part006.bin"
+    fs.restore(f"{bucket}/packed/run2/*", wait=True, timeout=30)
+    assert fs.cat_file(f"{bucket}/packed/{name}") == objects[f"raw/{name}"]
+    assert s3.exists(f"{bucket}/raw/{name}")  # sources are kept
