@@ -23,6 +23,7 @@ MODULES = [
     "catalog_listing",
     "bundling",
     "read_amplification",
+    "time_to_first_result",
 ]
 
 
