@@ -280,3 +280,16 @@ def test_missing_credentials_is_one_line(archive: EmulatedArchive, bucket: str) 
     assert "no usable AWS credentials" in completed.stderr
     assert "Traceback" not in completed.stderr
     assert completed.stderr.strip().count("\n") == 0
+
+
+def test_prefetch_promote_in_place(run: Any, archive: EmulatedArchive, bucket: str) -> None:
+    archive.put_objects(bucket, {f"pp/{i}": b"z" * 10 for i in range(3)}, storage_class="GLACIER")
+    result = run("--json", "prefetch", f"s3://{bucket}/pp/", "--promote", "--timeout", "60")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.splitlines()[-1])["promoted_in_place"] == 3
+    assert archive.requests.count("COPY") == 3
+    listing = json.loads(run("--json", "ls", f"s3://{bucket}/pp/").output)
+    assert {e["storage_class"] for e in listing} == {"STANDARD"}
+    assert {e["restore"] for e in listing} == {"hot"}  # permanent: no restored copy to expire
+    both = run("prefetch", f"s3://{bucket}/pp/", "--promote", "--to", "/tmp")
+    assert both.exit_code == EXIT_USAGE

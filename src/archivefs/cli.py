@@ -309,6 +309,11 @@ def restore_command(
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
 @click.option("--to", "hot", help="Copy everything here once restored (s3:// URL or directory).")
+@click.option(
+    "--promote",
+    is_flag=True,
+    help="Once restored, copy each object onto itself in STANDARD (permanent; billed as such).",
+)
 @click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
 @click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
@@ -320,6 +325,7 @@ def prefetch_command(
     urls: tuple[str, ...],
     from_file: str | None,
     hot: str | None,
+    promote: bool,
     tier: str,
     days: int,
     timeout: float | None,
@@ -348,13 +354,17 @@ def prefetch_command(
             if "://" in hot and not hot.startswith("file://"):
                 options["hot_options"] = ctx.storage_options()
         fs = ctx.filesystem(**options)
+        if hot and promote:
+            raise click.UsageError("use --to HOT_URL or --promote, not both.")
         paths = read_paths(urls, from_file)
         result = restore_with_display(ctx, fs, paths, wait=True, timeout=timeout, promote=bool(hot))
+        promoted = fs.promote_in_place(paths) if promote else []
         summary = {
             "groups": len(result.plan),
             "requests_sent": result.requests_sent,
             "ready": len(result.ready),
             "copied_to": hot,
+            "promoted_in_place": len(promoted),
         }
         if ctx.as_json:
             click.echo(json.dumps(summary))
@@ -363,6 +373,7 @@ def prefetch_command(
                 f"{summary['ready']}/{summary['groups']} objects ready; "
                 f"{summary['requests_sent']} restore requests sent"
                 + (f"; copied to {hot}" if hot else "")
+                + (f"; {len(promoted)} made STANDARD in place" if promote else "")
             )
 
     run_guarded(ctx, body)

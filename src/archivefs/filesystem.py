@@ -613,6 +613,45 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     promote = sync_wrapper(_promote)
 
+    async def _promote_in_place(self, paths: str | list[str]) -> list[str]:
+        """Make restored objects permanent: copy each onto itself in STANDARD.
+
+        The S3 way to keep a restored object readable after its copy expires
+        (it then bills as STANDARD). Bundle members promote their bundle.
+        Objects up to 5 GiB (a single CopyObject).
+        """
+        placements, groups, missing = await self._resolve(paths)
+        if missing:
+            raise ObjectNotFoundError(
+                f"{len(missing)} object(s) to promote do not exist (first: {missing[0]}).",
+                path=missing[0],
+                fix="check the paths; nothing was promoted.",
+            )
+        done = []
+        for key in sorted({p.group for p in placements}):
+            state = groups[key]
+            assert state is not None
+            if not state.storage_class.needs_restore and state.archive_access is None:
+                continue  # already reads at once
+            if not state.readable:
+                raise self._archived_error(state)
+            bucket, name = split_path(key)
+            await self.store._call(
+                "copy_object",
+                key,
+                "promote",
+                Bucket=bucket,
+                Key=name,
+                CopySource={"Bucket": bucket, "Key": name},
+                StorageClass="STANDARD",
+                MetadataDirective="COPY",
+            )
+            self.invalidate_cache(key)
+            done.append(key)
+        return done
+
+    promote_in_place = sync_wrapper(_promote_in_place)
+
     def _open(
         self,
         path: str,
