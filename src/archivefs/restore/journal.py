@@ -530,37 +530,82 @@ class Journal:
                 fix="pass a journal path in a writable directory, or set ARCHIVEFS_CACHE_DIR.",
             ) from error
         os.close(fd)
-        conn = sqlite3.connect(
-            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-        )
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")  # a claim is durable before we pay
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise JournalError(
-                    f"the restore journal was written by a newer archivefs "
-                    f"(schema {version}, this one reads {SCHEMA_VERSION}).",
-                    path=str(self.path),
-                    fix="upgrade archivefs, or pass another journal path.",
-                )
-            if version < SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    for statement in _SCHEMA:
-                        conn.execute(statement)
-                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                except BaseException:
-                    conn.execute("ROLLBACK")
+        # Several processes opening a new journal at once race to switch it to WAL; SQLite
+        # answers the losers "database is locked" (without waiting: the busy handler does not
+        # cover a journal-mode change) or "disk I/O error". Retry, within the timeout.
+        deadline = time.monotonic() + self.timeout
+        delay = 0.005
+        while True:
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+            try:
+                with _creation_lock(self.path):
+                    self._initialise(conn)
+            except sqlite3.OperationalError as error:
+                conn.close()
+                if not _racing_open(error) or time.monotonic() >= deadline:
                     raise
-                conn.execute("COMMIT")
-            conn.execute("SELECT count(*) FROM restores WHERE namespace = ''").fetchone()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+
+    def _initialise(self, conn: sqlite3.Connection) -> None:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")  # a claim is durable before we pay
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise JournalError(
+                f"the restore journal was written by a newer archivefs "
+                f"(schema {version}, this one reads {SCHEMA_VERSION}).",
+                path=str(self.path),
+                fix="upgrade archivefs, or pass another journal path.",
+            )
+        if version < SCHEMA_VERSION:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        conn.execute("SELECT count(*) FROM restores WHERE namespace = ''").fetchone()
+
+
+@contextlib.contextmanager
+def _creation_lock(path: Path) -> Iterator[None]:
+    """Serialise journal initialisation across processes and threads (``<journal>.lock``).
+
+    Without it, a process that opens the new, still empty file while another has already
+    switched it to WAL and committed claims (which live in the ``-wal`` file until a
+    checkpoint) sees an empty rollback-mode database, switches it to WAL itself and resets
+    the WAL: the other process's claims are lost and restores could be paid twice.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; rely on SQLite alone
+        yield
+        return
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _racing_open(error: sqlite3.OperationalError) -> bool:
+    """An error another process's concurrent first open causes (worth retrying)."""
+    text = str(error)
+    return "locked" in text or "busy" in text or "disk I/O error" in text
 
 
 _ABANDONED: list[sqlite3.Connection] = []  # connections inherited across fork
