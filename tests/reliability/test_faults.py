@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from fsspec.asyn import sync
 
 from archivefs.errors import RestoreFailedError, StoreUnavailableError
 from archivefs.restore.engine import RestoreEngine
@@ -48,14 +49,15 @@ def _fast_engine(archive: EmulatedArchive, tmp_path: Path, **retry: Any) -> Rest
 # -- throttling bursts (SlowDown 503) on every operation type -----------------------------
 
 
-@pytest.mark.parametrize("burst", [1, 3])
+@pytest.mark.parametrize("burst", [1, 2])
 def test_throttled_get_head_list_then_served(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, burst: int
 ) -> None:
     archive.put_object(bucket, "d/a.bin", b"a" * 70_000)
     archive.put_object(bucket, "d/b.bin", b"b" * 10)
+
     def act(op: str) -> None:
-        fs = make_fs(archive, tmp_path)
+        fs = make_fs(archive, tmp_path)  # botocore's default retries: HEAD 503s have no body
         if op == "GET":
             assert fs.cat_file(f"{bucket}/d/a.bin", start=5, end=60_005) == b"a" * 60_000
         elif op == "HEAD":
@@ -83,7 +85,7 @@ def test_throttled_listing_probe_during_plan(
     archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     paths = sorted(seed_cold(archive, bucket, 30))
-    fs = make_fs(archive, tmp_path)
+    fs = make_fs(archive, tmp_path, target_options=options(archive, **FAST_RETRIES))
     archive.faults.throttle(count=4, ops=["LIST"])
     plan = fs.plan(paths)
     assert len(plan.to_restore) == 30
@@ -117,10 +119,10 @@ def test_throttled_puts_during_bundling(
     archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     files = make_tree(tmp_path / "src", 60)
-    dest = s3(archive)
-    archive.faults.throttle(count=6, ops=["PUT"])
+    dest = s3(archive, **FAST_RETRIES)
+    archive.faults.throttle(count=4, ops=["PUT"])
     report = bundle(tmp_path / "src", dest, f"{bucket}/t")
-    assert archive.requests.count("PUT", status=503) == 6
+    assert archive.requests.count("PUT", status=503) == 4
     catalog = assert_catalog_consistent(dest, f"{bucket}/t")
     assert len(catalog) == 60
     # every successful bundle PUT is one bundle: no duplicate uploads after a throttle
@@ -153,9 +155,10 @@ def test_reset_mid_body_on_member_and_plain_reads(
     assert fs.cat_file(f"{bucket}/r/{name}") == files[name]
     assert archive.faults.injected == 2
     archive.faults.reset_connection(count=2, ops=["GET"], after_bytes=after_bytes)
-    assert fs.cat_file(f"{bucket}/plain.bin", start=100, end=90_000) == (
-        bytes(range(256)) * 400
-    )[100:90_000]
+    assert (
+        fs.cat_file(f"{bucket}/plain.bin", start=100, end=90_000)
+        == (bytes(range(256)) * 400)[100:90_000]
+    )
     assert archive.faults.injected == 4
     cut = [r for r in archive.requests.records if r.op == "GET" and r.bytes_sent == after_bytes]
     assert len(cut) == 4  # the resets really cut the bodies short
@@ -199,11 +202,14 @@ def test_server_down_for_a_while_then_back(
     data = seed_cold(archive, bucket, 20)
     archive.put_object(bucket, "hot.bin", b"h" * 5000)
     fs = make_fs(archive, tmp_path)
-    # the next 12 requests of any type fail: the server "stops answering", then comes back
+    # the next requests of any type fail: the server "stops answering", then comes back.
+    # A read rides out what botocore retries (5 attempts); restores retry on top of that.
     if kind == "unavailable":
-        archive.faults.error(503, "ServiceUnavailable", count=12)
+        archive.faults.error(503, "ServiceUnavailable", count=4)
+        archive.faults.error(503, "ServiceUnavailable", count=8, ops=["RestoreObject"])
     else:
-        archive.faults.reset_connection(count=12)
+        archive.faults.reset_connection(count=4)
+        archive.faults.reset_connection(count=8, ops=["RestoreObject"])
     result = fs.restore(sorted(data), wait=True, timeout=60)
     assert archive.faults.injected == 12
     assert sorted(result.ready) == sorted(data)
@@ -222,36 +228,35 @@ def test_persistent_outage_gives_up_with_store_unavailable(
     with pytest.raises(StoreUnavailableError, match="SlowDown") as error:
         fs.cat_file(f"{bucket}/hot.bin")
     assert "Fix:" in str(error.value)
-    # bounded: s3fs's 3 attempts x botocore's 2, never an endless loop
-    assert 2 <= archive.requests.count("GET") <= 6
+    # bounded: s3fs's 5 attempts (botocore's own retries off), never an endless loop
+    assert 2 <= archive.requests.count("GET") <= 5
     archive.faults.clear()
     archive.faults.reset_connection(ops=["HEAD"])
     with pytest.raises(StoreUnavailableError):
         fs.info(f"{bucket}/hot.bin")
-    assert 2 <= archive.requests.count("HEAD") <= 6
+    assert 2 <= archive.requests.count("HEAD") <= 5
 
 
 def test_persistent_restore_failure_then_recovery_pays_once(
     archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
-    import asyncio
-
     data = seed_cold(archive, bucket, 6)
     engine = _fast_engine(archive, tmp_path, attempts=3)
-    plan = asyncio.run(engine.plan(sorted(data)))
+    loop = engine.store.fs.loop
+    plan = sync(loop, engine.plan, sorted(data))
     archive.faults.throttle(ops=["RestoreObject"])
     with pytest.raises(RestoreFailedError) as error:
-        asyncio.run(engine.restore(plan))
+        sync(loop, engine.restore, plan)
     assert set(error.value.failures) == set(data)
-    assert all("SlowDown" in text for text in error.value.failures.values())
+    assert all("SlowDown" in text for text in error.value.failures.values()), error.value.failures
     failed = archive.requests.count("RestoreObject")
-    assert 6 * 2 <= failed <= 6 * 3 * 2  # engine attempts x botocore attempts, bounded
+    assert 6 * 3 <= failed <= 6 * 3 * 5  # engine attempts x s3fs attempts, bounded
     assert archive.requests.count("RestoreObject", status=202) == 0
     records = engine.journal.records() if engine.journal is not None else []
     assert {r.state for r in records} == {RecordState.FAILED}
     archive.faults.clear()
-    asyncio.run(engine.restore(plan))
-    asyncio.run(engine.restore(plan))  # and once more: nothing to send
+    sync(loop, engine.restore, plan)
+    sync(loop, engine.restore, plan)  # and once more: nothing to send
     assert archive.requests.count("RestoreObject", status=202) == 6
     assert archive.requests.count("RestoreObject") == failed + 6
 
@@ -262,7 +267,26 @@ def test_catalog_load_under_throttling(
     files = make_tree(tmp_path / "src", 12)
     bundle(tmp_path / "src", s3(archive), f"{bucket}/c")
     fs = make_fs(archive, tmp_path)
-    archive.faults.throttle(count=3, ops=["GET"])
+    archive.faults.throttle(count=3, ops=["GET"])  # the catalog's own reads are throttled
     name = sorted(files)[0]
     assert fs.cat_file(f"{bucket}/c/{name}") == files[name]
     assert archive.requests.count("GET", status=503) == 3
+
+
+def test_persistent_put_failure_while_bundling_then_resume(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "src", 40)
+    dest = s3(archive, **FAST_RETRIES)
+    archive.faults.throttle(ops=["PUT"], fraction=0.5, seed=7)
+    with pytest.raises(StoreUnavailableError, match="SlowDown"):  # noqa: PT012
+        for _ in range(5):  # a run that happens to get through is repeated
+            bundle(tmp_path / "src", dest, f"{bucket}/p", save_every=1)
+    archive.faults.clear()
+    bundle(tmp_path / "src", dest, f"{bucket}/p")
+    catalog = assert_catalog_consistent(dest, f"{bucket}/p")
+    assert len(catalog) == 40
+    fs = make_fs(archive, tmp_path)
+    for name, data in sorted(files.items())[::7]:
+        assert fs.cat_file(f"{bucket}/p/{name}") == data
+    assert all((tmp_path / "src" / n).exists() for n in files)
