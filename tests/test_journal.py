@@ -24,7 +24,7 @@ from archivefs.restore.journal import (
     normalize_namespace,
 )
 
-KEYS = [f"bucket/obj-{i:03d}" for i in range(40)]
+KEYS = [f"bucket/obj-{i:04d}" for i in range(1000)]
 EPOCH = 1_700_000_000.0
 
 
@@ -307,9 +307,9 @@ def test_reopens_after_close(journal: Journal) -> None:
 
 
 def _overlapping(worker: int) -> list[list[str]]:
-    """Batches that overlap with the other worker's: the same keys, in another order."""
+    """Many small batches, each overlapping its neighbours; worker 1 goes the other way."""
     keys = KEYS if worker == 0 else KEYS[::-1]
-    return [keys[i : i + 7] + keys[i + 20 : i + 24] for i in range(0, len(keys), 5)]
+    return [keys[i : i + 4] + keys[i + 500 : i + 502] for i in range(0, len(keys), 2)]
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["one-journal", "journal-per-thread"])
@@ -340,16 +340,18 @@ def test_threads_get_disjoint_claims(tmp_path: Path, shared: bool) -> None:
 
 
 def _claim_in_process(path: str, worker: int, barrier: Any, out: Any) -> None:
+    barrier.wait()  # both create the new journal file at once, too
     with Journal(path) as journal:
-        barrier.wait()
         got: list[str] = []
         for batch in _overlapping(worker):
             got += journal.claim(batch, tier="Standard", days=1)
+        # Stay alive until both are done: a dead owner's claims are free to take.
+        barrier.wait()
     out.put((worker, os.getpid(), got))
 
 
 def test_processes_get_disjoint_claims(tmp_path: Path) -> None:
-    path = str(tmp_path / "journal.sqlite")
+    path = str(tmp_path / "new-dir" / "journal.sqlite")
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(2)
     out = ctx.Queue()
@@ -403,3 +405,19 @@ def test_killed_claimer_leaves_unresolved_records(tmp_path: Path) -> None:
         if proc.is_alive():
             proc.kill()
             proc.join()
+
+
+def test_lock_held_too_long_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    Journal(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with Journal(path, timeout=0.05) as journal:
+            with pytest.raises(JournalError, match="stayed locked") as caught:
+                journal.claim(["b/1"], tier="Standard", days=1)
+            assert caught.value.path == str(path)
+            assert journal.records() == []  # readers are never blocked by a writer
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

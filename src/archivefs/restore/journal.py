@@ -198,7 +198,9 @@ class Journal:
         timeout: float = DEFAULT_TIMEOUT_S,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_journal_path()
+        self.path = (
+            Path(path).expanduser().absolute() if path is not None else default_journal_path()
+        )
         self.namespace = normalize_namespace(namespace)
         self.timeout = timeout
         self._clock = clock
