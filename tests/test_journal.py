@@ -8,6 +8,8 @@ import pickle
 import socket
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -263,8 +265,8 @@ def test_corrupt_file_says_where_and_how_to_clear(tmp_path: Path) -> None:
         Journal(path)
     message = str(caught.value)
     assert caught.value.path == str(path)
-    assert message.startswith(f"{path}: the restore journal cannot be read")
-    assert f"rm '{path}'" in message
+    assert message.startswith(f"{path}: the restore journal is damaged and cannot be read")
+    assert f"mv '{path}' '{path}.damaged'" in message
     assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
 
 
@@ -421,3 +423,90 @@ def test_lock_held_too_long_is_reported(tmp_path: Path) -> None:
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_opening_a_journal_keeps_the_locks_of_other_connections_in_the_process(
+    tmp_path: Path,
+) -> None:
+    # POSIX drops all of a process's locks on a file when any descriptor of it is closed.
+    # If opening a second Journal did that, another process closing its connection would
+    # think itself the last user, checkpoint and delete the -wal/-shm files under the first
+    # connection, and the first connection's next claims would be lost or fail.
+    path = tmp_path / "journal.sqlite"
+    first = Journal(path, namespace="ns")
+    first.claim(["before"], tier="Bulk", days=1)
+    Journal(path, namespace="ns").close()
+    reader = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+        "c.execute('SELECT count(*) FROM restores').fetchone(); c.close()"
+    )
+    subprocess.run([sys.executable, "-c", reader, str(path)], check=True, timeout=120)
+    first.claim(["after"], tier="Bulk", days=1)
+    counter = reader.replace("fetchone()", "fetchone()[0]; print(n)").replace(
+        "c.execute(", "n = c.execute("
+    )
+    seen = subprocess.run(
+        [sys.executable, "-c", counter, str(path)],
+        check=True,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    )
+    first.close()
+    assert seen.stdout.strip() == "2"  # another process sees both claims while first is open
+
+
+def test_existing_world_readable_journal_and_its_companions_become_private(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite"
+    Journal(path, namespace="ns").claim(["k"], tier="Bulk", days=1)
+    for suffix in ("", "-wal", "-shm", ".lock"):
+        target = Path(f"{path}{suffix}")
+        if not target.exists():
+            target.write_bytes(b"") if suffix == ".lock" else None
+        if target.exists():
+            os.chmod(target, 0o666)
+    journal = Journal(path, namespace="ns")
+    journal.claim(["k2"], tier="Bulk", days=1)
+    modes = {
+        suffix: stat.S_IMODE(Path(f"{path}{suffix}").stat().st_mode)
+        for suffix in ("", "-wal", "-shm", ".lock")
+        if Path(f"{path}{suffix}").exists()
+    }
+    assert "" in modes
+    assert "-wal" in modes
+    assert set(modes.values()) == {0o600}, modes
+    journal.close()
+
+
+def test_a_read_only_journal_says_choose_a_writable_path_not_delete(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite", namespace="ns")
+    journal._connection().execute("PRAGMA query_only = ON")  # SQLite's own read-only state
+    with pytest.raises(JournalError) as caught:
+        journal.claim(["k"], tier="Bulk", days=1)
+    message = str(caught.value)
+    assert "cannot be written" in message
+    assert "writable" in message
+    assert "rm " not in message
+    assert "delete" not in message
+    journal.close()
+
+
+def test_a_full_disk_says_free_space_and_keeps_the_records(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite", namespace="ns")
+    journal.claim(["kept"], tier="Bulk", days=1)
+    conn = journal._connection()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite answers SQLITE_FULL past it
+    with pytest.raises(JournalError) as caught:
+        journal.claim([f"k{i:05d}-{'x' * 200}" for i in range(2000)], tier="Bulk", days=1)
+    message = str(caught.value)
+    assert "disk is full" in message
+    assert "free space" in message
+    assert "rm " not in message
+    assert "delete" not in message
+    journal.close()
+    assert [r.key for r in Journal(tmp_path / "journal.sqlite", namespace="ns").records()] == [
+        "kept"
+    ]

@@ -13,6 +13,7 @@ secrets. URL namespaces are stripped of user info, query and fragment.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import sqlite3
@@ -37,6 +38,9 @@ DEFAULT_TIMEOUT_S = 30.0
 # A restore finishes within 48 hours (Deep Archive Bulk); its copy then lives
 # ``days`` days. A request sent longer ago than that cannot still be pending.
 MAX_RESTORE_WAIT = timedelta(hours=48)
+# SQLite's primary result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``).
+_SQLITE_PERM, _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 3, 5, 6, 8
+_SQLITE_IOERR, _SQLITE_FULL, _SQLITE_CANTOPEN = 10, 13, 14
 _CHUNK = 500  # keys per ``IN (...)``: well under SQLite's bound-parameter limit
 
 _SCHEMA = (
@@ -481,7 +485,8 @@ class Journal:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (e.g. disk full)
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
@@ -489,24 +494,44 @@ class Journal:
     def _translate(self) -> Iterator[None]:
         try:
             yield
-        except sqlite3.OperationalError as error:
-            if "locked" in str(error) or "busy" in str(error):
-                raise JournalError(
-                    f"the restore journal stayed locked by another process for "
-                    f"{self.timeout:g} s ({error}).",
-                    path=str(self.path),
-                    fix="retry, or pass a larger timeout= to Journal.",
-                ) from error
-            raise self._corrupt(error) from error
         except sqlite3.DatabaseError as error:
-            raise self._corrupt(error) from error
+            raise self._classify(error) from error
 
-    def _corrupt(self, error: Exception) -> JournalError:
+    def _classify(self, error: sqlite3.DatabaseError) -> JournalError:
+        """One error per cause, with the fix for that cause (never "delete" for a full disk)."""
+        code = (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF
+        if code in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in str(error):
+            return JournalError(
+                f"the restore journal stayed locked by another process for "
+                f"{self.timeout:g} s ({error}).",
+                path=str(self.path),
+                fix="retry, or pass a larger timeout= to Journal.",
+            )
+        if code in (_SQLITE_READONLY, _SQLITE_PERM, _SQLITE_CANTOPEN):
+            return JournalError(
+                f"the restore journal cannot be written ({error}).",
+                path=str(self.path),
+                fix=_fix_for(errno.EACCES, self.path),
+            )
+        if code == _SQLITE_FULL:
+            return JournalError(
+                f"the restore journal cannot be written: the disk is full ({error}).",
+                path=str(self.path),
+                fix=_fix_for(errno.ENOSPC, self.path),
+            )
+        if code == _SQLITE_IOERR:
+            return JournalError(
+                f"the restore journal hit an I/O error ({error}); its records are kept.",
+                path=str(self.path),
+                fix="check the disk and free space, then retry; on a network filesystem "
+                "(NFS, SMB) pass a journal path on a local disk.",
+            )
         return JournalError(
-            f"the restore journal cannot be read ({error}).",
+            f"the restore journal is damaged and cannot be read ({error}).",
             path=str(self.path),
-            fix=f"delete the file (rm '{self.path}'; it only remembers requests, and the next "
-            "run re-probes the objects' states) or pass another journal path.",
+            fix=f"move it aside (mv '{self.path}' '{self.path}.damaged'; it only remembers "
+            "requests, and the next run re-probes the objects' states) or pass another "
+            "journal path.",
         )
 
     def _connection(self) -> sqlite3.Connection:
@@ -524,37 +549,71 @@ class Journal:
     def _open(self) -> sqlite3.Connection:
         try:
             private_dir(self.path.parent)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         except OSError as error:
-            raise JournalError(
-                f"the restore journal cannot be created ({error.strerror or error}).",
-                path=str(self.path),
-                fix="pass a journal path in a writable directory, or set ARCHIVEFS_CACHE_DIR.",
-            ) from error
-        os.close(fd)
+            raise self._unwritable(error) from error
         # Several processes opening a new journal at once race to switch it to WAL; SQLite
         # answers the losers "database is locked" (without waiting: the busy handler does not
         # cover a journal-mode change) or "disk I/O error". Retry, within the timeout.
         deadline = time.monotonic() + self.timeout
         delay = 0.005
         while True:
-            conn = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
+            conn: sqlite3.Connection | None = None
             try:
                 with _creation_lock(self.path):
+                    self._create_private()
+                    conn = sqlite3.connect(
+                        self.path,
+                        timeout=self.timeout,
+                        isolation_level=None,
+                        check_same_thread=False,
+                    )
                     self._initialise(conn)
             except sqlite3.OperationalError as error:
-                conn.close()
+                if conn is not None:
+                    conn.close()
                 if not _racing_open(error) or time.monotonic() >= deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.2)
                 continue
+            except OSError as error:
+                if conn is not None:
+                    conn.close()
+                raise self._unwritable(error) from error
             except BaseException:
-                conn.close()
+                if conn is not None:
+                    conn.close()
                 raise
             return conn
+
+    def _create_private(self) -> None:
+        """Create the journal file with mode 0600 if missing; make it and its companions 0600.
+
+        Never open and close a file descriptor of an *existing* database: POSIX drops every
+        lock a process holds on a file when any descriptor of it is closed, so another
+        thread's SQLite connection would silently lose its locks ("disk I/O error", lost
+        claims). The file is only created here, under the creation lock, with ``O_EXCL``.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except FileExistsError:
+            pass
+        else:
+            os.close(fd)  # a new, empty file: no connection can hold locks on it yet
+        # SQLite gives the -wal and -shm files the database file's mode; fix older files too.
+        for companion in ("", "-wal", "-shm", ".lock"):
+            target = Path(f"{self.path}{companion}")
+            with contextlib.suppress(FileNotFoundError):
+                if target.stat().st_mode & 0o777 != FILE_MODE:
+                    os.chmod(target, FILE_MODE)
+
+    def _unwritable(self, error: OSError) -> JournalError:
+        """The journal's directory or file cannot be written: say which fix fits the cause."""
+        return JournalError(
+            f"the restore journal cannot be created or written ({error.strerror or error}).",
+            path=str(self.path),
+            fix=_fix_for(error.errno, self.path),
+        )
 
     def _initialise(self, conn: sqlite3.Connection) -> None:
         conn.row_factory = sqlite3.Row
@@ -602,6 +661,18 @@ def _creation_lock(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _fix_for(code: int | None, path: Path) -> str:
+    """The fix for an OS-level journal error, by cause; records are never thrown away."""
+    if code == errno.ENOSPC or code == errno.EDQUOT:
+        return f"free space on the disk holding {path.parent}, or pass a journal path elsewhere."
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (
+            f"make {path.parent} writable for this user, or pass a journal path in a writable "
+            "directory (journal=... / --journal, or set ARCHIVEFS_CACHE_DIR)."
+        )
+    return "pass a journal path in a writable directory, or set ARCHIVEFS_CACHE_DIR."
 
 
 def _racing_open(error: sqlite3.OperationalError) -> bool:
