@@ -12,6 +12,7 @@ stopping the rest.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from tenacity import (
 )
 
 from archivefs.errors import ArchiveError, StoreUnavailableError
-from archivefs.model import Action
+from archivefs.model import Action, RestoreState
 from archivefs.restore.journal import Outcome, RecordState
 from archivefs.stores.s3 import RestoreOutcome
 from archivefs.stores.translate import is_transient
@@ -38,7 +39,12 @@ if TYPE_CHECKING:
     from archivefs.restore.journal import Journal
     from archivefs.stores.s3 import S3Store
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_CONCURRENCY = 64  # S3 sustains thousands of requests/s per prefix; stay polite
+
+# Records that say a restored copy exists or a request is in flight.
+_LIVE_RECORD = frozenset({RecordState.RESTORED, RecordState.ACCEPTED, RecordState.IN_PROGRESS})
 
 _JOURNAL_OUTCOME = {
     RestoreOutcome.ACCEPTED: Outcome.ACCEPTED,
@@ -103,6 +109,7 @@ class Submitter:
         report = SubmitReport()
         by_key = {g.key: g for g in groups}
         if self.journal is not None:
+            await self._reconcile(groups)
             claimed = await asyncio.to_thread(self._claim, groups, tier.value, days)
         else:
             claimed = list(by_key)
@@ -130,26 +137,52 @@ class Submitter:
         await asyncio.gather(*(one(k) for k in claimed))
         return report
 
-    def _claim(self, groups: Sequence[PlannedGroup], tier: str, days: int | None) -> list[str]:
-        """Claim in the journal, after reconciling it with what the probe just saw.
+    async def _reconcile(self, groups: Sequence[PlannedGroup]) -> None:
+        """Settle disagreements between the plan's probe and the journal before claiming.
 
-        The fresh probe is the truth: a group it saw archived whose record still
-        says "restored" (its copy expired or was removed early) is marked
-        expired; groups planned for renewal claim their unexpired copies too.
+        A plan may be older than the journal (another job's restore completed after
+        the probe), or the journal older than the store (a restored copy expired while
+        the job was down). Groups the plan wants restored whose record says restored or
+        in flight are probed again, once, in bulk: the fresh state decides. Readable or
+        restoring: nothing is sent (the record is brought up to date). Archived: the
+        record is marked expired, so exactly one claimer requests it again.
         """
         assert self.journal is not None
         journal = self.journal
         archived = [g.key for g in groups if g.action is Action.RESTORE]
-        for record in journal.records(archived) if archived else []:
-            if record.state == RecordState.RESTORED:
-                journal.record_expired(record.key)
+        if not archived:
+            return
+        records = await asyncio.to_thread(journal.records, archived)
+        disputed = {r.key: r for r in records if r.state in _LIVE_RECORD}
+        if not disputed:
+            return
+        fresh = await self.store.probe(sorted(disputed))
+        for key, state in fresh.items():
+            record = disputed[key]
+            if state is None:
+                continue  # gone: the request itself will say so
+            if state.readable:
+                await asyncio.to_thread(journal.record_restored, key, expiry=state.restore_expiry)
+            elif state.restore is not RestoreState.RESTORING:
+                logger.warning(
+                    "%s: the journal says %s (%s), but the store says archived again: its "
+                    "restored copy expired or the request was lost; requesting it again.",
+                    key,
+                    record.state.value,
+                    record.updated_at.isoformat(timespec="seconds"),
+                )
+                await asyncio.to_thread(journal.record_expired, key)
+
+    def _claim(self, groups: Sequence[PlannedGroup], tier: str, days: int | None) -> list[str]:
+        """Claim in the journal; groups planned for renewal claim their unexpired copies too."""
+        assert self.journal is not None
         expiries = [
             g.state.restore_expiry
             for g in groups
             if g.action is Action.RENEW and g.state.restore_expiry is not None
         ]
         renew_before = max(expiries) + timedelta(seconds=1) if expiries else None
-        return journal.claim(
+        return self.journal.claim(
             [g.key for g in groups], tier=tier, days=days, renew_before=renew_before
         )
 
