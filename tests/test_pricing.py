@@ -116,7 +116,7 @@ def test_plan_components_by_hand() -> None:
     assert set(c) == set(COMPONENTS)
     assert c["restore_requests"] == pytest.approx(0.05 / 1000)
     assert c["restore_data"] == pytest.approx(2 * 0.01)
-    assert c["restored_copy_storage"] == pytest.approx(2 * 0.023 * 2 / 30)
+    assert c["restored_copy_storage"] == pytest.approx(2 * 0.023 * (2 + 1) / 30)
     assert c["requests"] == pytest.approx((0.0004 + 0.001 + 0.0004) / 1000)
     assert c["retrieval"] == pytest.approx(0.01)  # only the IA read; restored copies paid above
     assert c["egress"] == pytest.approx(4 * 0.09)

@@ -92,7 +92,7 @@ def test_advise_prices_each_class_from_the_sheet() -> None:
     overhead = 1000 * (32768 * 0.0036 + 8192 * 0.023) / GiB
     assert glacier.monthly == pytest.approx(633 * 0.0036 + overhead)
     assert glacier.per_access == pytest.approx(
-        1000 * 0.05 / 1000 + 633 * 0.01 + 633 * 0.023 / 30 + gets
+        1000 * 0.05 / 1000 + 633 * 0.01 + 633 * 0.023 * (1 + 1) / 30 + gets
     )
     assert (glacier.storage_class, glacier.tier) == (SC.GLACIER, RestoreTier.STANDARD)
     assert (standard.storage_class, standard.tier) == (SC.STANDARD, None)

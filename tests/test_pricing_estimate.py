@@ -80,10 +80,10 @@ def test_restore_pays_request_data_and_copy_storage() -> None:
         result,
         restore_requests=0.05 / 1000,
         restore_data=3 * 0.01,
-        restored_copy_storage=3 * 0.023 * 3 / 30,
+        restored_copy_storage=3 * 0.023 * (3 + 1) / 30,
     )
     assert result.components["storage_per_month"] == pytest.approx(glacier_month(3 * GiB))
-    assert result.total == pytest.approx(0.05 / 1000 + 0.03 + 3 * 0.023 * 3 / 30)
+    assert result.total == pytest.approx(0.05 / 1000 + 0.03 + 3 * 0.023 * (3 + 1) / 30)
     assert (result.restore_request_count, result.bytes_restored) == (1, 3 * GiB)
     assert result.tier is RestoreTier.STANDARD
     assert result.restore_hours == (3, 5)
@@ -100,7 +100,7 @@ def test_tier_and_days_come_from_the_plan_unless_given() -> None:
         bulk,
         restore_requests=0.025 / 1000,
         restore_data=4 * 0.0025,
-        restored_copy_storage=4 * 0.023 * 7 / 30,
+        restored_copy_storage=4 * 0.023 * (7 + 1) / 30,
     )
     assert bulk.restore_hours == (0, 48)
     standard = estimate(plan, US, tier="standard", days=1)
@@ -108,7 +108,7 @@ def test_tier_and_days_come_from_the_plan_unless_given() -> None:
         standard,
         restore_requests=0.10 / 1000,
         restore_data=4 * 0.02,
-        restored_copy_storage=4 * 0.023 / 30,
+        restored_copy_storage=4 * 0.023 * (1 + 1) / 30,
     )
     assert standard.tier is RestoreTier.STANDARD
     assert standard.restore_hours == (0, 12)
@@ -127,7 +127,7 @@ def test_renew_pays_like_a_restore_wait_and_read_pay_nothing_to_restore() -> Non
         result,
         restore_requests=0.05 / 1000,
         restore_data=0.01,
-        restored_copy_storage=0.023 / 30,
+        restored_copy_storage=0.023 * (1 + 1) / 30,
     )
     assert result.restore_request_count == 1
     assert result.bytes_restored == GiB
@@ -311,7 +311,7 @@ def test_workload_each_read_restores_again() -> None:
         result,
         restore_requests=0.0,  # Bulk requests are free for GLACIER
         restore_data=0.0,
-        restored_copy_storage=2 * gb * 0.023 * 2 / 30,
+        restored_copy_storage=2 * gb * 0.023 * (2 + 1) / 30,
         requests=20 * 0.0004 / 1000,
         egress=2 * gb * 0.09,
     )
@@ -328,7 +328,7 @@ def test_workload_without_tier_warns_and_uses_standard() -> None:
         result,
         restore_requests=0.10 / 1000,
         restore_data=0.02,
-        restored_copy_storage=0.023 / 30,
+        restored_copy_storage=0.023 * (1 + 1) / 30,
         requests=0.0004 / 1000,
     )
     assert result.warnings == [

@@ -797,3 +797,65 @@ def test_plugin_isolates_tests(pytester: pytest.Pytester, tmp_path: Path) -> Non
     )
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def _restore_with_tier(s3: Any, bucket: str, key: str, tier: str, days: int | None = 1) -> int:
+    request: dict[str, Any] = {"GlacierJobParameters": {"Tier": tier}}
+    if days is not None:
+        request["Days"] = days
+    out = s3.restore_object(Bucket=bucket, Key=key, RestoreRequest=request)
+    return int(out["ResponseMetadata"]["HTTPStatusCode"])
+
+
+def test_expedited_is_refused_for_deep_archive_and_the_deep_archive_access_tier(
+    archive: EmulatedArchive, bucket: str, s3: Any
+) -> None:
+    archive.put_object(bucket, "d", DATA, storage_class="DEEP_ARCHIVE")
+    archive.put_object(
+        bucket,
+        "it",
+        DATA,
+        storage_class="INTELLIGENT_TIERING",
+        archive_access="DEEP_ARCHIVE_ACCESS",
+    )
+    with pytest.raises(botocore.exceptions.ClientError) as caught:
+        _restore_with_tier(s3, bucket, "d", "Expedited")
+    assert error_code(caught) == (400, "InvalidArgument")
+    with pytest.raises(botocore.exceptions.ClientError) as caught:
+        _restore_with_tier(s3, bucket, "it", "Expedited", days=None)
+    assert error_code(caught) == (400, "InvalidArgument")
+    assert restore_header(s3, bucket, "d") is None  # nothing started
+    assert _restore_with_tier(s3, bucket, "d", "Bulk") == 202
+    assert _restore_with_tier(s3, bucket, "it", "Standard", days=None) == 202
+
+
+def test_a_faster_tier_while_in_progress_is_an_upgrade_and_a_slower_one_a_409(
+    archive: EmulatedArchive, bucket: str, s3: Any
+) -> None:
+    archive.set_restore_delay(3600.0)
+    archive.put_object(bucket, "g", DATA, storage_class="GLACIER")
+    assert _restore_with_tier(s3, bucket, "g", "Bulk") == 202
+    with pytest.raises(botocore.exceptions.ClientError) as caught:
+        _restore_with_tier(s3, bucket, "g", "Bulk")  # the same tier again
+    assert error_code(caught) == (409, "RestoreAlreadyInProgress")
+    assert _restore_with_tier(s3, bucket, "g", "Standard") == 202  # upgrade
+    with pytest.raises(botocore.exceptions.ClientError) as caught:
+        _restore_with_tier(s3, bucket, "g", "Bulk")  # no downgrade
+    assert error_code(caught) == (409, "RestoreAlreadyInProgress")
+    assert _restore_with_tier(s3, bucket, "g", "Expedited") == 202  # upgrade again
+    assert restore_header(s3, bucket, "g") == 'ongoing-request="true"'
+
+
+def test_expiry_is_request_time_plus_days_rounded_up_to_midnight_utc(
+    archive: EmulatedArchive, bucket: str, s3: Any
+) -> None:
+    archive.put_object(bucket, "g", DATA, storage_class="GLACIER")
+    requested = datetime.now(UTC)
+    assert restore(s3, bucket, "g", days=2) == 202
+    expiry = expiry_of(restore_header(s3, bucket, "g") or "")
+    midnight = (requested + timedelta(days=2)).replace(hour=0, minute=0, second=0, microsecond=0)
+    expected = midnight + timedelta(days=1)
+    # a request made in the last moments before midnight may round to the following day
+    assert expiry in (expected, expected - timedelta(days=1))
+    assert (expiry.hour, expiry.minute, expiry.second) == (0, 0, 0)
+    assert expiry >= requested + timedelta(days=2)

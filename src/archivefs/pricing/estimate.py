@@ -27,6 +27,10 @@ COMPONENTS = (
     "storage_per_month",
 )
 DAYS_PER_MONTH = 30.0
+# S3 expires a restored copy at the first midnight UTC after request time + Days, and the
+# copy exists from completion on: it is billed for less than Days + 1 days. The estimate
+# charges that bound, so that a budget check is never below the bill.
+RESTORED_COPY_EXTRA_DAYS = 1
 DEFAULT_THROUGHPUT = 100e6  # bytes/s, a typical single-client S3 stream
 
 
@@ -260,7 +264,8 @@ def _restore(
     tally.parts["restore_data"] += gb * price.per_gb
     if klass.needs_restore:  # Intelligent-Tiering objects move back; no temporary copy
         copy_price = sheet.price(sheet.restored_copy_class).storage_per_gb_month
-        tally.parts["restored_copy_storage"] += gb * copy_price * days / DAYS_PER_MONTH
+        copy_days = days + RESTORED_COPY_EXTRA_DAYS
+        tally.parts["restored_copy_storage"] += gb * copy_price * copy_days / DAYS_PER_MONTH
     tally.hours.append(price.hours)
     tally.restore_requests += requests
     tally.bytes_restored += nbytes

@@ -78,8 +78,14 @@ Response = tuple[str, list[tuple[str, str]], bytes]
 class _Restore:
     requested_at: float
     days: int | None  # None: an Intelligent-Tiering archive tier (no expiry)
+    tier: str = "Standard"
     done: bool = False
     expires_at: float | None = None
+
+
+# Restore tiers from fastest to slowest: a request for a faster tier than the one in
+# flight is S3's "restore speed upgrade" (accepted); the same or a slower one is a 409.
+_TIER_SPEED = {"Expedited": 0, "Standard": 1, "Bulk": 2}
 
 
 @dataclass(slots=True)
@@ -198,21 +204,28 @@ class ArchiveShim:
     # -- restore -------------------------------------------------------------------------
 
     def _restore(self, bucket: str, key: str, environ: WSGIEnvironment) -> Response:
-        days = _restore_days(_read_body(environ))
+        body = _read_body(environ)
+        days, tier = _restore_days(body), _requested_tier(body)
         # Serialised, so that of two concurrent restores exactly one is accepted.
         with self._lock:
             now = time.time()
             tracked = self._sync(bucket, key, now)
-            if tracked is not None and tracked.restore is not None and not tracked.restore.done:
+            fake = lookup(self._region, bucket, key)
+            deep = (fake is not None and fake.storage_class == "DEEP_ARCHIVE") or (
+                tracked is not None and tracked.archive_access == "DEEP_ARCHIVE_ACCESS"
+            )
+            if deep and tier == "Expedited":
+                where = "the Deep Archive Access tier" if tracked else "DEEP_ARCHIVE"
                 return error_response(
-                    409,
-                    "RestoreAlreadyInProgress",
-                    "Object restore is already in progress",
+                    400,
+                    "InvalidArgument",
+                    f"Expedited retrieval is not available for {where}",
                     f"/{bucket}/{key}",
                 )
+            if tracked is not None and tracked.restore is not None and not tracked.restore.done:
+                return self._in_flight(bucket, key, tracked.restore, tier)
             if tracked is not None and tracked.tier_archived:
-                return self._restore_tier(bucket, key, tracked, days, now)
-            fake = lookup(self._region, bucket, key)
+                return self._restore_tier(bucket, key, tracked, days, tier, now)
             archive = fake is not None and fake.storage_class in ARCHIVE_CLASSES
             if archive and days is None:
                 return error_response(
@@ -226,11 +239,24 @@ class ArchiveShim:
                 _start_progression(fake, now)  # before moto sets the expiry, so no flicker
             response = call(self._app, environ)
             if archive and days is not None and response[0][:3] in ("200", "202"):
-                self._accepted(bucket, key, fake, tracked, days, now)
+                self._accepted(bucket, key, fake, tracked, days, tier, now)
             return response
 
+    @staticmethod
+    def _in_flight(bucket: str, key: str, restore: _Restore, tier: str) -> Response:
+        """A restore request while one is in flight: a faster tier upgrades it, else 409."""
+        if _TIER_SPEED.get(tier, 1) < _TIER_SPEED.get(restore.tier, 1):
+            restore.tier = tier  # S3's restore speed upgrade: accepted, billed at the new tier
+            return "202 Accepted", [("Content-Length", "0")], b""
+        return error_response(
+            409,
+            "RestoreAlreadyInProgress",
+            "Object restore is already in progress",
+            f"/{bucket}/{key}",
+        )
+
     def _restore_tier(
-        self, bucket: str, key: str, tracked: _Tracked, days: int | None, now: float
+        self, bucket: str, key: str, tracked: _Tracked, days: int | None, tier: str, now: float
     ) -> Response:
         if days is not None:
             return error_response(
@@ -241,18 +267,25 @@ class ArchiveShim:
                 f"/{bucket}/{key}",
             )
         _start_progression(tracked.fake, now)
-        tracked.restore = _Restore(requested_at=now, days=None)
+        tracked.restore = _Restore(requested_at=now, days=None, tier=tier)
         return "202 Accepted", [("Content-Length", "0")], b""
 
     def _accepted(
-        self, bucket: str, key: str, fake: Any, tracked: _Tracked | None, days: int, now: float
+        self,
+        bucket: str,
+        key: str,
+        fake: Any,
+        tracked: _Tracked | None,
+        days: int,
+        tier: str,
+        now: float,
     ) -> None:
         """Record a restore moto accepted: a new one, or the extension of a restored copy."""
         if tracked is None or tracked.restore is None:
-            restore = _Restore(requested_at=now, days=days)
+            restore = _Restore(requested_at=now, days=days, tier=tier)
             self._tracked[(bucket, key)] = _Tracked(fake, fake.storage_class, restore=restore)
             # provisional until completion is seen; the same value unless the delay changes
-            restore.expires_at = self._expiry(now + _restore_delay(), days)
+            restore.expires_at = self._copy_expiry(now, now + _restore_delay(), days)
         else:  # restored already: S3 extends the copy, counting from now
             restore = tracked.restore
             restore.days = days
@@ -305,7 +338,7 @@ class ArchiveShim:
                 fake._status = None
                 return None
             restore.done = True
-            restore.expires_at = self._expiry(completed, restore.days)
+            restore.expires_at = self._copy_expiry(restore.requested_at, completed, restore.days)
             fake.set_expiry(_utc_naive(restore.expires_at))
         if restore.expires_at is not None and now >= restore.expires_at:
             self._end_restore(bucket, key, tracked, fake)
@@ -330,9 +363,21 @@ class ArchiveShim:
         if tracked.archive_access is None:
             del self._tracked[(bucket, key)]
 
-    def _expiry(self, completed: float, days: int) -> float:
-        # whole seconds, so that the expiry-date S3 shows (second precision) is exact
-        return float(math.ceil(completed + days * self.seconds_per_day))
+    def _expiry(self, requested: float, days: int) -> float:
+        """S3's rule: request time + ``days``, rounded up to the next midnight UTC.
+
+        On the emulated clock a day is ``seconds_per_day`` long and midnights fall on
+        multiples of it since the epoch (with the default 86400 s: real midnights UTC);
+        whole seconds, so that the expiry-date S3 shows (second precision) is exact.
+        """
+        day = self.seconds_per_day
+        return float(math.ceil(math.ceil((requested + days * day) / day) * day))
+
+    def _copy_expiry(self, requested: float, completed: float, days: int) -> float:
+        """When a new restore's copy expires: S3's rule, but never before the emulated
+        midnight after completion (a scaled day can be shorter than the restore delay)."""
+        day = self.seconds_per_day
+        return max(self._expiry(requested, days), float(math.ceil(completed / day) * day))
 
     def _fake(self, bucket: str, key: str) -> Any:
         fake = lookup(self._region, bucket, key)
@@ -411,6 +456,18 @@ def _restore_days(body: bytes) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def _requested_tier(body: bytes) -> str:
+    """``Tier`` of a ``RestoreRequest`` body (top level or in ``GlacierJobParameters``)."""
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError:
+        return "Standard"
+    for element in root.iter():
+        if element.tag.rsplit("}", 1)[-1] == "Tier" and element.text:
+            return element.text.strip()
+    return "Standard"
 
 
 def _tier_error(request: S3Request, tier: str | None) -> Response:
