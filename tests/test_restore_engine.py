@@ -247,3 +247,39 @@ def test_with_a_journal_renewals_and_early_expiry_are_restored_again(
     again = fs.restore(paths, wait=True, timeout=30)
     assert again.requests_sent == 1
     assert archive.requests.count("RestoreObject") == 9
+
+
+def test_a_restore_in_flight_can_be_upgraded_to_a_faster_tier_once(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(3600.0)
+    archive.put_objects(bucket, {f"u/{i}": b"x" * 100 for i in range(4)}, storage_class="GLACIER")
+    paths = [f"{bucket}/u/{i}" for i in range(4)]
+    make_fs().restore(paths, tier="Bulk")
+    assert archive.requests.count("RestoreObject", status=202) == 4
+    fs = make_fs()
+    plain = fs.plan(paths, tier="Expedited")
+    assert {g.action for g in plain} == {Action.WAIT}  # without upgrade: just wait
+    plan = fs.plan(paths, tier="Expedited", upgrade=True)
+    assert {g.action for g in plan} == {Action.UPGRADE}
+    cost = fs.estimate_plan(plan)
+    assert cost.restore_request_count == 4  # the upgrade is paid, and shown before it is sent
+    assert cost.components["restore_requests"] > 0
+    fs.restore(paths, tier="Expedited", upgrade=True)
+    assert archive.requests.count("RestoreObject", status=202) == 8  # one upgrade each
+    make_fs().restore(paths, tier="Expedited", upgrade=True)  # already at that tier
+    make_fs().restore(paths, tier="Standard", upgrade=True)  # slower: nothing to gain
+    assert archive.requests.count("RestoreObject") == 8
+    records = fs.engine.journal.records()
+    assert {r.tier for r in records} == {"Expedited"}
+
+
+def test_expedited_upgrade_of_deep_archive_is_refused_before_sending(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(3600.0)
+    archive.put_object(bucket, "d", b"x", storage_class="DEEP_ARCHIVE")
+    make_fs().restore(f"{bucket}/d", tier="Bulk")
+    with pytest.raises(ValueError, match="Expedited"):
+        make_fs().restore(f"{bucket}/d", tier="Expedited", upgrade=True)
+    assert archive.requests.count("RestoreObject") == 1

@@ -760,10 +760,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         tier: str | None = None,
         days: int | None = None,
         needed_until: datetime | None = None,
+        upgrade: bool = False,
     ) -> Plan:
         """What restoring ``paths`` involves: groups, states, actions. Sends no restore.
 
         Bundle members map to their bundle: many members, one group, one request.
+        ``upgrade=True`` plans a request at ``tier`` for groups already restoring.
         """
         placements, groups, missing = await self._resolve(paths)
         return self.engine.plan_known(
@@ -773,6 +775,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             needed_until=needed_until,
             placements=placements,
             missing=missing,
+            upgrade=upgrade,
         )
 
     async def _resolve(
@@ -820,6 +823,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         timeout: float | None = None,
         promote: bool = False,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        upgrade: bool = False,
     ) -> RestoreResult:
         """Restore every archived object in ``paths`` (paths, globs, directories) in one batch.
 
@@ -830,7 +834,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         ``promote=True``, waits and then copies everything into the hot store
         so it outlives the restored copies' expiry.
         """
-        plan = await self._plan(paths, tier=tier, days=days)
+        plan = await self._plan(paths, tier=tier, days=days, upgrade=upgrade)
         named_paths = _named_paths(paths, self._strip_protocol)
         for group in plan.groups:
             named = group.key in named_paths
@@ -857,11 +861,26 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         timeout: float | None = None,
         promote: bool = False,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        upgrade: bool = False,
     ) -> RestoreResult:
         """Blocking form of :meth:`_restore` (written out: fsspec's ``sync_wrapper``
-        would take ``timeout`` for itself)."""
+        would take ``timeout`` for itself).
+
+        ``upgrade=True`` with a faster ``tier`` speeds up restores already in flight
+        (e.g. Bulk → Expedited for GLACIER): one request per group, billed at the new
+        tier and shown in the estimate before anything is sent.
+        """
         result: RestoreResult = sync(
-            self.loop, self._restore, paths, tier, days, wait, timeout, promote, on_progress
+            self.loop,
+            self._restore,
+            paths,
+            tier,
+            days,
+            wait,
+            timeout,
+            promote,
+            on_progress,
+            upgrade,
         )
         return result
 

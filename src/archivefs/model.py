@@ -202,6 +202,7 @@ class Action(StrEnum):
     RESTORE = "restore"  # archived: issue a restore request
     WAIT = "wait"  # a restore is already in flight: just wait for it
     RENEW = "renew"  # restored, but the copy expires before the job can use it
+    UPGRADE = "upgrade"  # restoring at a slower tier: request the faster one (S3 allows it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +231,7 @@ class PlannedGroup:
     @property
     def needs_request(self) -> bool:
         """A paid restore request must be sent for this group."""
-        return self.action in (Action.RESTORE, Action.RENEW)
+        return self.action in (Action.RESTORE, Action.RENEW, Action.UPGRADE)
 
 
 @dataclass(frozen=True, slots=True)

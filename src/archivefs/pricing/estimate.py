@@ -343,7 +343,7 @@ def _tally_plan(
         else:
             bucket.billable += state.size
     for (klass, action, restored), b in buckets.items():
-        if action in (Action.RESTORE, Action.RENEW):
+        if action in (Action.RESTORE, Action.RENEW, Action.UPGRADE):
             _restore(tally, sheet, klass, tier, b.size, days, requests=b.count)
         elif action is Action.WAIT and tier in sheet.price(klass).restore:
             tally.hours.append((0.0, sheet.price(klass).restore[tier].hours[1]))  # under way

@@ -54,7 +54,7 @@ class RestoreProgress:
             bytes_total=sum(g.size for g in plan.groups),
             requests_sent=requests_sent,
             started=started,
-            restoring=len(plan.to_restore) + len(plan.with_action(Action.WAIT)),
+            restoring=len(plan.to_restore) + len(plan.with_action(Action.WAIT)),  # incl. upgrades
         )
 
     def tick(self) -> RestoreProgress:
@@ -149,10 +149,12 @@ class RestoreEngine:
         needed_until: datetime | None = None,
         placements: Iterable[PathInGroup] | None = None,
         missing: Iterable[str] = (),
+        upgrade: bool = False,
     ) -> Plan:
         """Plan from states already known (pure, no requests).
 
-        Without ``placements`` every state is its own group, read whole.
+        Without ``placements`` every state is its own group, read whole; ``upgrade``
+        requests ``tier`` for groups already restoring (a faster tier speeds them up).
         """
         if placements is None:
             missing = [p for p, s in states.items() if s is None]
@@ -164,6 +166,7 @@ class RestoreEngine:
             days=days,
             needed_until=needed_until,
             missing=missing,
+            upgrade=upgrade,
         )
 
     # -- submitting and waiting ----------------------------------------------------------
@@ -289,7 +292,7 @@ def _pending(group: PlannedGroup) -> ObjectState:
 
     from archivefs.model import RestoreState
 
-    if group.action in (Action.RESTORE, Action.RENEW, Action.WAIT):
+    if group.action in (Action.RESTORE, Action.RENEW, Action.WAIT, Action.UPGRADE):
         return replace(group.state, restore=RestoreState.RESTORING)
     return group.state
 

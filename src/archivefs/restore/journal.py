@@ -20,7 +20,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -256,14 +256,16 @@ class Journal:
         days: int | None,
         lease_seconds: float = 300.0,
         renew_before: datetime | None = None,
+        upgrade: Collection[str] = (),
     ) -> list[str]:
         """Atomically claim the keys that need a request; return those THIS caller must send.
 
         A key is claimable when it has no record, or its record failed or expired,
         or its claim is unresolved (lease expired, or owner process gone), or its
         request or restored copy is too old to still be live. ``renew_before`` also
-        claims restored copies that expire before that time. Everything else is
-        another caller's job, or already done.
+        claims restored copies that expire before that time; keys in ``upgrade`` also
+        claim restores in flight at a slower tier than ``tier`` (a speed upgrade).
+        Everything else is another caller's job, or already done.
         """
         if lease_seconds < 0:
             raise JournalError(
@@ -277,8 +279,13 @@ class Journal:
             now = self._clock()
             rows = self._rows(conn, wanted)
             liveness: dict[str, bool] = {}
+            faster = frozenset(upgrade)
             mine = [
-                k for k in wanted if k not in rows or self._claimable(rows[k], now, renew, liveness)
+                k
+                for k in wanted
+                if k not in rows
+                or self._claimable(rows[k], now, renew, liveness)
+                or (k in faster and _slower_in_flight(rows[k], tier))
             ]
             owner = owner_token()
             conn.executemany(
@@ -661,6 +668,18 @@ def _creation_lock(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+# Restore tiers from fastest to slowest (S3 names; a faster one upgrades a restore in flight).
+_TIER_SPEED = {"Expedited": 0, "Standard": 1, "Bulk": 2}
+
+
+def _slower_in_flight(row: sqlite3.Row, tier: str) -> bool:
+    """The record is a request in flight at a slower (or unknown) tier than ``tier``."""
+    if row["state"] not in (RecordState.ACCEPTED.value, RecordState.IN_PROGRESS.value):
+        return False
+    held = _TIER_SPEED.get(row["tier"] or "", len(_TIER_SPEED))
+    return _TIER_SPEED.get(tier, len(_TIER_SPEED)) < held
 
 
 def _fix_for(code: int | None, path: Path) -> str:

@@ -45,8 +45,10 @@ _ACTION_BY_STATE = {
 }
 
 
-def decide(state: ObjectState, *, needed_until: datetime | None) -> Action:
-    """What a plan does with a group in ``state``."""
+def decide(state: ObjectState, *, needed_until: datetime | None, upgrade: bool = False) -> Action:
+    """What a plan does with a group in ``state`` (``upgrade``: speed up restores in flight)."""
+    if upgrade and state.restore is RestoreState.RESTORING:
+        return Action.UPGRADE
     action = _ACTION_BY_STATE.get(state.restore)
     if action is not None:
         return action
@@ -65,6 +67,7 @@ def make_plan(
     needed_until: datetime | None = None,
     missing: Iterable[str] = (),
     now: datetime | None = None,
+    upgrade: bool = False,
 ) -> Plan:
     """Build a :class:`Plan` from path placements and the states of their groups.
 
@@ -76,9 +79,12 @@ def make_plan(
         The probed state of every group's cold object (``None``: it does not exist).
     needed_until:
         When the job will still be reading; restored copies expiring earlier are renewed.
+    upgrade:
+        Request ``tier`` for groups already restoring (S3's restore speed upgrade, billed
+        at the new tier); otherwise they are just waited for.
     """
     with _gc_paused():
-        return _make_plan(placements, group_states, tier, days, needed_until, missing, now)
+        return _make_plan(placements, group_states, tier, days, needed_until, missing, now, upgrade)
 
 
 @contextmanager
@@ -101,6 +107,7 @@ def _make_plan(
     needed_until: datetime | None,
     missing: Iterable[str],
     now: datetime | None,
+    upgrade: bool = False,
 ) -> Plan:
     acc: dict[str, tuple[ObjectState, list[str], list[int]]] = {}
     lost = list(missing)
@@ -117,7 +124,13 @@ def _make_plan(
         totals[0] += placement.read_bytes
         totals[1] += placement.read_requests
     groups = tuple(
-        PlannedGroup(state, decide(state, needed_until=needed_until), tuple(paths), t[0], t[1])
+        PlannedGroup(
+            state,
+            decide(state, needed_until=needed_until, upgrade=upgrade),
+            tuple(paths),
+            t[0],
+            t[1],
+        )
         for state, paths, t in acc.values()
     )
     return Plan(

@@ -174,7 +174,8 @@ class Submitter:
                 await asyncio.to_thread(journal.record_expired, key)
 
     def _claim(self, groups: Sequence[PlannedGroup], tier: str, days: int | None) -> list[str]:
-        """Claim in the journal; groups planned for renewal claim their unexpired copies too."""
+        """Claim in the journal; groups planned for renewal claim their unexpired copies too,
+        and groups planned for a speed upgrade their requests in flight at a slower tier."""
         assert self.journal is not None
         expiries = [
             g.state.restore_expiry
@@ -183,7 +184,11 @@ class Submitter:
         ]
         renew_before = max(expiries) + timedelta(seconds=1) if expiries else None
         return self.journal.claim(
-            [g.key for g in groups], tier=tier, days=days, renew_before=renew_before
+            [g.key for g in groups],
+            tier=tier,
+            days=days,
+            renew_before=renew_before,
+            upgrade=[g.key for g in groups if g.action is Action.UPGRADE],
         )
 
     async def _send(
