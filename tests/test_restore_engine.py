@@ -220,13 +220,27 @@ def test_notifications_replace_waiting_for_the_poll_schedule(
     # the real schedule: the first poll would come minutes after submission
     fs = make_fs(journal=False, restore_time_scale=1.0, notifications=events)
 
+    client = archive.client()
+
+    def restored(path: str) -> bool:
+        bucket_name, key = path.split("/", 1)
+        header = client.head_object(Bucket=bucket_name, Key=key).get("Restore") or ""
+        return 'ongoing-request="false"' in header
+
     def announce() -> None:
-        time.sleep(1.5)  # like S3's s3:ObjectRestore:Completed events, after the restore
+        # like S3's s3:ObjectRestore:Completed events: sent once each restore has completed
+        # (a condition, not a sleep: a busy machine may take long to submit)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not all(
+            archive.requests.count("RestoreObject", status=202) == len(paths) and restored(p)
+            for p in paths
+        ):
+            time.sleep(0.2)
         events.notify_many(paths)
 
     thread = threading.Thread(target=announce)
     thread.start()
-    result = fs.restore(paths, wait=True, timeout=60)
+    result = fs.restore(paths, wait=True, timeout=600)
     thread.join()
     assert sorted(result.ready) == paths
     assert fs.engine.poll_rounds == 1  # one bulk check, prompted by the events
