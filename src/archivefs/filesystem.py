@@ -49,6 +49,7 @@ from archivefs.model import (
     raise_not_archived,
 )
 from archivefs.pricing import DEFAULT_SHEET, Estimate, PriceSheet, estimate, load_price_sheet
+from archivefs.restore.claims import BucketClaims
 from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup
@@ -136,6 +137,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         price_sheet: str = DEFAULT_SHEET,
         egress: str = "same_region",
         notifications: NotificationSource | None = None,
+        bucket_claims: bool = False,
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
@@ -174,6 +176,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
         )
         self.notifications = notifications
+        self.bucket_claims = bucket_claims
         self.price_sheet_name = price_sheet
         self.egress = egress
         self._price_sheet: PriceSheet | None = None
@@ -213,6 +216,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 notifications=self.notifications,
                 time_scale=self.restore_time_scale,
                 concurrency=self.concurrency,
+                claims=BucketClaims(self.store) if self.bucket_claims else None,
             )
         return self._engine
 

@@ -24,9 +24,10 @@ def main() -> None:
             restore_status_in_listings=True,
             restore_time_scale=1 / 3600,
             concurrency=config.get("concurrency", 1),
+            bucket_claims=config.get("bucket_claims", False),
             skip_instance_cache=True,
         )
-        result = fs.restore(config["paths"], wait=mode == "read", timeout=120)
+        result = fs.restore(config["paths"], wait=mode == "read", timeout=600)
         if mode == "read":
             for path in config["paths"]:
                 fs.cat_file(path)

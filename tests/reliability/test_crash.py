@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 WORKER = Path(__file__).with_name("_crash_worker.py")
 SEEDS = range(5)
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(900)
 
 
 def run_and_kill(config: dict[str, Any], killed_when: Callable[[], bool]) -> bool:
@@ -48,7 +48,7 @@ def run_and_kill(config: dict[str, Any], killed_when: Callable[[], bool]) -> boo
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     ) as process:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # generous: a busy machine starts slowly
         while not killed_when():
             if process.poll() is not None:
                 stderr = process.stderr.read() if process.stderr else b""
@@ -57,7 +57,7 @@ def run_and_kill(config: dict[str, Any], killed_when: Callable[[], bool]) -> boo
             assert time.monotonic() < deadline, "the worker never reached the kill point"
             time.sleep(0.002)
         process.send_signal(signal.SIGKILL)
-        process.wait(10)
+        process.wait(60)
         return True
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from archivefs.model import ObjectState
+    from archivefs.restore.claims import BucketClaims
     from archivefs.restore.journal import Journal
     from archivefs.restore.notify import NotificationSource
     from archivefs.stores.s3 import S3Store
@@ -94,6 +95,8 @@ class RestoreEngine:
         Multiplies the expected restore times the poll schedule uses (tests, emulators).
     schedule:
         A fixed poll schedule instead of the tier-aware default.
+    claims:
+        Claims in the bucket, so that hosts sharing no journal pay each restore once.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class RestoreEngine:
         schedule: PollSchedule | None = None,
         notifications: NotificationSource | None = None,
         request_extra: dict[str, Any] | None = None,
+        claims: BucketClaims | None = None,
     ) -> None:
         self.store = store
         self.journal = journal
@@ -117,7 +121,12 @@ class RestoreEngine:
         self.notifications = notifications
         self.poll_rounds = 0  # bulk status probes made while waiting, over this engine's life
         self.submitter = Submitter(
-            store, journal, concurrency=concurrency, retry=retry, request_extra=request_extra
+            store,
+            journal,
+            concurrency=concurrency,
+            retry=retry,
+            request_extra=request_extra,
+            claims=claims,
         )
 
     # -- planning ----------------------------------------------------------------------

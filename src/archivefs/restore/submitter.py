@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from archivefs.model import PlannedGroup, RestoreTier
+    from archivefs.restore.claims import BucketClaims
     from archivefs.restore.journal import Journal
     from archivefs.stores.s3 import S3Store
 
@@ -87,6 +88,7 @@ class Submitter:
         concurrency: int = DEFAULT_CONCURRENCY,
         retry: RetryPolicy | None = None,
         request_extra: dict[str, Any] | None = None,
+        claims: BucketClaims | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -95,6 +97,7 @@ class Submitter:
         self.concurrency = concurrency
         self.retry = retry or RetryPolicy()
         self.request_extra = dict(request_extra or {})
+        self.claims = claims
 
     async def submit(
         self,
@@ -113,6 +116,10 @@ class Submitter:
             claimed = await asyncio.to_thread(self._claim, groups, tier.value, days)
         else:
             claimed = list(by_key)
+        if self.claims is not None:
+            claimed = await self._claim_in_bucket(
+                [by_key[k] for k in claimed], tier, days, expected_ready
+            )
         claimed_set = set(claimed)
         report.skipped = [k for k in by_key if k not in claimed_set]
         semaphore = asyncio.Semaphore(self.concurrency)
@@ -190,6 +197,30 @@ class Submitter:
             renew_before=renew_before,
             upgrade=[g.key for g in groups if g.action is Action.UPGRADE],
         )
+
+    async def _claim_in_bucket(
+        self,
+        groups: Sequence[PlannedGroup],
+        tier: RestoreTier,
+        days: int | None,
+        expected_ready: Callable[[PlannedGroup], datetime] | None,
+    ) -> list[str]:
+        """Keep the groups whose claim in the bucket this caller wins; give back the rest.
+
+        Only fresh restores are claimed in the bucket; renewals and speed upgrades are
+        deliberate repeats and rely on the journal.
+        """
+        assert self.claims is not None
+        fresh = [g for g in groups if g.action is Action.RESTORE]
+        if not fresh:
+            return [g.key for g in groups]
+        _, lost = await self.claims.claim(
+            fresh, tier=tier.value, days=days, expected_ready=expected_ready
+        )
+        if lost and self.journal is not None:
+            await asyncio.to_thread(self.journal.release, lost)
+        taken = set(lost)
+        return [g.key for g in groups if g.key not in taken]
 
     async def _send(
         self, group: PlannedGroup, *, tier: RestoreTier, days: int | None

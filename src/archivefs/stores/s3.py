@@ -205,6 +205,41 @@ class S3Store:
             body.close()
         return data
 
+    # -- conditional writes (claims shared by every host) ------------------------------
+
+    async def create_exclusive(self, path: str, body: bytes) -> bool:
+        """Write ``path`` only if nothing is there (``If-None-Match: *``); False if taken."""
+        return await self._put_conditional(path, body, IfNoneMatch="*")
+
+    async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
+        """Overwrite ``path`` only if its ETag is still ``etag`` (``If-Match``); False if not."""
+        return await self._put_conditional(path, body, IfMatch=etag)
+
+    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
+        """A small object's bytes and ETag (``None`` when absent)."""
+        bucket, key = split_path(path)
+        try:
+            out = await self._call("get_object", path, "read", Bucket=bucket, Key=key)
+        except ObjectNotFoundError:
+            return None
+        body = out["Body"]
+        try:
+            data: bytes = await body.read()
+        finally:
+            body.close()
+        return data, str(out.get("ETag", ""))
+
+    async def _put_conditional(self, path: str, body: bytes, **condition: str) -> bool:
+        bucket, key = split_path(path)
+        try:
+            await self.fs._call_s3("put_object", Bucket=bucket, Key=key, Body=body, **condition)
+        except Exception as error:
+            # 412: the condition failed; 409: a concurrent conditional write won the race
+            if s3_error_code(error) in ("PreconditionFailed", "ConditionalRequestConflict"):
+                return False
+            raise translate(error, path, action="write") from error
+        return True
+
     # -- listings ----------------------------------------------------------------------
 
     async def _list_page(self, bucket: str, **kwargs: Any) -> dict[str, Any]:

@@ -29,6 +29,9 @@ restore's completion. What it lacks, and why each piece of this shim exists:
   ``ListObjects(V2)`` entries when asked with the header
   ``x-amz-optional-object-attributes: RestoreStatus``; moto ignores it. The
   shim adds it (switchable off, to emulate Ceph RGW or MinIO, which lack it).
+* **Atomic conditional writes.** moto checks ``If-None-Match``/``If-Match`` and
+  then writes; two concurrent writers could both succeed. S3 evaluates them
+  atomically (restore claims depend on it), so the shim serialises them.
 * **Intelligent-Tiering archive tiers.** moto has no access tiers and refuses
   to restore ``INTELLIGENT_TIERING`` objects. The shim keeps the tier of
   objects seeded into ``ARCHIVE_ACCESS``/``DEEP_ARCHIVE_ACCESS``, reports it
@@ -179,6 +182,10 @@ class ArchiveShim:
             )
         if request.op == "LIST":
             return self._list(request, environ, start_response)
+        if request.op == "PUT" and _conditional(environ):
+            # S3 evaluates a conditional write atomically; moto checks, then writes.
+            with self._lock:
+                return self._respond(start_response, call(self._app, environ))
         if request.key is None:
             return self._app(environ, start_response)
         now = time.time()
@@ -406,6 +413,11 @@ def call(app: WSGIApplication, environ: WSGIEnvironment) -> Response:
 
     data = drain(app(environ, capture))
     return captured[0], captured[1], data
+
+
+def _conditional(environ: WSGIEnvironment) -> bool:
+    """A write with ``If-None-Match`` or ``If-Match`` (claims rely on its atomicity)."""
+    return "HTTP_IF_NONE_MATCH" in environ or "HTTP_IF_MATCH" in environ
 
 
 def _start_progression(fake: Any, now: float) -> None:

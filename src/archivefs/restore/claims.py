@@ -1,0 +1,204 @@
+"""Claims in the bucket: one restore per group across hosts that share no journal.
+
+Before a restore is sent, its group is claimed by creating a small object under the
+bucket's reserved prefix with a conditional write (S3 ``PutObject`` with
+``If-None-Match: *``): exactly one writer succeeds, on any machine, and only it sends
+the request. Everyone else reads the claim and waits instead of paying. The bucket is
+the one place every host already looks, so no server of our own is needed.
+
+A claim is one PUT per group for the winner; a loser pays one GET. A claim is taken
+over (with ``If-Match`` on the ETag read, so again by exactly one host) when it is
+unreadable, or older than its lease while the group is still archived: its claimer
+died before sending, the request failed, or the restored copy has expired since.
+Claims carry the tier, days, requester (host and process; never credentials), the
+time and the expected ready time, so ``archivefs status`` can say who asked for what.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from archivefs.catalog.layout import RESERVED
+from archivefs.errors import ArchiveError
+from archivefs.model import RestoreState
+from archivefs.restore.journal import process_alive
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from archivefs.model import PlannedGroup
+    from archivefs.stores.s3 import S3Store
+
+logger = logging.getLogger(__name__)
+
+CLAIM_VERSION = 1
+DEFAULT_LEASE_S = 900.0  # a claimer that has not sent within this long is presumed dead
+
+
+def claim_path(group_key: str) -> str:
+    """``bucket/.archivefs/claims/<sha256 of the key>.json``: where a group's claim lives."""
+    bucket, _, key = group_key.partition("/")
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    return f"{bucket}/{RESERVED}/claims/{digest}.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a claim object says."""
+
+    key: str
+    tier: str
+    days: int | None
+    requester: str
+    claimed_at: float
+    expected_ready_at: float | None
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(
+            {
+                "version": CLAIM_VERSION,
+                "key": self.key,
+                "tier": self.tier,
+                "days": self.days,
+                "requester": self.requester,
+                "claimed_at": self.claimed_at,
+                "expected_ready_at": self.expected_ready_at,
+            },
+            sort_keys=True,
+        ).encode()
+
+    @classmethod
+    def parse(cls, data: bytes) -> Claim | None:
+        """The claim in ``data``, or ``None`` when it is not one this version reads."""
+        try:
+            raw: dict[str, Any] = json.loads(data)
+            ready = raw.get("expected_ready_at")
+            return cls(
+                key=str(raw["key"]),
+                tier=str(raw["tier"]),
+                days=None if raw.get("days") is None else int(raw["days"]),
+                requester=str(raw["requester"]),
+                claimed_at=float(raw["claimed_at"]),
+                expected_ready_at=None if ready is None else float(ready),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    @property
+    def claimed(self) -> datetime:
+        return datetime.fromtimestamp(self.claimed_at, UTC)
+
+
+def _claimer_gone(requester: str) -> bool:
+    """The claimer is a process of this host that is no longer running."""
+    host, _, pid = requester.rpartition(":")
+    return host == socket.gethostname() and pid.isdigit() and not process_alive(int(pid))
+
+
+def requester_token() -> str:
+    """``host:pid`` of this process: who a claim belongs to (never credentials)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class BucketClaims:
+    """Claims groups in their bucket before their restores are sent.
+
+    Parameters
+    ----------
+    store:
+        The cold store (claims live beside the objects, under ``.archivefs/claims/``).
+    lease_seconds:
+        How long a claimer may take to send before its claim can be taken over.
+    """
+
+    def __init__(
+        self,
+        store: S3Store,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.lease_seconds = lease_seconds
+        self._clock = clock
+        self._unwritable: set[str] = set()  # buckets where claims cannot be written
+
+    async def claim(
+        self,
+        groups: Sequence[PlannedGroup],
+        *,
+        tier: str,
+        days: int | None,
+        expected_ready: Callable[[PlannedGroup], datetime] | None = None,
+        concurrency: int = 64,
+    ) -> tuple[list[str], list[str]]:
+        """Claim each group; return (won: send these, lost: another host is on them)."""
+        semaphore = asyncio.Semaphore(concurrency)
+        won: list[str] = []
+        lost: list[str] = []
+
+        async def one(group: PlannedGroup) -> None:
+            async with semaphore:
+                ready = expected_ready(group).timestamp() if expected_ready else None
+                claim = Claim(group.key, tier, days, requester_token(), self._clock(), ready)
+                (won if await self._claim_one(group, claim) else lost).append(group.key)
+
+        await asyncio.gather(*(one(g) for g in groups))
+        return won, lost
+
+    async def read(self, group_key: str) -> Claim | None:
+        """The claim on a group, if any (``archivefs status`` shows who restored what)."""
+        found = await self.store.read_tagged(claim_path(group_key))
+        return None if found is None else Claim.parse(found[0])
+
+    async def _claim_one(self, group: PlannedGroup, claim: Claim) -> bool:
+        bucket = group.key.partition("/")[0]
+        if bucket in self._unwritable:
+            return True  # the local journal alone dedupes here
+        path = claim_path(group.key)
+        try:
+            if await self.store.create_exclusive(path, claim.to_bytes()):
+                return True
+            found = await self.store.read_tagged(path)
+            if found is None:  # released meanwhile: try once more
+                return await self.store.create_exclusive(path, claim.to_bytes())
+            data, etag = found
+            if not await self._stale(group, Claim.parse(data)):
+                return False
+            return await self.store.replace_if_unchanged(path, claim.to_bytes(), etag)
+        except PermissionError as error:
+            self._unwritable.add(bucket)
+            logger.warning(
+                "%s: cannot write restore claims under %s/%s/claims/ (%s); deduplicating "
+                "through the local journal only: hosts that share no journal may each "
+                "send this bucket's restores.",
+                group.key,
+                bucket,
+                RESERVED,
+                type(error).__name__,
+            )
+            return True
+
+    async def _stale(self, group: PlannedGroup, existing: Claim | None) -> bool:
+        """Whether a claim found in the bucket may be taken over: its claimer is gone (a
+        dead process on this host, or silent past the lease) and the group is still
+        archived (so no request of its is in flight and no restored copy is left)."""
+        if existing is None:
+            return True  # unreadable: not a claim this version wrote
+        lease_over = self._clock() >= existing.claimed_at + self.lease_seconds
+        if not lease_over and not _claimer_gone(existing.requester):
+            return False  # its claimer may be sending right now
+        try:
+            state = await self.store.head(group.key)
+        except ArchiveError:
+            return False  # cannot tell: leave it to its claimer
+        return state.restore is RestoreState.ARCHIVED

@@ -1,0 +1,149 @@
+"""Claims in the bucket: hosts that share no journal still pay each restore once (issue 17.1).
+
+Each process stands for a host: its own journal directory, no shared file.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from archivefs.model import RestoreState
+from archivefs.restore.claims import Claim, claim_path
+from tests.reliability._support import make_fs, seed_cold
+from tests.reliability.test_crash import run_and_kill
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
+
+WORKER = Path(__file__).with_name("_crash_worker.py")
+GROUPS = 2000
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def _host(archive: EmulatedArchive, tmp_path: Path, name: str, paths: list[str]) -> dict[str, Any]:
+    return {
+        "mode": "restore",
+        "storage_options": archive.storage_options(),
+        "journal": str(tmp_path / name / "journal.sqlite"),  # one journal per "host"
+        "paths": paths,
+        "concurrency": 16,
+        "bucket_claims": True,
+    }
+
+
+def _selections(paths: list[str]) -> list[list[str]]:
+    """Four overlapping selections whose union is every path."""
+    half = len(paths) // 2
+    return [paths[:half], paths[half // 2 : half + half // 2], paths[half:], paths[::2]]
+
+
+def _start(config: dict[str, Any]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), json.dumps(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        code = proc.wait(600)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        assert code == 0, stderr
+
+
+def _assert_all_readable(archive: EmulatedArchive, tmp_path: Path, data: dict[str, bytes]) -> None:
+    archive.set_restore_delay(0)
+    fs = make_fs(archive, tmp_path, journal=str(tmp_path / "checker" / "journal.sqlite"))
+    states = fs.probe(sorted(data))
+    assert all(s is not None and s.restore is RestoreState.RESTORED for s in states.values())
+    for path in random.Random(0).sample(sorted(data), 40):
+        assert fs.cat_file(path) == data[path]
+
+
+def test_four_hosts_restoring_overlapping_selections_pay_each_group_once(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)  # nothing completes while the hosts race
+    data = seed_cold(archive, bucket, GROUPS)
+    paths = sorted(data)
+    procs = [
+        _start(_host(archive, tmp_path, f"host{i}", part))
+        for i, part in enumerate(_selections(paths))
+    ]
+    _finish(procs)
+    assert archive.requests.count("RestoreObject", status=202) == GROUPS
+    assert archive.requests.count("RestoreObject") == GROUPS  # no 409, no second request
+    _assert_all_readable(archive, tmp_path, data)
+
+
+def test_a_host_killed_mid_submission_resumes_and_still_each_group_is_paid_once(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    data = seed_cold(archive, bucket, GROUPS)
+    paths = sorted(data)
+    selections = _selections(paths)
+    others = [_start(_host(archive, tmp_path, f"host{i}", selections[i])) for i in (1, 2, 3)]
+    victim = _host(archive, tmp_path, "host0", selections[0])
+    killed = run_and_kill(victim, lambda: archive.requests.count("RestoreObject") >= 300)
+    _finish(others)
+    _finish([_start(victim)])  # the same "host" starts again, with its journal
+    assert killed
+    assert archive.requests.count("RestoreObject", status=202) == GROUPS
+    assert archive.requests.count("RestoreObject", status=409) == 0
+    _assert_all_readable(archive, tmp_path, data)
+
+
+def test_claims_say_who_asked_for_what_and_carry_no_credentials(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    data = seed_cold(archive, bucket, 3)
+    fs = make_fs(archive, tmp_path, bucket_claims=True)
+    fs.restore(sorted(data), tier="Bulk", days=2)
+    client = archive.client()
+    for path in data:
+        body = client.get_object(Bucket=bucket, Key=claim_path(path).split("/", 1)[1])
+        raw = body["Body"].read()
+        claim = Claim.parse(raw)
+        assert claim is not None
+        assert (claim.key, claim.tier, claim.days) == (path, "Bulk", 2)
+        assert claim.expected_ready_at is not None
+        assert claim.expected_ready_at > claim.claimed_at
+        options = archive.storage_options()
+        for secret in (options.get("key"), options.get("secret")):
+            assert not secret or secret.encode() not in raw
+    assert fs.ls(bucket, detail=False) == [f"{bucket}/o"]  # claims stay out of listings
+    assert archive.requests.count("PUT") == 3  # one PUT per group
+
+
+def test_a_claim_on_an_archived_group_whose_claimer_died_is_taken_over_once(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    data = seed_cold(archive, bucket, 1)
+    (path,) = data
+    dead = Claim(path, "Standard", 1, "ghost-host:1", claimed_at=0.0, expected_ready_at=None)
+    archive.client().put_object(
+        Bucket=bucket, Key=claim_path(path).split("/", 1)[1], Body=dead.to_bytes()
+    )
+    hosts = [make_fs(archive, tmp_path / f"h{i}", bucket_claims=True) for i in range(3)]
+    for fs in hosts:
+        fs.restore(path)
+    assert archive.requests.count("RestoreObject", status=202) == 1
+    assert archive.requests.count("RestoreObject") == 1
+    raw = archive.client().get_object(Bucket=bucket, Key=claim_path(path).split("/", 1)[1])
+    taken = Claim.parse(raw["Body"].read())
+    assert taken is not None
+    assert taken.requester != dead.requester
