@@ -10,11 +10,12 @@ restore without sending anything; :func:`prefetch` then restores them.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from archivefs.errors import ArchiveError
+from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Plan
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from archivefs.restore.engine import RestoreResult
 
 LAYER_PREFIX = "open_dataset-"
+READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
 
 
 @dataclass(frozen=True)
@@ -110,13 +112,20 @@ def open_dataset(
     files first (``fs.restore(urls, wait=True)``); once opened, ``plan_dataset``
     of a selection names the whole file (netCDF/HDF5 plans are per file).
     """
-    import xarray as xr
-
     archive_options, xr_kwargs = _split_kwargs(kwargs)
     fs, path = _split_url(url, fs, storage_options, archive_options)
     handle = fs.open(path, "rb")
+    return _open_source(handle, fs, path, engine=engine, chunks=chunks, **xr_kwargs)
+
+
+def _open_source(
+    source: Any, fs: ArchiveFileSystem, path: str, *, engine: str, chunks: Any, **xr_kwargs: Any
+) -> Any:
+    """``xarray.open_dataset`` of a file object, registered so that plans name ``path``."""
+    import xarray as xr
+
     ds = xr.open_dataset(
-        handle, engine=engine, chunks=chunks if chunks is not None else {}, **xr_kwargs
+        source, engine=engine, chunks=chunks if chunks is not None else {}, **xr_kwargs
     )
     ds.encoding["archivefs"] = {"path": path}
     _register(ds, fs, path, zarr=False)
@@ -124,30 +133,92 @@ def open_dataset(
 
 
 def open_mfdataset(
-    urls: Sequence[str],
+    paths: str | Sequence[str],
     *,
     storage_options: dict[str, Any] | None = None,
     fs: ArchiveFileSystem | None = None,
     engine: str = "h5netcdf",
+    chunks: Any = None,
     combine: str = "by_coords",
     concat_dim: str | None = None,
+    read_whole_below: int = READ_WHOLE_BELOW,
     **kwargs: Any,
 ) -> Any:
     """Open many archived netCDF/HDF5 files as one lazy dataset.
 
-    ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, as in
-    ``xarray.open_mfdataset``.
+    ``paths`` is a glob string (``"s3://bucket/2023/02/*/radiometer/*.nc"``)
+    or a list of URLs. Sizes come from one listing (the catalog for bundle
+    members, a LIST per directory otherwise), never a HEAD per file. Files
+    smaller than ``read_whole_below`` bytes are fetched whole, all at once and
+    concurrently, then parsed from memory (HDF5 headers take many small reads;
+    one request per file beats one per read); larger files are read lazily.
+    ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, and
+    ``chunks``, as in ``xarray.open_mfdataset``.
+
+    Example::
+
+        ds = ads.open_mfdataset("s3://obs/2023/02/*/radiometer/*.nc", fs=fs,
+                                combine="nested", concat_dim="time")
     """
     import xarray as xr
 
+    if combine not in ("by_coords", "nested"):
+        raise ValueError(f"combine={combine!r}: use 'by_coords' or 'nested'.")
     archive_options, xr_kwargs = _split_kwargs(kwargs)
-    fs, _ = _split_url(urls[0], fs, storage_options, archive_options)
-    parts = [open_dataset(u, fs=fs, engine=engine) for u in urls]
+    first = paths if isinstance(paths, str) else (paths[0] if paths else "")
+    fs, _ = _split_url(first, fs, storage_options, archive_options)
+    sizes = _sizes(fs, paths)
+    contents = _fetch_whole(fs, {p: n for p, n in sizes.items() if n < read_whole_below})
+    parts = []
+    for path, size in sizes.items():
+        data = contents.get(path)
+        source: Any = io.BytesIO(data) if data is not None else fs.open(path, "rb", size=size)
+        parts.append(_open_source(source, fs, path, engine=engine, chunks=chunks))
     if combine == "nested":
         return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
-    if combine != "by_coords":
-        raise ValueError(f"combine={combine!r}: use 'by_coords' or 'nested'.")
     return xr.combine_by_coords(parts, **xr_kwargs)
+
+
+def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:
+    """Path -> size, in the caller's order, from listings (one per directory), not HEADs."""
+    if isinstance(paths, str):
+        found = fs.glob(paths, detail=True)
+        sizes = {name: int(e["size"]) for name, e in sorted(found.items()) if e["type"] == "file"}
+        if not sizes:
+            raise ObjectNotFoundError(
+                "the pattern matches no file.",
+                path=paths,
+                fix="check the pattern; fs.ls() of its first directory shows what exists.",
+            )
+        return sizes
+    wanted = [fs._strip_protocol(p) for p in paths]
+    if not wanted:
+        raise ValueError("open_mfdataset: no paths given.")
+    listed: dict[str, int] = {}
+    for parent in dict.fromkeys(fs._parent(p) for p in wanted):
+        for entry in fs.ls(parent, detail=True):
+            listed[entry["name"]] = int(entry["size"])
+    missing = [p for p in wanted if p not in listed]
+    if missing:
+        raise ObjectNotFoundError(
+            f"{len(missing)} of {len(wanted)} files do not exist (first: {missing[0]}).",
+            path=missing[0],
+            fix="check the paths; fs.ls() of their directory shows what exists.",
+        )
+    return {p: listed[p] for p in wanted}
+
+
+def _fetch_whole(fs: ArchiveFileSystem, sizes: dict[str, int]) -> dict[str, bytes]:
+    """Whole files, fetched concurrently in one batch.
+
+    Asked as ranges ``[0, size)``: a whole-object read through s3fs would
+    first send a HEAD for the size, which the listing already gave.
+    """
+    if not sizes:
+        return {}
+    paths = list(sizes)
+    data = fs.cat_ranges(paths, [0] * len(paths), [sizes[p] for p in paths])
+    return dict(zip(paths, data, strict=True))
 
 
 _ARCHIVE_KEYS = frozenset(
@@ -194,13 +265,64 @@ def chunk_reads(obj: Any) -> dict[str, list[Window]]:
             if key in seen:
                 continue
             seen.add(key)
-            if isinstance(key, tuple) and isinstance(key[0], str) and key[0] in _SOURCES:
+            if isinstance(key, tuple) and isinstance(key[0], str) and _known(key[0], graph, key):
                 window = _task_window(graph[key])
                 if window is not None:
                     reads.setdefault(key[0], set()).add(window)
                 continue
             stack.extend(get_dependencies(graph, key))
     return {layer: sorted(windows) for layer, windows in reads.items()}
+
+
+def _known(layer: str, graph: dict[Any, Any], key: Any) -> bool:
+    """Whether ``layer`` reads an archive; learns layers xarray opened on its own."""
+    if layer in _SOURCES:
+        return True
+    if not layer.startswith(LAYER_PREFIX):
+        return False
+    source = _source_of_task(graph, graph.get(key))
+    if source is None:
+        return False
+    _SOURCES[layer] = source
+    return True
+
+
+def _source_of_task(graph: dict[Any, Any], task: Any) -> _Source | None:
+    """The archive source of a chunk read, found through the array it indexes.
+
+    ``xr.open_zarr("archive::s3://...", storage_options=...)`` never passes
+    through :func:`open_zarr`: the chunk task then refers to xarray's lazily
+    indexed wrapper of a zarr array whose store is an ``FsspecStore`` on an
+    :class:`ArchiveFileSystem`.
+    """
+    from dask._task_spec import TaskRef
+
+    for arg in getattr(task, "args", ()):
+        value = graph.get(arg.key) if isinstance(arg, TaskRef) else getattr(arg, "value", arg)
+        found = _zarr_source(value)
+        if found is not None:
+            return found
+    return None
+
+
+def _zarr_source(value: Any) -> _Source | None:
+    for _ in range(8):  # adapters wrap each other a few levels deep
+        store = getattr(value, "store", None)
+        if store is not None and isinstance(getattr(store, "fs", None), ArchiveFileSystem):
+            return _Source(_blocking(store.fs), str(store.path).rstrip("/"), str(value.path))
+        inner = getattr(value, "array", None)
+        value = inner if inner is not None else getattr(value, "_array", None)
+        if value is None:
+            return None
+    return None
+
+
+def _blocking(fs: ArchiveFileSystem) -> ArchiveFileSystem:
+    """A blocking twin of the asynchronous instance zarr made (same options)."""
+    if not fs.asynchronous:
+        return fs
+    options = {k: v for k, v in fs.storage_options.items() if k not in ("asynchronous", "fo")}
+    return ArchiveFileSystem(*fs.storage_args, **options)
 
 
 def _dask_arrays(obj: Any) -> list[Any]:
@@ -248,11 +370,7 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
     """
     per_fs = chunk_paths(obj)
     if not per_fs:
-        raise ArchiveError(
-            "this object reads nothing from an archive (no lazily opened archivefs data).",
-            fix="open the dataset with archivefs.open_zarr/open_dataset and pass a lazy "
-            "selection (before .compute() or .values).",
-        )
+        raise _nothing_to_plan()
     if len(per_fs) > 1:
         raise ArchiveError(
             "the selection reads from several archive filesystems; plan each dataset separately.",
@@ -261,6 +379,16 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
     ((fs, paths),) = per_fs.items()
     plan: Plan = fs.plan(paths, tier=tier, days=days)
     return replace(plan, missing=())  # absent chunks are fill values, not errors
+
+
+def _nothing_to_plan() -> ArchiveError:
+    return ArchiveError(
+        "found no lazy chunk reads through an archivefs filesystem in this object: it is "
+        "in memory already (computed, or loaded with .values/.load()), or it was opened "
+        "without archivefs (plain s3fs or local files).",
+        fix="open it with archivefs.open_zarr/open_dataset, or xr.open_zarr('archive::s3://...', "
+        "storage_options=...), and pass the lazy selection before .compute().",
+    )
 
 
 def prefetch(
@@ -279,10 +407,7 @@ def prefetch(
         if paths
     ]
     if not results:
-        raise ArchiveError(
-            "this object reads nothing from an archive.",
-            fix="pass a lazy selection of a dataset opened with archivefs.",
-        )
+        raise _nothing_to_plan()
     return results[0] if len(results) == 1 else _merge(results)
 
 
@@ -355,10 +480,7 @@ def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: floa
     """
     per_fs = chunk_paths(obj)
     if not per_fs:
-        raise ArchiveError(
-            "this object reads nothing from an archive (no lazily opened archivefs data).",
-            fix="pass a lazy selection of a dataset opened with archivefs.open_zarr/open_dataset.",
-        )
+        raise _nothing_to_plan()
     group_of: dict[str, tuple[ArchiveFileSystem, str]] = {}
     for fs, paths in per_fs.items():
         plan = fs.plan(paths)
