@@ -457,8 +457,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             f"restored before it can be read; a {self.tier.value} restore takes {wait}"
             f"{self._cost_phrase(state)}.",
             path=state.path,
-            fix=f"{restore_call} (or `archivefs restore s3://{state.path}`), then read again; "
-            "or open the filesystem with on_archived='wait' to restore and wait automatically.",
+            fix=_archived_fix(state.path, restore_call),
             storage_class=state.storage_class.value,
         )
 
@@ -1015,6 +1014,22 @@ def _named_paths(paths: str | list[str], strip: Callable[[Any], Any]) -> set[str
     """The plain (non-glob) paths a caller named explicitly."""
     names = [paths] if isinstance(paths, str) else paths
     return {strip(p) for p in names if not _GLOB_CHARS & set(p)}
+
+
+def _archived_fix(path: str, restore_call: str) -> str:
+    """How to restore: a bundle is restored through what is read from it, never by name."""
+    prefetch = (
+        "for a lazy xarray/Dask selection, `archivefs.datasets.prefetch(selection)` restores "
+        "everything it reads in one batch"
+    )
+    wait = "or open the filesystem with on_archived='wait' to restore and wait automatically."
+    if is_reserved(path):  # a bundle: the caller read one of its members
+        return (
+            f"{prefetch}; for files, `fs.restore([their paths])` or `archivefs restore "
+            f"s3://<their folder>/` restores their bundles once; then read again; {wait}"
+        )
+    shell = f"`archivefs restore s3://{path}`"
+    return f"{restore_call} (or {shell}), then read again; {prefetch}; {wait}"
 
 
 def _hours(seconds: float) -> str:
