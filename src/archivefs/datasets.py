@@ -86,6 +86,12 @@ def open_zarr(
     **kwargs:
         archivefs options (``on_archived``, ``tier``, ``days``, ``journal``,
         ``hot``, ...) are given to the filesystem; everything else to xarray.
+
+    Example::
+
+        ds = ads.open_zarr("s3://bucket/climate/daily.zarr",
+                           storage_options={"profile": "research"}, tier="Bulk")
+        summer = ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))   # nothing read yet
     """
     import xarray as xr
 
@@ -111,6 +117,11 @@ def open_dataset(
     The file must read (hot or restored) for its header: restore archived
     files first (``fs.restore(urls, wait=True)``); once opened, ``plan_dataset``
     of a selection names the whole file (netCDF/HDF5 plans are per file).
+
+    Example::
+
+        fs.restore("s3://bucket/run42/a.nc", wait=True)
+        ds = ads.open_dataset("s3://bucket/run42/a.nc", fs=fs)
     """
     archive_options, xr_kwargs = _split_kwargs(kwargs)
     fs, path = _split_url(url, fs, storage_options, archive_options)
@@ -251,7 +262,12 @@ Window = tuple[tuple[int, int], ...]  # (start, stop) of a read along each dimen
 
 
 def chunk_reads(obj: Any) -> dict[str, list[Window]]:
-    """The source reads a lazy xarray object will make: layer name -> element windows."""
+    """The source reads a lazy xarray object will make: layer name -> element windows.
+
+    Example::
+
+        chunk_reads(ds["t2m"].isel(time=0))   # {'open_dataset-t2m-...': [((0, 5), (0, 18), ...)]}
+    """
     from dask.core import flatten, get_dependencies
 
     arrays = _dask_arrays(obj)
@@ -345,7 +361,12 @@ def _task_window(task: Any) -> Window | None:
 
 
 def chunk_paths(obj: Any) -> dict[ArchiveFileSystem, list[str]]:
-    """The exact chunk objects (zarr) or files (netCDF) a lazy selection reads, per filesystem."""
+    """The exact chunk objects (zarr) or files (netCDF) a lazy selection reads, per filesystem.
+
+    Example::
+
+        chunk_paths(ds["t2m"].isel(time=0))   # {fs: ['bucket/store.zarr/t2m/c/0/0/0', ...]}
+    """
     out: dict[ArchiveFileSystem, set[str]] = {}
     metadata: dict[tuple[int, str, str], _ArrayLayout] = {}
     for layer, windows in chunk_reads(obj).items():
@@ -367,6 +388,14 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
     """Plan the restore of everything a lazy selection reads. Sends no restore request.
 
     Chunks that do not exist (zarr fill values) are left out, as zarr would skip them.
+    Works on datasets opened with :func:`open_zarr`/:func:`open_dataset` and on
+    ``xr.open_zarr("archive::s3://...", storage_options=...)``.
+
+    Example::
+
+        plan = ads.plan_dataset(ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31")))
+        len(plan.paths), len(plan), len(plan.to_restore)   # chunks, bundles, paid requests
+        fs.estimate_plan(plan).total                        # dollars, before anything is sent
     """
     per_fs = chunk_paths(obj)
     if not per_fs:
@@ -399,7 +428,18 @@ def prefetch(
     wait: bool = True,
     timeout: float | None = None,
 ) -> RestoreResult:
-    """Restore everything a lazy selection will read, ahead of ``compute()``."""
+    """Restore everything a lazy selection will read, ahead of ``compute()``.
+
+    One batch: one request per group (object or bundle) that needs one, none
+    for what is hot, restored or already restoring; with ``wait=True`` (the
+    default) returns once all of it reads, polling in bulk.
+
+    Example::
+
+        summer = ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))
+        ads.prefetch(summer, tier="Bulk", timeout=48 * 3600)
+        summer.mean().compute()
+    """
     per_fs = chunk_paths(obj)
     results = [
         fs.restore(paths, tier=tier, days=days, wait=wait, timeout=timeout)
@@ -477,6 +517,11 @@ def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: floa
     computation therefore starts on the groups that come back first instead of
     waiting for the last one. (``prefetch`` polls all groups in bulk and
     returns when every one is back; this polls each group on its own.)
+
+    Example::
+
+        gated = ads.restore_aware(ds["t2m"].isel(time=slice(0, 90)), poll_interval=600)
+        client.compute(gated.mean("time"))    # starts on the first bundles back
     """
     per_fs = chunk_paths(obj)
     if not per_fs:

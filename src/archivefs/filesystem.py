@@ -857,8 +857,35 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         promote: bool = False,
         on_progress: Callable[[RestoreProgress], None] | None = None,
     ) -> RestoreResult:
-        """Blocking form of :meth:`_restore` (written out: fsspec's ``sync_wrapper``
-        would take ``timeout`` for itself)."""
+        """Restore every archived object in ``paths`` in one batch; optionally wait for it.
+
+        ``paths`` are paths, globs or directories (``"bucket/run42/*.nc"``);
+        bundle members restore their bundle, once. Objects that are hot,
+        restored or already restoring cost nothing, and a request already sent
+        (by this or another process, per the journal) is never sent again.
+
+        Parameters
+        ----------
+        tier, days:
+            ``"Expedited"``, ``"Standard"`` or ``"Bulk"``, and how many days the
+            restored copy stays readable (default: the filesystem's).
+        wait, timeout:
+            Return once everything reads (or raise ``RestoreTimeoutError``
+            after ``timeout`` seconds; the restores keep running).
+        promote:
+            Wait, then copy everything into the hot store so it outlives the
+            restored copies.
+        on_progress:
+            Called with a ``RestoreProgress`` whenever something changes (the
+            CLI's progress bar uses it).
+
+        Example::
+
+            result = fs.restore("bucket/run42/*.nc", tier="Bulk", days=3)
+            result.requests_sent                     # paid requests sent now
+            fs.restore("bucket/run42/*.nc", wait=True, timeout=48 * 3600)
+        """
+        # written out: fsspec's sync_wrapper would take ``timeout`` for itself
         result: RestoreResult = sync(
             self.loop, self._restore, paths, tier, days, wait, timeout, promote, on_progress
         )
