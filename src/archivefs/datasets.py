@@ -87,11 +87,13 @@ def open_zarr(
         archivefs options (``on_archived``, ``tier``, ``days``, ``journal``,
         ``hot``, ...) are given to the filesystem; everything else to xarray.
 
-    Example::
-
-        ds = ads.open_zarr("s3://bucket/climate/daily.zarr",
-                           storage_options={"profile": "research"}, tier="Bulk")
-        summer = ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))   # nothing read yet
+    Examples
+    --------
+    ```python
+    ds = ads.open_zarr("s3://bucket/climate/daily.zarr",
+                       storage_options={"profile": "research"}, tier="Bulk")
+    summer = ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))   # nothing read yet
+    ```
     """
     import xarray as xr
 

@@ -879,11 +879,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             Called with a ``RestoreProgress`` whenever something changes (the
             CLI's progress bar uses it).
 
-        Example::
-
-            result = fs.restore("bucket/run42/*.nc", tier="Bulk", days=3)
-            result.requests_sent                     # paid requests sent now
-            fs.restore("bucket/run42/*.nc", wait=True, timeout=48 * 3600)
+        Examples
+        --------
+        ```python
+        result = fs.restore("bucket/run42/*.nc", tier="Bulk", days=3)
+        result.requests_sent                     # paid requests sent now
+        fs.restore("bucket/run42/*.nc", wait=True, timeout=48 * 3600)
+        ```
         """
         # written out: fsspec's sync_wrapper would take ``timeout`` for itself
         result: RestoreResult = sync(
