@@ -10,6 +10,7 @@ import pytest
 
 import archivefs.datasets as ads
 from archivefs import ObjectArchivedError
+from archivefs.errors import ObjectNotFoundError
 from tests.zarr_data import make_source, upload_zarr
 
 if TYPE_CHECKING:
@@ -83,8 +84,36 @@ def test_plan_follows_arithmetic_and_reductions(
 
 
 def test_plan_of_something_not_from_an_archive_is_an_error() -> None:
-    with pytest.raises(ads.ArchiveError, match="reads nothing from an archive"):
+    with pytest.raises(ads.ArchiveError, match="no lazy chunk reads through an archivefs") as info:
         ads.plan_dataset(make_source()["t"])
+    assert "storage_options" in str(info.value)  # the fix names both ways of opening
+
+
+def test_plan_and_prefetch_a_dataset_xarray_opened_through_storage_options(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """``xr.open_zarr("archive::s3://...", storage_options=...)``: plans name the same chunks."""
+    source = make_source()
+    url = upload_zarr(archive, bucket, tmp_path, source)
+    storage = {
+        "s3": archive.storage_options(),
+        "archive": {"journal": str(tmp_path / "j.sqlite"), "restore_time_scale": 1 / 3600},
+    }
+    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
+    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
+    archive.requests.clear()
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan) == [
+        f"{bucket}/store.zarr/t/c/1/0/0",
+        f"{bucket}/store.zarr/t/c/2/0/0",
+    ]
+    assert archive.requests.count("RestoreObject") == 0
+    result = ads.prefetch(selection, wait=True, timeout=60)
+    assert result.requests_sent == 2
+    assert archive.requests.count("RestoreObject") == 2
+    np.testing.assert_array_equal(
+        selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
+    )
 
 
 def test_netcdf_files_are_planned_per_file(
@@ -136,3 +165,86 @@ def test_restore_aware_graph_reads_each_chunk_after_its_own_group(
             assert len(waits) == 1
     np.testing.assert_array_equal(gated.values, source["t"].isel(time=slice(0, 12)).values)
     assert archive.requests.count("RestoreObject") == 6
+
+
+def _netcdf_files(tmp_path: Path, count: int) -> Path:
+    """``count`` small netCDF files of 2-4 time steps each, in ``tmp_path/src/radiometer``."""
+    pytest.importorskip("h5netcdf")
+    folder = tmp_path / "src" / "radiometer"
+    folder.mkdir(parents=True)
+    start = 0
+    for index in range(count):
+        steps = 2 + index % 3
+        ds = xr.Dataset(
+            {"tb": (("time", "channel"), np.full((steps, 4), float(index), dtype="f4"))},
+            coords={"time": np.arange(start, start + steps), "channel": np.arange(4)},
+        )
+        ds.to_netcdf(folder / f"obs{index:03d}.nc", engine="h5netcdf")
+        start += steps
+    return folder
+
+
+def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_head(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    import fsspec
+    import s3fs
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    count = 12
+    folder = _netcdf_files(tmp_path, count)
+    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    bundle_tree(
+        fsspec.filesystem("file"),
+        str(folder.parent),
+        dest,
+        f"{bucket}/2023",
+        policy=ByPrefix(depth=0),
+        storage_class="DEEP_ARCHIVE",
+    )
+    opts = dict(options)
+    fs = ads.ArchiveFileSystem(target_options=opts.pop("storage_options"), **opts)
+    fs.restore(f"s3://{bucket}/2023/radiometer/*.nc", wait=True, timeout=60)
+    fs = ads.ArchiveFileSystem(target_options=archive.storage_options(), **opts)  # fresh caches
+    archive.requests.clear()
+    ds = ads.open_mfdataset(
+        f"s3://{bucket}/2023/radiometer/*.nc",
+        fs=fs,
+        chunks={"time": 2},
+        combine="nested",
+        concat_dim="time",
+    )
+    # 3 GETs load the catalog (registry, pointer, file); then one GET per file, no HEAD
+    assert archive.requests.counts() == {"GET": 3 + count}
+    assert ds["tb"].chunks[0][:4] == (2, 2, 1, 2)  # chunks= reaches every file (2, 3, 4 steps)
+    archive.requests.clear()
+    expected = sum(float(i) * 4 * (2 + i % 3) for i in range(count))
+    assert float(ds["tb"].sum()) == expected
+    assert archive.requests.counts() == {}  # small files were fetched whole, once
+    plan = ads.plan_dataset(ds["tb"].isel(time=slice(0, 3)))  # times 0-2: files 0 and 1
+    assert sorted(plan.paths) == [f"{bucket}/2023/radiometer/obs00{i}.nc" for i in (0, 1)]
+    assert len(plan) == 1  # their bundle, restored already: nothing to pay
+    assert {g.action.value for g in plan} == {"read"}
+
+
+def test_open_mfdataset_of_plain_objects_lists_once(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    count = 6
+    folder = _netcdf_files(tmp_path, count)
+    urls = []
+    for file in sorted(folder.iterdir()):
+        archive.put_object(bucket, f"nc/{file.name}", file.read_bytes())
+        urls.append(f"s3://{bucket}/nc/{file.name}")
+    opts = dict(options)
+    fs = ads.ArchiveFileSystem(target_options=opts.pop("storage_options"), **opts)
+    archive.requests.clear()
+    ds = ads.open_mfdataset(urls, fs=fs, combine="nested", concat_dim="time")
+    # one GET finds no catalog registry in the bucket; one listing; one GET per file; no HEAD
+    assert archive.requests.counts() == {"LIST": 1, "GET": 1 + count}
+    assert archive.requests.count("GET", status=404) == 1
+    assert float(ds["tb"].isel(time=-1).sum()) == 4 * float(count - 1)
+    with pytest.raises(ObjectNotFoundError, match="1 of 2 files do not exist"):
+        ads.open_mfdataset([urls[0], urls[0] + "x"], fs=fs)

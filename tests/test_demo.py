@@ -1,4 +1,4 @@
-"""`archivefs demo` runs from the installed command and its numbers add up."""
+"""`archivefs demo` runs from the installed command, its numbers add up, and it tells the truth."""
 
 from __future__ import annotations
 
@@ -7,23 +7,48 @@ import shutil
 import subprocess
 
 
-def test_demo_runs_and_reports_consistent_numbers() -> None:
+def _demo(*args: str) -> str:
     command = shutil.which("archivefs")
     assert command is not None, "the console script is installed with the package"
     completed = subprocess.run(
-        [command, "--json", "demo", "--delay", "1"],
+        [command, *args, "demo", "--delay", "1"],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    summary = json.loads(completed.stdout.strip().splitlines()[-1])
-    assert summary["restore_requests"] == summary["groups"]  # one request per bundle
+    return completed.stdout
+
+
+def test_demo_runs_and_reports_consistent_numbers() -> None:
+    summary = json.loads(_demo("--json").strip().splitlines()[-1])
     assert summary["objects"] == 19 * 2  # 92 days of 5-day chunks (19) x 2 latitude chunks
     assert summary["groups"] == 10  # bundles of 2 time chunks
-    assert summary["groups_ready"] == summary["groups"]
+    assert summary["netcdf_files"] == 5
+    assert summary["netcdf_groups"] == 1  # five files, one bundle
+    # one batch, one request per bundle: the summer's and the station files'
+    assert summary["restore_requests"] == summary["groups"] + summary["netcdf_groups"] == 11
+    assert summary["groups_ready"] == 11
     assert summary["bytes_read"] == summary["bytes_needed"]
     assert 0 < summary["estimated_cost_usd"] < 1
-    assert summary["netcdf_files"] == 5
-    assert summary["netcdf_restore_requests"] == 1  # five files, one bundle
+    # physically plausible: an area-weighted global mean and station means in kelvin
+    assert 280 < summary["summer_mean_k"] < 295
+    assert 250 < summary["station_mean_k"] < 305
+    error = summary["archived_error"]
+    assert "DEEP_ARCHIVE" in error
+    assert "Fix: for a lazy xarray/Dask selection, `archivefs.datasets.prefetch(selection)`" in (
+        error
+    )
+
+
+def test_demo_prints_the_whole_archived_error_with_its_fix() -> None:
+    text = _demo()
+    section = text.split("3. computing on archived chunks", 1)[1].split("\n4. ", 1)[0]
+    assert "ObjectArchivedError" in section
+    assert "Fix: for a lazy xarray/Dask selection" in section
+    assert "on_archived='wait' to restore and wait automatically." in section  # not cut
+    assert " ..." not in section
+    assert "global mean 2 m temperature" in text
+    assert " K (source: " in text
+    assert "wall time" in text

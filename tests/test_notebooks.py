@@ -1,14 +1,17 @@
 """Every notebook in notebooks/ runs top to bottom in a fresh kernel, and is committed clean.
 
 Each notebook starts its own emulated archive (moto's state is global to a
-process, and every notebook gets its own kernel process), asserts its own
-results and saves its plots to PNG files, so an error anywhere fails here.
+process, and every notebook gets its own kernel process), checks its own
+results in cells tagged ``check`` (hidden in Jupyter, out of the reader's
+way) and saves its plots to PNG files, so an error anywhere fails here.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +40,59 @@ def test_notebook_is_committed_without_outputs(path: Path) -> None:
             continue
         assert cell.get("outputs") == [], f"{path.name} cell {index} has outputs; strip them"
         assert cell.get("execution_count") is None, f"{path.name} cell {index} has a count"
+
+
+def _code_cells(path: Path) -> list[tuple[int, dict[str, Any], str]]:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        (index, cell, "".join(cell["source"]))
+        for index, cell in enumerate(notebook["cells"])
+        if cell["cell_type"] == "code"
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_checks_are_out_of_the_readers_way(path: Path) -> None:
+    """Tutorial cells teach; checks live in hidden cells tagged ``check``."""
+    checks = 0
+    for index, cell, source in _code_cells(path):
+        tags = cell.get("metadata", {}).get("tags", [])
+        asserts = [line for line in source.splitlines() if line.lstrip().startswith("assert ")]
+        if "check" in tags:
+            checks += 1
+            assert cell["metadata"].get("jupyter", {}).get("source_hidden"), (
+                f"{path.name} cell {index}: a check cell should be hidden"
+            )
+            assert source.startswith("# check"), f"{path.name} cell {index}: say what it checks"
+        else:
+            assert not asserts, f"{path.name} cell {index} has bare asserts: {asserts}"
+    assert checks, f"{path.name} checks nothing"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_plot_is_labelled(path: Path) -> None:
+    for index, _, source in _code_cells(path):
+        if "plt.subplots" not in source:
+            continue
+        where = f"{path.name} cell {index}"
+        assert "set_xlabel(" in source, f"{where}: label the x axis"
+        assert "set_ylabel(" in source, f"{where}: label the y axis, with units"
+        for call in _calls(source, "axvline("):
+            assert "label=" in call, f"{where}: label every line (break-even lines too)"
+        if ".plot(" in source and "legend(" not in source:
+            assert "cbar_kwargs" in source, f"{where}: a legend or a labelled colour bar"
+
+
+def _calls(source: str, name: str) -> list[str]:
+    """The argument text of every call of ``name`` (balanced parentheses)."""
+    calls = []
+    for match in re.finditer(re.escape(name), source):
+        depth, end = 1, match.end()
+        while depth and end < len(source):
+            depth += {"(": 1, ")": -1}.get(source[end], 0)
+            end += 1
+        calls.append(source[match.end() : end - 1])
+    return calls
 
 
 @pytest.mark.timeout(NOTEBOOK_TIMEOUT)

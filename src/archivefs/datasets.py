@@ -10,11 +10,12 @@ restore without sending anything; :func:`prefetch` then restores them.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from archivefs.errors import ArchiveError
+from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Plan
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from archivefs.restore.engine import RestoreResult
 
 LAYER_PREFIX = "open_dataset-"
+READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,14 @@ def open_zarr(
     **kwargs:
         archivefs options (``on_archived``, ``tier``, ``days``, ``journal``,
         ``hot``, ...) are given to the filesystem; everything else to xarray.
+
+    Examples
+    --------
+    ```python
+    ds = ads.open_zarr("s3://bucket/climate/daily.zarr",
+                       storage_options={"profile": "research"}, tier="Bulk")
+    summer = ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))   # nothing read yet
+    ```
     """
     import xarray as xr
 
@@ -109,14 +119,26 @@ def open_dataset(
     The file must read (hot or restored) for its header: restore archived
     files first (``fs.restore(urls, wait=True)``); once opened, ``plan_dataset``
     of a selection names the whole file (netCDF/HDF5 plans are per file).
-    """
-    import xarray as xr
 
+    Example::
+
+        fs.restore("s3://bucket/run42/a.nc", wait=True)
+        ds = ads.open_dataset("s3://bucket/run42/a.nc", fs=fs)
+    """
     archive_options, xr_kwargs = _split_kwargs(kwargs)
     fs, path = _split_url(url, fs, storage_options, archive_options)
     handle = fs.open(path, "rb")
+    return _open_source(handle, fs, path, engine=engine, chunks=chunks, **xr_kwargs)
+
+
+def _open_source(
+    source: Any, fs: ArchiveFileSystem, path: str, *, engine: str, chunks: Any, **xr_kwargs: Any
+) -> Any:
+    """``xarray.open_dataset`` of a file object, registered so that plans name ``path``."""
+    import xarray as xr
+
     ds = xr.open_dataset(
-        handle, engine=engine, chunks=chunks if chunks is not None else {}, **xr_kwargs
+        source, engine=engine, chunks=chunks if chunks is not None else {}, **xr_kwargs
     )
     ds.encoding["archivefs"] = {"path": path}
     _register(ds, fs, path, zarr=False)
@@ -124,30 +146,92 @@ def open_dataset(
 
 
 def open_mfdataset(
-    urls: Sequence[str],
+    paths: str | Sequence[str],
     *,
     storage_options: dict[str, Any] | None = None,
     fs: ArchiveFileSystem | None = None,
     engine: str = "h5netcdf",
+    chunks: Any = None,
     combine: str = "by_coords",
     concat_dim: str | None = None,
+    read_whole_below: int = READ_WHOLE_BELOW,
     **kwargs: Any,
 ) -> Any:
     """Open many archived netCDF/HDF5 files as one lazy dataset.
 
-    ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, as in
-    ``xarray.open_mfdataset``.
+    ``paths`` is a glob string (``"s3://bucket/2023/02/*/radiometer/*.nc"``)
+    or a list of URLs. Sizes come from one listing (the catalog for bundle
+    members, a LIST per directory otherwise), never a HEAD per file. Files
+    smaller than ``read_whole_below`` bytes are fetched whole, all at once and
+    concurrently, then parsed from memory (HDF5 headers take many small reads;
+    one request per file beats one per read); larger files are read lazily.
+    ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, and
+    ``chunks``, as in ``xarray.open_mfdataset``.
+
+    Example::
+
+        ds = ads.open_mfdataset("s3://obs/2023/02/*/radiometer/*.nc", fs=fs,
+                                combine="nested", concat_dim="time")
     """
     import xarray as xr
 
+    if combine not in ("by_coords", "nested"):
+        raise ValueError(f"combine={combine!r}: use 'by_coords' or 'nested'.")
     archive_options, xr_kwargs = _split_kwargs(kwargs)
-    fs, _ = _split_url(urls[0], fs, storage_options, archive_options)
-    parts = [open_dataset(u, fs=fs, engine=engine) for u in urls]
+    first = paths if isinstance(paths, str) else (paths[0] if paths else "")
+    fs, _ = _split_url(first, fs, storage_options, archive_options)
+    sizes = _sizes(fs, paths)
+    contents = _fetch_whole(fs, {p: n for p, n in sizes.items() if n < read_whole_below})
+    parts = []
+    for path, size in sizes.items():
+        data = contents.get(path)
+        source: Any = io.BytesIO(data) if data is not None else fs.open(path, "rb", size=size)
+        parts.append(_open_source(source, fs, path, engine=engine, chunks=chunks))
     if combine == "nested":
         return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
-    if combine != "by_coords":
-        raise ValueError(f"combine={combine!r}: use 'by_coords' or 'nested'.")
     return xr.combine_by_coords(parts, **xr_kwargs)
+
+
+def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:
+    """Path -> size, in the caller's order, from listings (one per directory), not HEADs."""
+    if isinstance(paths, str):
+        found = fs.glob(paths, detail=True)
+        sizes = {name: int(e["size"]) for name, e in sorted(found.items()) if e["type"] == "file"}
+        if not sizes:
+            raise ObjectNotFoundError(
+                "the pattern matches no file.",
+                path=paths,
+                fix="check the pattern; fs.ls() of its first directory shows what exists.",
+            )
+        return sizes
+    wanted = [fs._strip_protocol(p) for p in paths]
+    if not wanted:
+        raise ValueError("open_mfdataset: no paths given.")
+    listed: dict[str, int] = {}
+    for parent in dict.fromkeys(fs._parent(p) for p in wanted):
+        for entry in fs.ls(parent, detail=True):
+            listed[entry["name"]] = int(entry["size"])
+    missing = [p for p in wanted if p not in listed]
+    if missing:
+        raise ObjectNotFoundError(
+            f"{len(missing)} of {len(wanted)} files do not exist (first: {missing[0]}).",
+            path=missing[0],
+            fix="check the paths; fs.ls() of their directory shows what exists.",
+        )
+    return {p: listed[p] for p in wanted}
+
+
+def _fetch_whole(fs: ArchiveFileSystem, sizes: dict[str, int]) -> dict[str, bytes]:
+    """Whole files, fetched concurrently in one batch.
+
+    Asked as ranges ``[0, size)``: a whole-object read through s3fs would
+    first send a HEAD for the size, which the listing already gave.
+    """
+    if not sizes:
+        return {}
+    paths = list(sizes)
+    data = fs.cat_ranges(paths, [0] * len(paths), [sizes[p] for p in paths])
+    return dict(zip(paths, data, strict=True))
 
 
 _ARCHIVE_KEYS = frozenset(
@@ -180,7 +264,12 @@ Window = tuple[tuple[int, int], ...]  # (start, stop) of a read along each dimen
 
 
 def chunk_reads(obj: Any) -> dict[str, list[Window]]:
-    """The source reads a lazy xarray object will make: layer name -> element windows."""
+    """The source reads a lazy xarray object will make: layer name -> element windows.
+
+    Example::
+
+        chunk_reads(ds["t2m"].isel(time=0))   # {'open_dataset-t2m-...': [((0, 5), (0, 18), ...)]}
+    """
     from dask.core import flatten, get_dependencies
 
     arrays = _dask_arrays(obj)
@@ -194,13 +283,64 @@ def chunk_reads(obj: Any) -> dict[str, list[Window]]:
             if key in seen:
                 continue
             seen.add(key)
-            if isinstance(key, tuple) and isinstance(key[0], str) and key[0] in _SOURCES:
+            if isinstance(key, tuple) and isinstance(key[0], str) and _known(key[0], graph, key):
                 window = _task_window(graph[key])
                 if window is not None:
                     reads.setdefault(key[0], set()).add(window)
                 continue
             stack.extend(get_dependencies(graph, key))
     return {layer: sorted(windows) for layer, windows in reads.items()}
+
+
+def _known(layer: str, graph: dict[Any, Any], key: Any) -> bool:
+    """Whether ``layer`` reads an archive; learns layers xarray opened on its own."""
+    if layer in _SOURCES:
+        return True
+    if not layer.startswith(LAYER_PREFIX):
+        return False
+    source = _source_of_task(graph, graph.get(key))
+    if source is None:
+        return False
+    _SOURCES[layer] = source
+    return True
+
+
+def _source_of_task(graph: dict[Any, Any], task: Any) -> _Source | None:
+    """The archive source of a chunk read, found through the array it indexes.
+
+    ``xr.open_zarr("archive::s3://...", storage_options=...)`` never passes
+    through :func:`open_zarr`: the chunk task then refers to xarray's lazily
+    indexed wrapper of a zarr array whose store is an ``FsspecStore`` on an
+    :class:`ArchiveFileSystem`.
+    """
+    from dask._task_spec import TaskRef
+
+    for arg in getattr(task, "args", ()):
+        value = graph.get(arg.key) if isinstance(arg, TaskRef) else getattr(arg, "value", arg)
+        found = _zarr_source(value)
+        if found is not None:
+            return found
+    return None
+
+
+def _zarr_source(value: Any) -> _Source | None:
+    for _ in range(8):  # adapters wrap each other a few levels deep
+        store = getattr(value, "store", None)
+        if store is not None and isinstance(getattr(store, "fs", None), ArchiveFileSystem):
+            return _Source(_blocking(store.fs), str(store.path).rstrip("/"), str(value.path))
+        inner = getattr(value, "array", None)
+        value = inner if inner is not None else getattr(value, "_array", None)
+        if value is None:
+            return None
+    return None
+
+
+def _blocking(fs: ArchiveFileSystem) -> ArchiveFileSystem:
+    """A blocking twin of the asynchronous instance zarr made (same options)."""
+    if not fs.asynchronous:
+        return fs
+    options = {k: v for k, v in fs.storage_options.items() if k not in ("asynchronous", "fo")}
+    return ArchiveFileSystem(*fs.storage_args, **options)
 
 
 def _dask_arrays(obj: Any) -> list[Any]:
@@ -223,7 +363,12 @@ def _task_window(task: Any) -> Window | None:
 
 
 def chunk_paths(obj: Any) -> dict[ArchiveFileSystem, list[str]]:
-    """The exact chunk objects (zarr) or files (netCDF) a lazy selection reads, per filesystem."""
+    """The exact chunk objects (zarr) or files (netCDF) a lazy selection reads, per filesystem.
+
+    Example::
+
+        chunk_paths(ds["t2m"].isel(time=0))   # {fs: ['bucket/store.zarr/t2m/c/0/0/0', ...]}
+    """
     out: dict[ArchiveFileSystem, set[str]] = {}
     metadata: dict[tuple[int, str, str], _ArrayLayout] = {}
     for layer, windows in chunk_reads(obj).items():
@@ -245,14 +390,18 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
     """Plan the restore of everything a lazy selection reads. Sends no restore request.
 
     Chunks that do not exist (zarr fill values) are left out, as zarr would skip them.
+    Works on datasets opened with :func:`open_zarr`/:func:`open_dataset` and on
+    ``xr.open_zarr("archive::s3://...", storage_options=...)``.
+
+    Example::
+
+        plan = ads.plan_dataset(ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31")))
+        len(plan.paths), len(plan), len(plan.to_restore)   # chunks, bundles, paid requests
+        fs.estimate_plan(plan).total                        # dollars, before anything is sent
     """
     per_fs = chunk_paths(obj)
     if not per_fs:
-        raise ArchiveError(
-            "this object reads nothing from an archive (no lazily opened archivefs data).",
-            fix="open the dataset with archivefs.open_zarr/open_dataset and pass a lazy "
-            "selection (before .compute() or .values).",
-        )
+        raise _nothing_to_plan()
     if len(per_fs) > 1:
         raise ArchiveError(
             "the selection reads from several archive filesystems; plan each dataset separately.",
@@ -263,6 +412,16 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
     return replace(plan, missing=())  # absent chunks are fill values, not errors
 
 
+def _nothing_to_plan() -> ArchiveError:
+    return ArchiveError(
+        "found no lazy chunk reads through an archivefs filesystem in this object: it is "
+        "in memory already (computed, or loaded with .values/.load()), or it was opened "
+        "without archivefs (plain s3fs or local files).",
+        fix="open it with archivefs.open_zarr/open_dataset, or xr.open_zarr('archive::s3://...', "
+        "storage_options=...), and pass the lazy selection before .compute().",
+    )
+
+
 def prefetch(
     obj: Any,
     *,
@@ -271,7 +430,18 @@ def prefetch(
     wait: bool = True,
     timeout: float | None = None,
 ) -> RestoreResult:
-    """Restore everything a lazy selection will read, ahead of ``compute()``."""
+    """Restore everything a lazy selection will read, ahead of ``compute()``.
+
+    One batch: one request per group (object or bundle) that needs one, none
+    for what is hot, restored or already restoring; with ``wait=True`` (the
+    default) returns once all of it reads, polling in bulk.
+
+    Example::
+
+        summer = ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))
+        ads.prefetch(summer, tier="Bulk", timeout=48 * 3600)
+        summer.mean().compute()
+    """
     per_fs = chunk_paths(obj)
     results = [
         fs.restore(paths, tier=tier, days=days, wait=wait, timeout=timeout)
@@ -279,10 +449,7 @@ def prefetch(
         if paths
     ]
     if not results:
-        raise ArchiveError(
-            "this object reads nothing from an archive.",
-            fix="pass a lazy selection of a dataset opened with archivefs.",
-        )
+        raise _nothing_to_plan()
     return results[0] if len(results) == 1 else _merge(results)
 
 
@@ -352,13 +519,15 @@ def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: floa
     computation therefore starts on the groups that come back first instead of
     waiting for the last one. (``prefetch`` polls all groups in bulk and
     returns when every one is back; this polls each group on its own.)
+
+    Example::
+
+        gated = ads.restore_aware(ds["t2m"].isel(time=slice(0, 90)), poll_interval=600)
+        client.compute(gated.mean("time"))    # starts on the first bundles back
     """
     per_fs = chunk_paths(obj)
     if not per_fs:
-        raise ArchiveError(
-            "this object reads nothing from an archive (no lazily opened archivefs data).",
-            fix="pass a lazy selection of a dataset opened with archivefs.open_zarr/open_dataset.",
-        )
+        raise _nothing_to_plan()
     group_of: dict[str, tuple[ArchiveFileSystem, str]] = {}
     for fs, paths in per_fs.items():
         plan = fs.plan(paths)

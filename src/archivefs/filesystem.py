@@ -461,8 +461,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             f"restored before it can be read; a {self.tier.value} restore takes {wait}"
             f"{self._cost_phrase(state)}.",
             path=state.path,
-            fix=f"{restore_call} (or `archivefs restore s3://{state.path}`), then read again; "
-            "or open the filesystem with on_archived='wait' to restore and wait automatically.",
+            fix=_archived_fix(state.path, restore_call),
             storage_class=state.storage_class.value,
         )
 
@@ -867,13 +866,42 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         on_progress: Callable[[RestoreProgress], None] | None = None,
         upgrade: bool = False,
     ) -> RestoreResult:
-        """Blocking form of :meth:`_restore` (written out: fsspec's ``sync_wrapper``
-        would take ``timeout`` for itself).
+        """Restore every archived object in ``paths`` in one batch; optionally wait for it.
 
-        ``upgrade=True`` with a faster ``tier`` speeds up restores already in flight
-        (e.g. Bulk → Expedited for GLACIER): one request per group, billed at the new
-        tier and shown in the estimate before anything is sent.
+        ``paths`` are paths, globs or directories (``"bucket/run42/*.nc"``);
+        bundle members restore their bundle, once. Objects that are hot,
+        restored or already restoring cost nothing, and a request already sent
+        (by this or another process, per the journal) is never sent again.
+
+        Parameters
+        ----------
+        tier, days:
+            ``"Expedited"``, ``"Standard"`` or ``"Bulk"``, and how many days the
+            restored copy stays readable (default: the filesystem's).
+        wait, timeout:
+            Return once everything reads (or raise ``RestoreTimeoutError``
+            after ``timeout`` seconds; the restores keep running).
+        promote:
+            Wait, then copy everything into the hot store so it outlives the
+            restored copies.
+        on_progress:
+            Called with a ``RestoreProgress`` whenever something changes (the
+            CLI's progress bar uses it).
+        upgrade:
+            With a faster ``tier``, speed up restores already in flight (e.g.
+            Bulk → Expedited for GLACIER): one request per group, billed at the
+            new tier and shown in the estimate before anything is sent.
+
+        Examples
+        --------
+        ```python
+        result = fs.restore("bucket/run42/*.nc", tier="Bulk", days=3)
+        result.requests_sent                     # paid requests sent now
+        fs.restore("bucket/run42/*.nc", wait=True, timeout=48 * 3600)
+        fs.restore("bucket/run42/*.nc", tier="Expedited", upgrade=True)  # sooner
+        ```
         """
+        # written out: fsspec's sync_wrapper would take ``timeout`` for itself
         result: RestoreResult = sync(
             self.loop,
             self._restore,
@@ -1038,6 +1066,22 @@ def _named_paths(paths: str | list[str], strip: Callable[[Any], Any]) -> set[str
     """The plain (non-glob) paths a caller named explicitly."""
     names = [paths] if isinstance(paths, str) else paths
     return {strip(p) for p in names if not _GLOB_CHARS & set(p)}
+
+
+def _archived_fix(path: str, restore_call: str) -> str:
+    """How to restore: a bundle is restored through what is read from it, never by name."""
+    prefetch = (
+        "for a lazy xarray/Dask selection, `archivefs.datasets.prefetch(selection)` restores "
+        "everything it reads in one batch"
+    )
+    wait = "or open the filesystem with on_archived='wait' to restore and wait automatically."
+    if is_reserved(path):  # a bundle: the caller read one of its members
+        return (
+            f"{prefetch}; for files, `fs.restore([their paths])` or `archivefs restore "
+            f"s3://<their folder>/` restores their bundles once; then read again; {wait}"
+        )
+    shell = f"`archivefs restore s3://{path}`"
+    return f"{restore_call} (or {shell}), then read again; {prefetch}; {wait}"
 
 
 def _hours(seconds: float) -> str:
