@@ -100,7 +100,8 @@ def bundle_tree(
     Members appear at ``dest_root/<path relative to src_root>``; bundles and
     the catalog go under ``dest_root/.archivefs/``. A zarr store keeps its
     metadata, coordinates and small arrays as plain STANDARD objects
-    (``hot_arrays``: ``"auto"``, or the array names to keep hot). Symbolic
+    (``hot_arrays``: ``"auto"``, or the array names to keep hot; a policy's own
+    ``hot_arrays``, when it names some, count as the caller's choice). Symbolic
     links that leave ``src_root`` are skipped (``report.skipped_links``)
     unless ``follow_symlinks``. Bundles uploaded by an earlier run that no
     catalog records are reported (``report.orphans``) and kept, or deleted
@@ -113,6 +114,9 @@ def bundle_tree(
     listing = list_sources(src_fs, src_root, follow_symlinks=follow_symlinks)
     items = listing.items
     root = src_root.rstrip("/")
+    named = getattr(policy, "hot_arrays", None)
+    if hot_arrays == "auto" and named:  # the policy already names them: the caller chose
+        hot_arrays = frozenset(named)
     hot = hot_items(items, lambda p: bytes(src_fs.cat_file(f"{root}/{p}")), hot_arrays)
     keep_hot = getattr(policy, "keep_hot", None)
     if keep_hot is not None:
