@@ -43,6 +43,9 @@ def main() -> None:
             journal=str(workdir / "journal.sqlite"),
             restore_status_in_listings=True,
             restore_time_scale=DELAY / (12 * 3600),
+            # the emulator's fake keys may travel to the workers; with real keys, give the
+            # workers their own credentials instead (docs/guarantees.md)
+            pickle_credentials=True,
         )
         ds = ads.open_zarr(f"s3://{BUCKET}/{STORE}", fs=fs)
         selection = ds["precip"].isel(time=slice(0, 90))

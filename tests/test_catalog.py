@@ -149,7 +149,7 @@ def test_zip64_offsets_beyond_4_gib_round_trip() -> None:
     big = 5 * 2**30
     entries = [
         bundle_module.Entry("big", 0, 53, big, 7, None, 0.0),
-        bundle_module.Entry("after", 53 + big + 24, 53 + big + 24 + 35, 10, 9, None, 0.0),
+        bundle_module.Entry("after", 53 + big + 24, 53 + big + 24 + 55, 10, 9, None, 0.0),
     ]
     start = entries[1].data_offset + 10 + 24
     sink = io.BytesIO()

@@ -37,6 +37,9 @@ def options(archive: EmulatedArchive, tmp_path: Path, **extra: Any) -> dict[str,
         "journal": str(tmp_path / "journal.sqlite"),
         "restore_status_in_listings": True,
         "restore_time_scale": 1 / 3600,
+        # the emulator's keys are fakes: send them to the workers (real keys stay out of
+        # pickles by default and workers use their own credentials; docs/guarantees.md)
+        "pickle_credentials": True,
         **extra,
     }
 

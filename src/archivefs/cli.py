@@ -58,6 +58,12 @@ class Context:
                 ) from None
             if not isinstance(opts, dict):
                 raise click.UsageError("--storage-options must be a JSON object.")
+            from archivefs.stores.options import check_storage_options
+
+            try:
+                check_storage_options(opts)
+            except ValueError as error:
+                raise click.UsageError(str(error)) from None
         if self.endpoint_url:
             opts.setdefault("client_kwargs", {})["endpoint_url"] = self.endpoint_url
         if self.profile:
@@ -577,6 +583,25 @@ def _policy(group_by: str, target_size: str, max_members: int, window: int) -> A
     show_default=True,
     help="Class of the bundles (the catalog stays STANDARD).",
 )
+@click.option(
+    "--hot-arrays",
+    default="auto",
+    show_default=True,
+    help="zarr arrays kept STANDARD: auto (coordinates and small arrays), none, or a,b,c.",
+)
+@click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="Bundle the targets of links that leave SRC (skipped, and listed, by default).",
+)
+@click.option(
+    "--orphans",
+    type=click.Choice(["keep", "delete"]),
+    default="keep",
+    show_default=True,
+    help="Bundles of an earlier run that no catalog records: keep (listed) or delete "
+    "(an archived bundle deleted early is billed its minimum storage period).",
+)
 @click.pass_obj
 def bundle_command(
     ctx: Context,
@@ -587,6 +612,9 @@ def bundle_command(
     target_size: str,
     max_members: int,
     storage_class: str,
+    hot_arrays: str,
+    follow_symlinks: bool,
+    orphans: str,
 ) -> None:
     """Pack small files from SRC (a directory or URL) into bundles at DEST (s3://...).
 
@@ -598,6 +626,7 @@ def bundle_command(
       archivefs bundle ./run42 s3://bucket/archive/run42 --storage-class DEEP_ARCHIVE
       archivefs bundle ./store.zarr s3://bucket/store.zarr --group-by chunks:0 --window 30
     """
+    from archivefs.catalog.hot import parse_hot_arrays
     from archivefs.catalog.writer import bundle_tree
 
     def body() -> None:
@@ -610,20 +639,33 @@ def bundle_command(
             dest_root,
             policy=_policy(group_by, target_size, max_members, window),
             storage_class=storage_class,
+            hot_arrays=parse_hot_arrays(hot_arrays),
+            follow_symlinks=follow_symlinks,
+            orphans="delete" if orphans == "delete" else "keep",
         )
         summary = {
             "members": report.members,
             "bundles_written": len(report.bundles_written),
             "bundles_reused": len(report.bundles_reused),
             "kept_hot": len(report.kept_hot),
+            "skipped_links": report.skipped_links,
+            "orphans": [{**vars(o), "note": o.describe()} for o in report.orphans],
+            "cleaned_partials": report.cleaned_partials,
         }
         if ctx.as_json:
             click.echo(json.dumps(summary))
-        else:
-            click.echo(
-                f"{summary['members']} files in {summary['bundles_written']} new bundles "
-                f"({summary['bundles_reused']} already there); {summary['kept_hot']} kept hot"
-            )
+            return
+        click.echo(
+            f"{summary['members']} files in {summary['bundles_written']} new bundles "
+            f"({summary['bundles_reused']} already there); {summary['kept_hot']} kept hot"
+        )
+        for link in report.skipped_links:
+            click.echo(f"skipped: {link} (a link leaving SRC; --follow-symlinks to bundle it)")
+        for orphan in report.orphans:
+            verb = "deleted" if orphan.deleted else "kept (in no catalog; --orphans delete)"
+            click.echo(f"earlier bundle {verb}: {orphan.describe()}")
+        if report.cleaned_partials:
+            click.echo(f"removed {report.cleaned_partials} partial bundle(s) of a killed run")
 
     run_guarded(ctx, body)
 

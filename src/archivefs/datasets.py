@@ -247,6 +247,7 @@ _ARCHIVE_KEYS = frozenset(
         "restore_time_scale",
         "concurrency",
         "skip_instance_cache",
+        "pickle_credentials",
     }
 )
 

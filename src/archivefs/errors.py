@@ -145,6 +145,14 @@ class RestoreFailedError(ArchiveError):
         super().__init__(problem, path=path, fix=fix)
 
 
+class InvalidOptionsError(ArchiveError, ValueError):
+    """Storage options archivefs refuses (unknown to the store, or trying to run templates)."""
+
+
+class MissingCredentialsError(ArchiveError, PermissionError):
+    """No credentials to reach the store (e.g. a worker given a pickle without keys)."""
+
+
 class StoreUnavailableError(ArchiveError, ConnectionError):
     """The store kept failing (throttling, resets, 5xx) after every retry."""
 
@@ -193,9 +201,11 @@ __all__ = [
     "BundleError",
     "CatalogError",
     "ChecksumMismatchError",
+    "InvalidOptionsError",
     "InvalidPathError",
     "InvalidRestoreRequestError",
     "JournalError",
+    "MissingCredentialsError",
     "NotArchivedError",
     "ObjectArchivedError",
     "ObjectNotFoundError",

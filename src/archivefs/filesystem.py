@@ -24,7 +24,7 @@ import fsspec
 from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
 from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
-from fsspec.spec import AbstractBufferedFile
+from fsspec.spec import AbstractBufferedFile, make_instance
 
 from archivefs.catalog.bundle import check_member
 from archivefs.catalog.layout import is_reserved
@@ -34,6 +34,7 @@ from archivefs.errors import (
     ChecksumMismatchError,
     InvalidPathError,
     InvalidRestoreRequestError,
+    MissingCredentialsError,
     ObjectArchivedError,
     ObjectNotFoundError,
     PriceSheetError,
@@ -56,6 +57,7 @@ from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import SubmitReport
 from archivefs.stats import ReadStats
+from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
 from archivefs.stores.s3 import S3Store, split_path
 from archivefs.stores.translate import is_archived_error, translate
 
@@ -138,10 +140,24 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         egress: str = "same_region",
         notifications: NotificationSource | None = None,
         bucket_claims: bool = False,
+        pickle_credentials: bool = False,
+        credentials: str | None = None,
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if credentials is not None:  # rebuilt from a pickle or to_json(): see __reduce__
+            original = recover(credentials)
+            if original is not None:
+                if "fs" in original:
+                    fs, target_protocol, target_options = original["fs"], None, None
+                else:
+                    target_options = original.get("target_options", target_options)
+                hot_options = original.get("hot_options", hot_options)
+            else:
+                _require_worker_credentials(target_options, fs)
+        self.pickle_credentials = pickle_credentials
+        self._credentials_ref = credentials
         if fs is not None and target_protocol is not None:
             raise ValueError(
                 "ArchiveFileSystem: pass either fs= (an instance) or target_protocol= "
@@ -189,6 +205,50 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self._engine: RestoreEngine | None = None
 
     # -- plumbing --------------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle (Dask, zarr) without explicit keys unless ``pickle_credentials=True``."""
+        return make_instance, (type(self), self.storage_args, self._portable_options())
+
+    def to_dict(self, *, include_password: bool = True) -> dict[str, Any]:
+        """fsspec's JSON form (``to_json``), without explicit keys unless asked to keep them."""
+        from fsspec.json import FilesystemJSONEncoder
+
+        encoder = FilesystemJSONEncoder()
+        options = self._portable_options()
+        if not include_password:
+            options.pop("password", None)
+        return dict(
+            cls=f"{type(self).__module__}:{type(self).__name__}",
+            protocol=self.protocol[0],
+            args=encoder.make_serializable(self.storage_args),
+            **encoder.make_serializable(options),
+        )
+
+    def _portable_options(self) -> dict[str, Any]:
+        """``storage_options`` with secrets replaced by a reference valid in this process only."""
+        options = dict(self.storage_options)
+        if self.pickle_credentials or options.get("credentials"):
+            return options
+        original = dict(options)
+        cold = options.pop("fs", None)
+        if cold is not None:
+            protocol = cold.protocol[0] if isinstance(cold.protocol, tuple) else cold.protocol
+            options["target_protocol"] = protocol
+            options["target_options"] = dict(getattr(cold, "storage_options", {}))
+            for local in ("asynchronous", "loop"):
+                options["target_options"].pop(local, None)
+        removed: list[str] = []
+        for name in ("target_options", "hot_options"):
+            if options.get(name):
+                options[name], found = withhold(options[name])
+                removed += found
+        if not removed:
+            return dict(self.storage_options)
+        if self._credentials_ref is None:
+            self._credentials_ref = deposit(original)
+        options["credentials"] = self._credentials_ref
+        return options
 
     def __repr__(self) -> str:  # never show options: they may hold credentials
         return f"<ArchiveFileSystem on {type(self.fs).__name__}, on_archived={self.on_archived!r}>"
@@ -966,6 +1026,23 @@ class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
         data: bytes = super().read(length)
         self.fs.read_stats.delivered(len(data))
         return data
+
+
+def _require_worker_credentials(target_options: dict[str, Any] | None, fs: Any) -> None:
+    """On a process that got a pickle without keys: refuse at once if there is no other source."""
+    options = target_options or {}
+    if fs is not None or options.get("anon"):
+        return
+    if not has_ambient_credentials(options.get("profile")):
+        raise MissingCredentialsError(
+            "this filesystem was pickled without its explicit keys (archivefs keeps key, "
+            "secret and token out of pickles and to_json()), and this process has no "
+            "credentials of its own.",
+            path=str(options.get("client_kwargs", {}).get("endpoint_url") or "s3"),
+            fix="give workers credentials (AWS_* environment variables, a profile, a "
+            "credentials file, an instance role), or construct the filesystem with "
+            "pickle_credentials=True to send the keys in clear inside the pickle.",
+        )
 
 
 def _same_s3_service(cold: Any, hot: Any) -> bool:

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
 
 FAST_RETRIES: dict[str, Any] = {
-    # botocore: no retries of its own, so only s3fs's 5 attempts (0.1 s to 0.5 s apart) for
-    # throttling and dropped connections remain: counts stay exact, persistent faults end fast.
+    # botocore: no retries. archivefs's own requests (restores, HEAD, LIST) then get exactly
+    # one attempt; s3fs reads keep s3fs's 5 attempts (0.1 s to 0.5 s apart) for throttling
+    # and dropped connections: counts stay exact, persistent faults end fast.
     "config_kwargs": {"retries": {"mode": "standard", "total_max_attempts": 1}},
 }
 

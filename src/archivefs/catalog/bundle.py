@@ -20,7 +20,7 @@ import hashlib
 import struct
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, BinaryIO
 
 from archivefs.catalog.names import normalize_member_name
@@ -262,6 +262,8 @@ def read_entries(
         if fields[0] != 0x06064B50:
             raise bad("the ZIP64 end record is damaged")
         count, cd_size, cd_start = fields[7], fields[8], fields[9]
+        if fields[6] != count or cd_start + cd_size != zip64_offset:
+            raise bad("the ZIP64 end record disagrees with itself or with the directory's place")
     elif 0xFFFF in (n16, total16) or 0xFFFFFFFF in (cd_size32, cd_start32):
         raise bad("ZIP64 values without a ZIP64 end record")
     if count > MAX_MEMBERS:
@@ -332,6 +334,11 @@ def _parse_central(
         local_extra = len(_LOCAL_EXTRA)
         data_offset = offset + _LOCAL.size + len(raw_name) + local_extra
         entries.append(Entry(normal, offset, data_offset, usize, crc, None, _from_dos(clock, date)))
+    if pos != len(directory):
+        raise bad(
+            f"the end record counts {count} members but the central directory holds more "
+            "(a lowered member count)"
+        )
     return entries
 
 
@@ -353,12 +360,21 @@ def _zip64_fields(extra: bytes, usize: int, csize: int, offset: int) -> tuple[in
 
 
 def _check_layout(entries: list[Entry], cd_start: int, bad: Callable[[str], BundleError]) -> None:
+    """Members tile the file: no overlap, and no gap where a member left out could hide."""
     ordered = sorted(entries, key=lambda e: e.header_offset)
-    for current, following in zip(ordered, [*ordered[1:], None], strict=True):
-        end = current.data_offset + current.length
-        limit = following.header_offset if following is not None else cd_start
-        if end > limit or current.header_offset < 0:
-            raise bad(f"member {current.name!r} overlaps the next member or lies outside the file")
+    expected = 0
+    for current in ordered:
+        if current.header_offset != expected:
+            raise bad(
+                f"member {current.name!r} overlaps the member before it or follows bytes the "
+                f"directory does not list (it starts at {current.header_offset}, not {expected})"
+            )
+        expected = current.data_offset + current.length + _DESCRIPTOR.size
+    if expected != cd_start:
+        raise bad(
+            f"the members end at {expected} but the central directory starts at {cd_start} "
+            "(the directory lists fewer members than the bundle holds)"
+        )
 
 
 def verify_local_header(header: bytes, entry: Entry, *, bundle: str = "bundle") -> None:
@@ -377,6 +393,69 @@ def verify_local_header(header: bytes, entry: Entry, *, bundle: str = "bundle") 
             path=bundle,
             fix="the bundle is damaged; rebuild it from its sources.",
         )
+
+
+def verify_bundle_bytes(data: bytes, entries: Sequence[Entry], *, bundle: str) -> list[Entry]:
+    """Check every member's local header, data and descriptor against the central directory.
+
+    ``data`` is the whole bundle (bytes or an mmap). Python's ``zipfile`` finds a
+    member's data through its local header; archivefs through the directory: they
+    must agree on name, layout, sizes and CRC, or the bundle is refused. Returns
+    the entries with their SHA-256 filled in.
+    """
+
+    def bad(entry: Entry, problem: str) -> BundleError:
+        return BundleError(
+            f"member {entry.name!r}: {problem}; the bundle disagrees with itself.",
+            path=bundle,
+            fix="do not use this bundle; re-create it from its sources with `archivefs bundle`.",
+        )
+
+    checked = []
+    for entry in entries:
+        header = bytes(data[entry.header_offset : entry.header_offset + _LOCAL.size])
+        verify_local_header(header, entry, bundle=bundle)
+        fields = _LOCAL.unpack(header)
+        flags, method, crc, csize, usize, name_len = (
+            fields[2],
+            fields[3],
+            fields[6],
+            fields[7],
+            fields[8],
+            fields[9],
+        )
+        raw_name = bytes(
+            data[entry.header_offset + _LOCAL.size : entry.header_offset + _LOCAL.size + name_len]
+        )
+        try:
+            name = normalize_member_name(raw_name.decode("utf-8"), bundle=bundle)
+        except UnicodeDecodeError:
+            raise bad(entry, "its local header's name is not UTF-8") from None
+        if name != entry.name:
+            raise bad(entry, f"its local header names {name!r}")
+        if method != 0 or flags & 0x0001:
+            raise bad(entry, "its local header says compressed or encrypted")
+        end = entry.data_offset + entry.length
+        member = data[entry.data_offset : end]
+        actual = zlib.crc32(member)
+        if actual != entry.crc32:
+            raise bad(entry, "its data does not match the directory's CRC-32")
+        if flags & 0x0008:
+            descriptor = bytes(data[end : end + _DESCRIPTOR.size])
+            if len(descriptor) < _DESCRIPTOR.size:
+                raise bad(entry, "its data descriptor is missing")
+            sig, d_crc, d_csize, d_usize = _DESCRIPTOR.unpack(descriptor)
+            if (
+                sig != 0x08074B50
+                or (d_crc, d_csize, d_usize) != (entry.crc32,) + (entry.length,) * 2
+            ):
+                raise bad(entry, "its data descriptor gives other sizes or CRC")
+        elif crc != entry.crc32 or not (
+            csize == usize == entry.length or csize == usize == 0xFFFFFFFF
+        ):
+            raise bad(entry, "its local header gives other sizes or CRC")
+        checked.append(replace(entry, sha256=hashlib.sha256(member).hexdigest()))
+    return checked
 
 
 def check_member(

@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import io
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 POINTER = "CURRENT"
+CATALOG_FILE = re.compile(r"catalog-[0-9a-f]{32}\.npz")  # the only names a pointer may give
 _CLASSES = list(StorageClass)
 
 
@@ -378,6 +380,16 @@ def parse_pointer(raw: bytes, path: str) -> dict[str, Any]:
             "the catalog pointer has an unknown format.",
             path=path,
             fix="upgrade archivefs, or rebuild the catalog with `archivefs catalog rebuild`.",
+        )
+    if not isinstance(pointer.get("file"), str) or not CATALOG_FILE.fullmatch(pointer["file"]):
+        # every path derived from the pointer stays in the catalog directory: a name such as
+        # '../../../X' would otherwise be read, and deleted when the catalog is next saved
+        raise CatalogError(
+            f"the catalog pointer names {str(pointer.get('file'))[:80]!r}, "
+            "not a catalog file in its own directory.",
+            path=path,
+            fix="rebuild the catalog with `archivefs catalog rebuild` (nothing outside the "
+            "catalog directory is read or deleted).",
         )
     return pointer
 

@@ -1,11 +1,19 @@
 """Bundle a tree of small files into a destination: bundles in a cold class, catalog hot.
 
 The order of operations is what makes it safe: each bundle is written to a
-private temporary file, uploaded, and verified (size, and its central
-directory read back) before the catalog records it; the catalog is saved
-atomically; sources are deleted (only if asked) after all of that. Bundle
-names are a hash of their members, so a killed run, started again, finds the
-bundles it already uploaded, checks them, and carries on without duplicates.
+private temporary file (in a per-destination work directory that the next
+run cleans, see ``workdir.py``), verified member by member, uploaded, and
+checked (size) before the catalog records it; the catalog is saved
+atomically; sources are deleted (only if asked) after all of that.
+
+Bundle names are the SHA-256 of their bytes, and every upload carries that
+hash as metadata, so a killed run started again reuses an uploaded bundle
+only when its content is the content it would write now. A group already
+recorded in the catalog with the same members, sizes and mtimes is kept as
+recorded (catalog and bundle agree with each other). Every other bundle the
+earlier run uploaded is an *orphan*: it is reported, and deleted only when
+asked (deleting an archived bundle inside its class's minimum storage period
+is billed as if it were kept).
 """
 
 from __future__ import annotations
@@ -13,21 +21,50 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
+import mmap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from archivefs.catalog import layout
-from archivefs.catalog.bundle import Source, read_entries, write_bundle
+from archivefs.catalog.bundle import Source, read_entries, verify_bundle_bytes, write_bundle
 from archivefs.catalog.grouping import ByPrefix, GroupingPolicy, SourceItem
+from archivefs.catalog.hot import HotArrays, hot_items
 from archivefs.catalog.index import BundleInfo, Catalog
+from archivefs.catalog.sources import is_local, list_sources
+from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
 from archivefs.errors import ArchiveError, BundleError, CatalogError
 from archivefs.model import StorageClass
+from archivefs.pricing import load_price_sheet
 from archivefs.stores.translate import translate
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
+
+__all__ = ["BundleReport", "Orphan", "bundle_tree", "list_sources", "rebuild_catalog"]
+
+DIGEST_METADATA = "archivefs-sha256"  # S3 user metadata: the SHA-256 of the uploaded bundle
+OrphanPolicy = Literal["keep", "delete"]
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """An uploaded bundle that no catalog records (left by an earlier, interrupted run)."""
+
+    key: str
+    size: int
+    storage_class: str
+    min_storage_days: int
+    deleted: bool
+
+    def describe(self) -> str:
+        billed = (
+            f"; {self.storage_class} bills {self.min_storage_days} days of storage even if "
+            "deleted earlier"
+            if self.min_storage_days
+            else ""
+        )
+        return f"{self.key} ({self.size} bytes, {self.storage_class}{billed})"
 
 
 @dataclass
@@ -39,29 +76,9 @@ class BundleReport:
     kept_hot: list[str] = field(default_factory=list)
     members: int = 0
     deleted_sources: int = 0
-
-
-def list_sources(fs: Any, root: str) -> list[SourceItem]:
-    """Every file below ``root`` on ``fs``, with paths relative to it."""
-    root = root.rstrip("/")
-    items = []
-    for path, info in sorted(fs.find(root, detail=True).items()):
-        relative = path[len(root) + 1 :] if path.startswith(root + "/") else path
-        if layout.is_reserved(relative):
-            continue
-        mtime = info.get("mtime") or info.get("LastModified") or 0.0
-        if hasattr(mtime, "timestamp"):
-            mtime = mtime.timestamp()
-        items.append(SourceItem(relative, int(info["size"]), float(mtime)))
-    return items
-
-
-def bundle_name(group: Sequence[SourceItem]) -> str:
-    """A name that depends only on the members (paths, sizes, mtimes): stable across runs."""
-    digest = hashlib.sha256()
-    for item in group:
-        digest.update(f"{item.path}\0{item.size}\0{item.mtime}\n".encode())
-    return f"b-{digest.hexdigest()[:24]}"
+    skipped_links: list[str] = field(default_factory=list)
+    orphans: list[Orphan] = field(default_factory=list)
+    cleaned_partials: int = 0
 
 
 def bundle_tree(
@@ -74,37 +91,66 @@ def bundle_tree(
     storage_class: StorageClass | str = StorageClass.DEEP_ARCHIVE,
     delete_sources: bool = False,
     save_every: int = 50,
+    follow_symlinks: bool = False,
+    hot_arrays: HotArrays = "auto",
+    orphans: OrphanPolicy = "keep",
 ) -> BundleReport:
     """Bundle ``src_root`` (on ``src_fs``) into ``dest_root`` (on ``dest_fs``).
 
     Members appear at ``dest_root/<path relative to src_root>``; bundles and
-    the catalog go under ``dest_root/.archivefs/``. Files the policy keeps hot
-    (zarr metadata) are copied as plain STANDARD objects.
+    the catalog go under ``dest_root/.archivefs/``. A zarr store keeps its
+    metadata, coordinates and small arrays as plain STANDARD objects
+    (``hot_arrays``: ``"auto"``, or the array names to keep hot; a policy's own
+    ``hot_arrays``, when it names some, count as the caller's choice). Symbolic
+    links that leave ``src_root`` are skipped (``report.skipped_links``)
+    unless ``follow_symlinks``. Bundles uploaded by an earlier run that no
+    catalog records are reported (``report.orphans``) and kept, or deleted
+    with ``orphans="delete"``.
     """
+    if orphans not in ("keep", "delete"):
+        raise ValueError(f"orphans must be 'keep' or 'delete', got {orphans!r}")
     policy = policy or ByPrefix()
     klass = StorageClass.parse(str(storage_class))
-    items = list_sources(src_fs, src_root)
+    listing = list_sources(src_fs, src_root, follow_symlinks=follow_symlinks)
+    items = listing.items
+    root = src_root.rstrip("/")
+    named = getattr(policy, "hot_arrays", None)
+    if hot_arrays == "auto" and named:  # the policy already names them: the caller chose
+        hot_arrays = frozenset(named)
+    hot = hot_items(items, lambda p: bytes(src_fs.cat_file(f"{root}/{p}")), hot_arrays)
     keep_hot = getattr(policy, "keep_hot", None)
-    hot = list(keep_hot(items)) if keep_hot is not None else []
-    groups = policy.group(items)
-    report = BundleReport()
+    if keep_hot is not None:
+        known = {i.path for i in hot}
+        hot += [i for i in keep_hot(items) if i.path not in known]
+    hot_paths = {i.path for i in hot}
+    groups = policy.group([i for i in items if i.path not in hot_paths])
+    report = BundleReport(skipped_links=listing.skipped_links)
+    scratch = work_dir(f"{type(dest_fs).__name__}:{dest_fs.unstrip_protocol(dest_root)}")
+    report.cleaned_partials = len(clean_stale(scratch))
     catalog_dir = layout.catalog_dir(dest_root)
     try:
         catalog = Catalog.load(dest_fs, catalog_dir)
     except CatalogError:
         catalog = Catalog()
+    base = dest_fs._strip_protocol(dest_root).rstrip("/")
+    with _store_errors(layout.bundle_dir(dest_root), "list"):
+        uploaded = _uploaded_bundles(dest_fs, dest_root)
     pending = 0
     for group in groups:
         if not group:
             continue
-        name = bundle_name(group)
-        key = dest_fs._strip_protocol(layout.bundle_path(dest_root, name))
+        recorded = _recorded_bundle(catalog, base, group)
+        if recorded is not None:
+            report.bundles_reused.append(recorded)
+            continue
+        part, sent = _bundle_one(src_fs, root, dest_fs, dest_root, group, klass, scratch, uploaded)
+        key = next(iter(part.bundles))
         if key in catalog.bundles:
             report.bundles_reused.append(key)
             continue
-        part = _bundle_one(src_fs, src_root, dest_fs, dest_root, group, key, klass)
-        catalog = catalog.merge(part)
-        report.bundles_written.append(key)
+        catalog = _without_paths(catalog, {m.path for m in part.members()}).merge(part)
+        (report.bundles_written if sent else report.bundles_reused).append(key)
+        uploaded[key] = (part.bundles[key].size, klass.value)
         report.members += len(group)
         pending += 1
         if pending >= save_every:
@@ -114,8 +160,10 @@ def bundle_tree(
     plain: dict[str, int] = {}
     for item in hot:
         target = layout.member_path(dest_root, item.path)
-        data = src_fs.cat_file(f"{src_root.rstrip('/')}/{item.path}")
+        data = src_fs.cat_file(f"{root}/{item.path}")
         with _store_errors(target, "upload"):
+            if is_local(dest_fs):
+                dest_fs.makedirs(dest_fs._parent(target), exist_ok=True)
             dest_fs.pipe_file(target, data)
         report.kept_hot.append(target)
         plain[dest_fs._strip_protocol(target)] = item.size
@@ -124,6 +172,7 @@ def bundle_tree(
     with _store_errors(catalog_dir, "save the catalog"):
         catalog.save(dest_fs, catalog_dir)
         _register(dest_fs, dest_root)
+    report.orphans = _account_for_orphans(dest_fs, uploaded, catalog, orphans)
     if delete_sources:
         report.deleted_sources = _delete_sources(
             src_fs, src_root, catalog, dest_fs, dest_root, items, hot
@@ -131,48 +180,133 @@ def bundle_tree(
     return report
 
 
+def _recorded_bundle(catalog: Catalog, base: str, group: Sequence[SourceItem]) -> str | None:
+    """The bundle that the catalog records for exactly this group (same sizes and mtimes)."""
+    bundle = None
+    for item in group:
+        member = catalog.lookup(f"{base}/{item.path}")
+        if member is None or member.length != item.size or member.mtime != item.mtime:
+            return None
+        if bundle is None:
+            bundle = member.bundle
+        elif member.bundle != bundle:
+            return None
+    if bundle is None or catalog.bundles[bundle].members != len(group):
+        return None
+    return bundle
+
+
+def _uploaded_bundles(fs: Any, root: str) -> dict[str, tuple[int | None, str]]:
+    """Every bundle object under ``root`` (one listing): key -> (size, storage class)."""
+    try:
+        found = fs.find(layout.bundle_dir(root), detail=True)
+    except FileNotFoundError:
+        return {}
+    return {
+        fs._strip_protocol(key): (
+            int(info["size"]),
+            str(info.get("StorageClass") or info.get("storage_class") or "STANDARD"),
+        )
+        for key, info in found.items()
+        if key.endswith(".zip")
+    }
+
+
+def _account_for_orphans(
+    fs: Any,
+    uploaded: dict[str, tuple[int | None, str]],
+    catalog: Catalog,
+    policy: OrphanPolicy,
+) -> list[Orphan]:
+    """Report (and, if asked, delete) uploaded bundles that the saved catalog does not record."""
+    out = []
+    sheet = None
+    for key in sorted(set(uploaded) - set(catalog.bundles)):
+        size, klass = uploaded[key]
+        try:
+            sheet = sheet or load_price_sheet()
+            days = sheet.price(StorageClass.parse(klass)).min_storage_days
+        except (ArchiveError, ValueError):
+            days = 0
+        if policy == "delete":
+            with _store_errors(key, "delete"):
+                fs.rm_file(key)
+        out.append(Orphan(key, size or 0, klass, days, deleted=policy == "delete"))
+    return out
+
+
 def _bundle_one(
     src_fs: Any,
-    src_root: str,
+    root: str,
     dest_fs: Any,
     dest_root: str,
     group: Sequence[SourceItem],
-    key: str,
     klass: StorageClass,
-) -> Catalog:
-    root = src_root.rstrip("/")
+    scratch: Path,
+    uploaded: dict[str, tuple[int | None, str]],
+) -> tuple[Catalog, bool]:
+    """Write, verify and (unless the same bytes are there already) upload one bundle."""
 
     def opener(item: SourceItem) -> Any:
         return lambda: src_fs.open(f"{root}/{item.path}", "rb")
 
     sources = [Source(i.path, i.size, i.mtime, opener(i)) for i in group]
-    with tempfile.TemporaryDirectory(prefix="archivefs-bundle-") as tmp:
-        os.chmod(tmp, 0o700)
-        local = os.path.join(tmp, "bundle.zip")
+    label = f"the bundle of {root}/{group[0].path} and {len(group) - 1} more"
+    sent = False
+    with temporary_bundle(scratch) as local:
         with open(local, "wb") as out:
-            entries = write_bundle(sources, _as_binary(out), bundle=key)
-        size = os.path.getsize(local)
+            entries = write_bundle(sources, _as_binary(out), bundle=label)
         with open(local, "rb") as handle:
             digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            size = handle.seek(0, 2)
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                verify_bundle_bytes(view, entries, bundle=label)  # type: ignore[arg-type]
+        key = dest_fs._strip_protocol(layout.bundle_path(dest_root, f"b-{digest[:32]}"))
         with _store_errors(key, "upload"):
-            existing = _existing_size(dest_fs, key)
-            if existing != size:
-                _upload(dest_fs, local, key, klass)
+            if not _same_upload(dest_fs, key, size, digest, uploaded):
+                _upload(dest_fs, str(local), key, klass, digest)
+                sent = True
     with _store_errors(key, "inspect"):
-        uploaded = dest_fs.info(key)["size"]
-    if uploaded != size:
+        remote = dest_fs.info(key)["size"]
+    if remote != size:
         raise BundleError(
-            f"the uploaded bundle has {uploaded} bytes, {size} were written.",
+            f"the uploaded bundle has {remote} bytes, {size} were written.",
             path=key,
             fix="run the same bundle command again; the catalog was not changed.",
         )
     info = BundleInfo(key=key, size=size, storage_class=klass, members=len(entries), sha256=digest)
-    return Catalog.from_entries(
+    part = Catalog.from_entries(
         info,
         entries,
         dest_fs._strip_protocol(dest_root),
         {i.path: i.storage_class for i in group},
     )
+    return part, sent
+
+
+def _without_paths(catalog: Catalog, paths: set[str]) -> Catalog:
+    """``catalog`` without the records of ``paths`` (re-bundled); emptied bundles drop out."""
+    if not any(p in catalog for p in paths):
+        return catalog
+    kept = [m for m in catalog.members() if m.path not in paths]
+    used = {m.bundle for m in kept}
+    return Catalog(kept, [b for k, b in catalog.bundles.items() if k in used], catalog.plain)
+
+
+def _same_upload(
+    fs: Any, key: str, size: int, digest: str, uploaded: dict[str, tuple[int | None, str]]
+) -> bool:
+    """Whether ``key`` already holds exactly these bytes (by content hash, never by size alone)."""
+    if uploaded.get(key, (None,))[0] != size:
+        return False
+    if is_local(fs):
+        with fs.open(key, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest() == digest
+    try:
+        recorded = fs.metadata(key).get(DIGEST_METADATA)
+    except (AttributeError, NotImplementedError):
+        return False  # no metadata on this store: upload again
+    return bool(recorded == digest)
 
 
 @contextlib.contextmanager
@@ -186,19 +320,12 @@ def _store_errors(path: str, action: str) -> Iterator[None]:
         raise translate(error, path, action=action) from error
 
 
-def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass) -> None:
+def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass, digest: str) -> None:
     if type(dest_fs).__name__ == "S3FileSystem":
-        dest_fs.put_file(local, key, StorageClass=klass.value)
+        dest_fs.put_file(local, key, StorageClass=klass.value, Metadata={DIGEST_METADATA: digest})
     else:
         dest_fs.makedirs(dest_fs._parent(key), exist_ok=True)
         dest_fs.put_file(local, key)
-
-
-def _existing_size(fs: Any, key: str) -> int | None:
-    try:
-        return int(fs.info(key)["size"])
-    except FileNotFoundError:
-        return None
 
 
 def _as_binary(handle: Any) -> BinaryIO:
@@ -206,7 +333,13 @@ def _as_binary(handle: Any) -> BinaryIO:
 
 
 def _register(dest_fs: Any, dest_root: str) -> None:
-    """Record ``dest_root`` in its bucket's registry so filesystems find the catalog."""
+    """Record ``dest_root`` in its bucket's registry so filesystems find the catalog.
+
+    Only object stores have buckets: a catalog in a local directory is found at
+    ``DIR/.archivefs/catalog`` itself, and no registry is written.
+    """
+    if is_local(dest_fs):
+        return
     root = dest_fs._strip_protocol(dest_root).rstrip("/")
     bucket = root.split("/", 1)[0]
     path = layout.registry_path(bucket)
@@ -266,16 +399,28 @@ def _ranged(fs: Any, path: str) -> Callable[[int, int], bytes]:
 
 
 def rebuild_catalog(fs: Any, root: str) -> Catalog:
-    """Rebuild a lost or corrupt catalog from the bundles' own central directories."""
+    """Rebuild a lost or corrupt catalog from the bundles' own central directories.
+
+    Each bundle is read whole and checked member by member (local headers,
+    data, CRC-32, layout) before it is recorded, so a bundle whose directory
+    hides members or disagrees with its local headers is an error, not a
+    shorter catalog. Bundles must be readable (hot or restored). Nothing is
+    written outside ``root/.archivefs/catalog`` (and the bucket's registry).
+    """
     bundle_dir = layout.bundle_dir(root)
     catalog = Catalog()
     base = fs._strip_protocol(root).rstrip("/")
-    for key, info in sorted(fs.find(bundle_dir, detail=True).items()):
+    try:
+        found = sorted(fs.find(bundle_dir, detail=True).items())
+    except FileNotFoundError:
+        found = []
+    for key, info in found:
         if not key.endswith(".zip"):
             continue
+        key = fs._strip_protocol(key)
         size = int(info["size"])
         try:
-            entries = read_entries(_ranged(fs, key), size, bundle=key)
+            data = fs.cat_file(key)
         except PermissionError as error:  # s3fs's answer for an archived object
             raise CatalogError(
                 "the bundle is archived, so its directory cannot be read to rebuild the catalog.",
@@ -283,16 +428,27 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
                 fix=f"restore the bundles first (`archivefs restore s3://{bundle_dir}/ --wait`), "
                 "then rebuild.",
             ) from error
+        entries = read_entries(_sliced(data), len(data), bundle=key)
+        entries = verify_bundle_bytes(data, entries, bundle=key)
         klass = StorageClass.parse(info.get("StorageClass") or info.get("storage_class"))
-        digest = (
-            hashlib.sha256(fs.cat_file(key)).hexdigest()
-            if klass.needs_restore is False
-            else ("0" * 64)
-        )
         bundle = BundleInfo(
-            key=key, size=size, storage_class=klass, members=len(entries), sha256=digest
+            key=key,
+            size=size,
+            storage_class=klass,
+            members=len(entries),
+            sha256=hashlib.sha256(data).hexdigest(),
         )
         catalog = catalog.merge(Catalog.from_entries(bundle, entries, base))
+    if not catalog.bundles:
+        raise CatalogError(
+            "there are no bundles to rebuild the catalog from; nothing was written.",
+            path=bundle_dir,
+            fix="check the path: it is the DEST given to `archivefs bundle`.",
+        )
     catalog.save(fs, layout.catalog_dir(root))
     _register(fs, root)
     return catalog
+
+
+def _sliced(data: bytes) -> Callable[[int, int], bytes]:
+    return lambda start, end: data[start:end]

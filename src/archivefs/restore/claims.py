@@ -172,7 +172,10 @@ class BucketClaims:
             if found is None:  # released meanwhile: try once more
                 return await self.store.create_exclusive(path, claim.to_bytes())
             data, etag = found
-            if not await self._stale(group, Claim.parse(data)):
+            existing = Claim.parse(data)
+            if existing is not None and existing.requester == claim.requester:
+                return True  # ours: an earlier call of this process that did not send it
+            if not await self._stale(group, existing):
                 return False
             return await self.store.replace_if_unchanged(path, claim.to_bytes(), etag)
         except PermissionError as error:

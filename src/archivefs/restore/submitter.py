@@ -4,32 +4,30 @@ Every group is *claimed* in the journal before its request is sent, and its
 outcome recorded after, so threads, processes and Dask workers sharing a
 journal never send the same restore twice, and a crashed run knows exactly
 which requests might have gone out. ``RestoreAlreadyInProgress`` counts as
-success. Throttling, 5xx and dropped connections are retried with jittered
-exponential backoff; permanent errors are reported per group without
-stopping the rest.
+success; permanent errors are reported per group without stopping the rest.
+
+Retries are layered once: the client's own (botocore's adaptive mode, see
+``stores/s3.py``) retries each request; the submitter never sends a request
+again. What it adds is shared by every request in flight: a store that still
+throttles after the client's retries pauses all further sends (a pause that
+grows while throttling lasts and ends with the first success), and after
+``give_up_after`` groups in a row fail that way, the rest are not sent at all
+(reported as failed, nothing paid; the same call run later sends them).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_after_delay,
-    wait_random_exponential,
-)
 
 from archivefs.errors import ArchiveError, StoreUnavailableError
 from archivefs.model import Action, RestoreState
 from archivefs.restore.journal import Outcome, RecordState
 from archivefs.stores.s3 import RestoreOutcome
-from archivefs.stores.translate import is_transient
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -56,12 +54,38 @@ _JOURNAL_OUTCOME = {
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How long to keep retrying transient failures of one request."""
+    """What the submitter does when the store keeps throttling after the client's retries."""
 
-    attempts: int = 10
-    max_seconds: float = 120.0
-    min_wait: float = 0.05
-    max_wait: float = 10.0
+    give_up_after: int = 3  # consecutive throttled groups before the rest are not sent
+    pause: float = 1.0  # first shared pause after a throttled group (seconds)
+    max_pause: float = 30.0
+
+
+class _Throttle:
+    """One state for all requests in flight: pause after throttling, give up when it persists."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+        self.failures = 0
+        self.resume_at = 0.0
+
+    @property
+    def given_up(self) -> bool:
+        return self.failures >= self.policy.give_up_after
+
+    async def wait(self) -> None:
+        delay = self.resume_at - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def throttled(self) -> None:
+        self.failures += 1
+        pause = min(self.policy.max_pause, self.policy.pause * 2 ** (self.failures - 1))
+        self.resume_at = max(self.resume_at, time.monotonic() + pause)
+
+    def succeeded(self) -> None:
+        self.failures = 0
+        self.resume_at = 0.0
 
 
 @dataclass
@@ -71,10 +95,11 @@ class SubmitReport:
     sent: dict[str, RestoreOutcome] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # claimed or done by someone else
     failed: dict[str, ArchiveError] = field(default_factory=dict)
+    not_sent: list[str] = field(default_factory=list)  # failed without a request (gave up)
 
     @property
     def requests_sent(self) -> int:
-        return len(self.sent) + len(self.failed)
+        return len(self.sent) + len(self.failed) - len(self.not_sent)
 
 
 class Submitter:
@@ -123,16 +148,33 @@ class Submitter:
         claimed_set = set(claimed)
         report.skipped = [k for k in by_key if k not in claimed_set]
         semaphore = asyncio.Semaphore(self.concurrency)
+        throttle = _Throttle(self.retry)
 
         async def one(key: str) -> None:
             async with semaphore:
                 group = by_key[key]
+                await throttle.wait()
+                if throttle.given_up:
+                    error = StoreUnavailableError(
+                        f"not sent: the store kept throttling ({throttle.failures} restore "
+                        "requests in a row failed after the client's retries).",
+                        path=key,
+                        fix="run the same restore again later; only what was not accepted "
+                        "is sent, and nothing was paid for this one.",
+                    )
+                    report.failed[key] = error
+                    report.not_sent.append(key)
+                    await self._record(key, Outcome.FAILED, error=str(error))
+                    return
                 try:
                     outcome = await self._send(group, tier=tier, days=days)
                 except ArchiveError as error:
+                    if isinstance(error, StoreUnavailableError):
+                        throttle.throttled()
                     report.failed[key] = error
                     await self._record(key, Outcome.FAILED, error=str(error))
                     return
+                throttle.succeeded()
                 report.sent[key] = outcome
                 expected = None
                 if outcome is not RestoreOutcome.RESTORED and expected_ready is not None:
@@ -225,22 +267,8 @@ class Submitter:
     async def _send(
         self, group: PlannedGroup, *, tier: RestoreTier, days: int | None
     ) -> RestoreOutcome:
-        policy = self.retry
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(is_transient),
-            wait=wait_random_exponential(multiplier=policy.min_wait, max=policy.max_wait),
-            stop=stop_after_attempt(policy.attempts) | stop_after_delay(policy.max_seconds),
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    return await self.store.restore(
-                        group.state, tier=tier, days=days, extra=self.request_extra
-                    )
-        except StoreUnavailableError:
-            raise
-        raise AssertionError("unreachable: tenacity either returns or raises")
+        """One request; the client retries it (botocore), nothing here sends it again."""
+        return await self.store.restore(group.state, tier=tier, days=days, extra=self.request_extra)
 
     async def _record(self, key: str, outcome: Outcome, **kwargs: Any) -> None:
         if self.journal is not None:

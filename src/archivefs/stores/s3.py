@@ -1,7 +1,8 @@
 """The S3 cold-store adapter: object states in bulk, restore requests.
 
-Everything goes through s3fs's request choke point ``_call_s3`` so that its
-session handling, retries and error translation are reused; s3fs's own
+Everything goes through s3fs's request path (session, client, per-operation
+keyword filtering such as SSE-C, error translation) with botocore as the one
+retry layer (``layer_retries_once``); s3fs's own
 ``info()`` keeps ``StorageClass`` but drops the ``Restore`` header, which is
 why states are read here.
 
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 LIST_PAGE = 1000
+MAX_ATTEMPTS = 5  # per request, the first included: the only retry layer (botocore's)
+RETRY_MODE = "adaptive"  # retry quota + a client-side rate limiter shared by every request
 _RESTORE_RE = re.compile(r'(\w[\w-]*)="([^"]*)"')
 
 
@@ -129,6 +132,7 @@ class S3Store:
 
     def __init__(self, fs: Any, *, restore_status_in_listings: bool | None = None) -> None:
         self.fs = fs
+        layer_retries_once(fs)
         if restore_status_in_listings is None:
             endpoint = _endpoint_url(fs)
             if endpoint is None or "amazonaws.com" in endpoint:
@@ -137,9 +141,21 @@ class S3Store:
 
     async def _call(self, method: str, path: str, action: str, **kwargs: Any) -> Any:
         try:
-            return await self.fs._call_s3(method, **kwargs)
+            return await self._send_once(method, **kwargs)
         except Exception as error:  # translated once, here
             raise translate(error, path, action=action) from error
+
+    async def _send_once(self, method: str, **kwargs: Any) -> Any:
+        """s3fs's request choke point with its own retry loop off: botocore retries, once."""
+        if not hasattr(self.fs, "_get_s3_method_kwargs"):
+            return await self.fs._call_s3(method, **kwargs)
+        from s3fs.core import _error_wrapper
+
+        await self.fs.set_session()
+        client = await self.fs.get_s3(kwargs.get("Bucket"))
+        call = getattr(client, method)
+        request = self.fs._get_s3_method_kwargs(call, **kwargs)
+        return await _error_wrapper(call, kwargs=request, retries=1)
 
     # -- single objects ----------------------------------------------------------------
 
@@ -184,7 +200,7 @@ class S3Store:
         if send_days is not None:
             request["Days"] = send_days
         try:
-            out = await self.fs._call_s3(
+            out = await self._send_once(
                 "restore_object", Bucket=bucket, Key=key, RestoreRequest=request, **(extra or {})
             )
         except Exception as error:
@@ -370,6 +386,29 @@ class S3Store:
             heads = await asyncio.gather(*(self.head(p) for p in undescribed))
             found.update((s.path, s) for s in heads)
         return found
+
+
+def layer_retries_once(fs: Any) -> None:
+    """Give the s3fs client archivefs's retry configuration: botocore's adaptive mode.
+
+    botocore retries each request up to ``MAX_ATTEMPTS`` times, with a retry
+    quota shared by the client and, in adaptive mode, a rate limiter that slows
+    every request once the store throttles. It is the only layer for the
+    requests :class:`S3Store` sends (restores, HEAD, LIST): they bypass s3fs's
+    own retry loop (see :meth:`S3Store._send_once`), which used to multiply
+    botocore's attempts by 5, and tenacity's by 10 again (75-100 RestoreObject
+    requests per object under persistent ``SlowDown``). A retry configuration
+    the caller gave (``config_kwargs``) is kept; only missing fields are filled
+    in. Applies to the client made after this call (s3fs makes it on first use).
+    """
+    if not hasattr(fs, "config_kwargs"):
+        return  # not s3fs
+    if getattr(fs, "_s3", None) is None:
+        retries = dict(fs.config_kwargs.get("retries") or {})
+        retries.setdefault("mode", RETRY_MODE)
+        if "max_attempts" not in retries:
+            retries.setdefault("total_max_attempts", MAX_ATTEMPTS)
+        fs.config_kwargs = {**fs.config_kwargs, "retries": retries}
 
 
 def _common_prefix(keys: Sequence[str]) -> str:

@@ -1,0 +1,70 @@
+"""Storage options from users (``--storage-options``): checked once, before any filesystem is made.
+
+They are s3fs options. Anything else is refused with one line: a key s3fs
+does not take (``fo``, ``templates``, ``target_protocol``... — what a
+``reference://`` filesystem would use to render jinja2 templates), and any
+string that looks like a template (``{{ }}``, ``{% %}``), wherever it is nested.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+from archivefs.errors import InvalidOptionsError
+
+# fsspec's own instance options, accepted by every filesystem
+_FSSPEC_OPTIONS = frozenset(
+    {"skip_instance_cache", "use_listings_cache", "listings_expiry_time", "max_paths", "loop"}
+)
+_TEMPLATE = re.compile(r"\{\{|\{%|%\}|\}\}")
+
+
+def s3_option_names() -> frozenset[str]:
+    """The keyword arguments ``s3fs.S3FileSystem`` takes."""
+    import s3fs
+
+    names = set(inspect.signature(s3fs.S3FileSystem.__init__).parameters)
+    names.discard("self")
+    names.discard("kwargs")
+    return frozenset(names) | _FSSPEC_OPTIONS
+
+
+def check_storage_options(options: dict[str, Any], *, source: str = "--storage-options") -> None:
+    """Refuse options s3fs does not take, and template syntax anywhere in the values."""
+    allowed = s3_option_names()
+    unknown = sorted(str(k) for k in options if k not in allowed)
+    if unknown:
+        raise InvalidOptionsError(
+            f"{', '.join(repr(k) for k in unknown[:5])} "
+            f"{'is not an s3fs option' if len(unknown) == 1 else 'are not s3fs options'}.",
+            path=source,
+            fix='pass only s3fs options, e.g. \'{"anon": false, "requester_pays": true}\'.',
+        )
+    found = _template_in(options)
+    if found is not None:
+        raise InvalidOptionsError(
+            f"the value of {found!r} contains template syntax ({{{{ }}}} or {{% %}}), "
+            "which archivefs never renders.",
+            path=source,
+            fix="pass plain values.",
+        )
+
+
+def _template_in(value: Any, where: str = "") -> str | None:
+    if isinstance(value, str):
+        return where or "value" if _TEMPLATE.search(value) else None
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if isinstance(key, str) and _TEMPLATE.search(key):
+                return f"{where}.{key}" if where else key
+            found = _template_in(inner, f"{where}.{key}" if where else str(key))
+            if found is not None:
+                return found
+    if isinstance(value, list | tuple):
+        for i, inner in enumerate(value):
+            found = _template_in(inner, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
