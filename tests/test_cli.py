@@ -6,21 +6,26 @@ import fcntl
 import json
 import os
 import pty
+import shutil
 import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import fsspec
 import pytest
+import s3fs
 from click.testing import CliRunner
 
 from archivefs.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_USAGE, EXIT_WAITING, main
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from archivefs.testing import EmulatedArchive
+
+# The installed console script, as users run it.
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
 
 
 @pytest.fixture
@@ -293,3 +298,165 @@ def test_prefetch_promote_in_place(run: Any, archive: EmulatedArchive, bucket: s
     assert {e["restore"] for e in listing} == {"hot"}  # permanent: no restored copy to expire
     both = run("prefetch", f"s3://{bucket}/pp/", "--promote", "--to", "/tmp")
     assert both.exit_code == EXIT_USAGE
+
+
+@pytest.fixture
+def cli(archive: EmulatedArchive, tmp_path: Path) -> Any:
+    """Run the installed ``archivefs`` script against the emulated archive.
+
+    The endpoint and journal go after the command (as AWS CLI users write them);
+    credentials and the time scale come from the environment `archivefs serve` prints.
+    """
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1",
+           "ARCHIVEFS_RESTORE_TIME_SCALE": str(1 / 3600)}  # fmt: skip
+
+    def invoke(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        tail = ["--endpoint-url", archive.endpoint_url, "--journal", str(tmp_path / "j.sqlite")]
+        return subprocess.run(
+            [ARCHIVEFS, *args, *tail], input=input, capture_output=True, text=True, env=env,
+            timeout=600, check=False,
+        )  # fmt: skip
+
+    return invoke
+
+
+def _bundled_tree(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> dict[str, bytes]:
+    """Three instruments x two days, bundled one bundle per day (prefix:1) into GLACIER."""
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    files = {}
+    for day in ("d01", "d02"):
+        for instrument in ("mag", "rad", "sonde"):
+            for i in range(4):
+                data = f"{day}/{instrument}/{i}".encode() * (50 + i)
+                files[f"{day}/{instrument}/obs{i}.nc"] = data
+                (tmp_path / "src" / day / instrument).mkdir(parents=True, exist_ok=True)
+                (tmp_path / "src" / day / instrument / f"obs{i}.nc").write_bytes(data)
+    s3 = s3fs.S3FileSystem(**archive.storage_options(), skip_instance_cache=True)
+    bundle_tree(
+        fsspec.filesystem("file"), str(tmp_path / "src"), s3, f"{bucket}/arch",
+        policy=ByPrefix(depth=1), storage_class="GLACIER",
+    )  # fmt: skip
+    archive.requests.clear()
+    return files
+
+
+def test_global_options_go_before_or_after_every_command(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_object(bucket, "g/cold", b"12345", storage_class="GLACIER")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_bytes(b"a" * 10)
+    listing = cli("ls", f"s3://{bucket}/g/", "--json", "--debug")
+    assert listing.returncode == 0, listing.stderr
+    assert [e["restore"] for e in json.loads(listing.stdout)] == ["archived"]
+    status = cli("status", f"s3://{bucket}/g/", "--json")
+    assert json.loads(status.stdout)["objects"]["archived"] == 1, status.stderr
+    bundled = cli("bundle", str(tmp_path / "src"), f"s3://{bucket}/b", "--json",
+                  "--storage-options", '{"default_block_size": 5242880}')  # fmt: skip
+    assert json.loads(bundled.stdout)["members"] == 1, bundled.stderr
+    shown = cli("catalog", "show", f"s3://{bucket}/b", "--json")
+    assert json.loads(shown.stdout)["members"] == 1, shown.stderr
+    # Every command and subcommand takes each global option after its name (checked
+    # in-process: a bad endpoint is refused while parsing, before any request).
+    commands = [["ls", "s3://x/"], ["status", "s3://x/"], ["estimate", "s3://x/"],
+                ["restore", "s3://x/"], ["prefetch", "s3://x/"], ["bundle", "a", "s3://x/"],
+                ["catalog", "show", "s3://x/"], ["catalog", "rebuild", "s3://x/"],
+                ["advise", "--objects", "1", "--size", "1"], ["demo"]]  # fmt: skip
+    for command in commands:
+        result = CliRunner().invoke(main, [*command, "--endpoint-url", "localhost:1"])
+        assert result.exit_code == EXIT_USAGE, (command, result.output)
+        assert "has no http:// or https:// scheme" in result.output
+        for option in (["--profile", "p"], ["--storage-options", "{}"], ["--journal", "j"],
+                       ["--json"], ["--debug"], ["--restore-time-scale", "1"]):  # fmt: skip
+            parsed = CliRunner().invoke(main, [*command, *option, "--help"])
+            assert parsed.exit_code == 0, (command, option, parsed.output)
+    assert archive.requests.count("RestoreObject") == 0
+
+
+def test_prefetch_to_writes_the_requested_files_each_byte_once(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = _bundled_tree(archive, bucket, tmp_path)
+    target = tmp_path / "scratch"
+    # A run killed earlier left a partial file (its writer's pid is gone).
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    leftover = target / bucket / "arch" / "d02" / "rad"
+    leftover.mkdir(parents=True)
+    (leftover / f"obs1.nc.archivefs-partial-{dead.stdout.strip()}-0123abcd").write_bytes(b"x")
+    result = cli("prefetch", f"s3://{bucket}/arch/d02/rad/", "--to", str(target), "--json",
+                 "--timeout", "120")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert summary["files_written"] == 4
+    assert summary["partials_removed"] == 1
+    written = sorted(p for p in target.rglob("*") if p.is_file())
+    wanted = sorted(k for k in files if k.startswith("d02/rad/"))
+    assert [p.relative_to(target / bucket / "arch").as_posix() for p in written] == wanted
+    for name in wanted:
+        assert (target / bucket / "arch" / name).read_bytes() == files[name]
+    assert not list(target.rglob("*.zip"))
+    assert archive.requests.count("RestoreObject") == 1  # one bundle: d02
+    needed = sum(len(files[k]) for k in wanted)
+    assert archive.requests.count("GET", bucket=bucket) - _catalog_gets(archive, bucket) == 4
+    assert archive.requests.bytes_sent("GET", bucket=bucket) - _catalog_bytes(archive, bucket) \
+        == needed  # fmt: skip
+
+
+def _catalog_gets(archive: EmulatedArchive, bucket: str) -> int:
+    return sum(1 for r in archive.requests.records
+               if r.op == "GET" and r.bucket == bucket and ".archivefs/" in (r.key or "")
+               and "/bundles/" not in (r.key or ""))  # fmt: skip
+
+
+def _catalog_bytes(archive: EmulatedArchive, bucket: str) -> int:
+    return sum(r.bytes_sent for r in archive.requests.records
+               if r.op == "GET" and r.bucket == bucket and ".archivefs/" in (r.key or "")
+               and "/bundles/" not in (r.key or ""))  # fmt: skip
+
+
+def test_globs_and_prefixes_ending_in_slash_select_the_files_below(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = _bundled_tree(archive, bucket, tmp_path)
+    archive.put_objects(bucket, {f"plain/d0{i}/mag/x.nc": b"p" * 7 for i in (1, 2)},
+                        storage_class="GLACIER")  # fmt: skip
+    status = cli("status", f"s3://{bucket}/arch/*/mag/", "--json")
+    assert status.returncode == 0, status.stderr
+    out = json.loads(status.stdout)
+    assert out["files"]["archived"] == 8
+    assert out["objects"]["archived"] == 2  # both day bundles
+    assert out["bytes_needed"]["archived"] == sum(len(v) for k, v in files.items() if "/mag/" in k)
+    plain = json.loads(cli("status", f"s3://{bucket}/plain/*/mag/", "--json").stdout)
+    assert plain["files"]["archived"] == 2
+    estimate = cli("estimate", f"s3://{bucket}/plain/*/mag/", "--json")
+    assert json.loads(estimate.stdout)["restore_request_count"] == 2, estimate.stderr
+    restore = cli("restore", f"s3://{bucket}/arch/*/mag/", "--json")
+    assert restore.returncode == 0, restore.stderr
+    assert archive.requests.count("RestoreObject") == 2
+
+
+def test_paths_that_match_nothing_are_named_and_fail(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    import unicodedata
+
+    archive.put_objects(bucket, {"u/caf\u00e9.nc": b"c" * 3, "u/[draft] v2.json": b"d" * 4},
+                        storage_class="GLACIER")  # fmt: skip
+    typo = cli("status", f"s3://{bucket}/u/typo*.nc")
+    assert typo.returncode == EXIT_ERROR
+    assert f"matched nothing: s3://{bucket}/u/typo*.nc" in typo.stderr
+    typo_estimate = cli("estimate", f"s3://{bucket}/u/nothing.nc")
+    assert typo_estimate.returncode == EXIT_ERROR
+    assert "matched nothing" in typo_estimate.stderr
+    nfd = unicodedata.normalize("NFD", f"s3://{bucket}/u/caf\u00e9.nc")
+    literal = f"s3://{bucket}/u/[draft] v2.json"
+    found = cli("status", nfd, literal, f"s3://{bucket}/u/gone.nc", "--json")
+    assert found.returncode == 0, found.stderr
+    out = json.loads(found.stdout)
+    assert out["files"]["archived"] == 2
+    assert out["missing"] == [f"s3://{bucket}/u/gone.nc"]
+    assert f"matched nothing: s3://{bucket}/u/gone.nc" in found.stderr

@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"catalog"},
     {"restore"},
     {"filesystem"},
-    {"xarray", "dask", "datasets"},
+    {"xarray", "dask", "datasets", "localcopy", "selection"},
     {"testing"},
     {"demo"},
     {"progress", "cli"},
