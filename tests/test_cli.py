@@ -183,7 +183,7 @@ def test_progress_is_a_bar_on_a_terminal(
     assert "restored:" in text
     assert "6/6" in text
     assert "\r" in text  # the bar redraws in place
-    assert "6 objects; 6 restore requests sent; 6 ready" in text
+    assert "6 files in 6 objects; 6 restore requests sent; 6 ready" in text
 
 
 def test_progress_is_log_lines_without_a_terminal(
@@ -460,3 +460,151 @@ def test_paths_that_match_nothing_are_named_and_fail(
     assert out["files"]["archived"] == 2
     assert out["missing"] == [f"s3://{bucket}/u/gone.nc"]
     assert f"matched nothing: s3://{bucket}/u/gone.nc" in found.stderr
+
+
+def test_each_call_loads_only_the_catalogs_under_its_path(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from archivefs.catalog.writer import bundle_tree
+
+    s3 = s3fs.S3FileSystem(**archive.storage_options(), skip_instance_cache=True)
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name / "x").mkdir(parents=True)
+        (tmp_path / name / "x" / "f.nc").write_bytes(name.encode() * 10)
+        bundle_tree(fsspec.filesystem("file"), str(tmp_path / name), s3, f"{bucket}/{name}",
+                    storage_class="GLACIER")  # fmt: skip
+    archive.requests.clear()
+    listing = cli("ls", f"s3://{bucket}/b/x/")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.split() == [f"{bucket}/b/x/f.nc"]
+    # The registry, then the one catalog asked about: its pointer and its file.
+    assert archive.requests.count("GET", bucket=bucket) == 3
+    archive.requests.clear()
+    status = cli("status", f"s3://{bucket}/c/x/f.nc", "--json")
+    assert json.loads(status.stdout)["files"]["archived"] == 1, status.stderr
+    assert archive.requests.count("GET", bucket=bucket) == 3
+    archive.requests.clear()
+    everything = cli("ls", "-r", f"s3://{bucket}/")  # a listing above every root loads them all
+    assert len(everything.stdout.split()) == 4, everything.stderr
+    assert archive.requests.count("GET", bucket=bucket) == 1 + 2 * 4
+
+
+def test_catalog_rebuild_json_and_a_closed_pipe(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    (tmp_path / "src" / "x").mkdir(parents=True)
+    for i in range(3):
+        (tmp_path / "src" / "x" / f"{i}.nc").write_bytes(b"z" * 10)
+    assert cli("bundle", str(tmp_path / "src"), f"s3://{bucket}/r", "--storage-class",
+               "STANDARD").returncode == 0  # fmt: skip
+    rebuilt = cli("catalog", "rebuild", f"s3://{bucket}/r", "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout) == {"members": 3, "bundles": 1}
+    archive.put_objects(bucket, {f"many/{'n' * 80}{i:05d}": b"" for i in range(3000)})
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    with subprocess.Popen(
+        [ARCHIVEFS, "ls", f"s3://{bucket}/many/", "--endpoint-url", archive.endpoint_url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    ) as process:  # fmt: skip
+        assert process.stdout is not None
+        assert process.stderr is not None
+        first = process.stdout.readline()  # like `| head -1`: read a line, then go away
+        process.stdout.close()
+        errors = process.stderr.read().decode()
+        process.wait(300)
+    assert first.startswith(f"{bucket}/many/".encode())
+    assert errors == ""
+
+
+def test_endpoint_url_is_checked_up_front_and_fixes_match_causes(cli: Any, tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    for url, problem in [("127.0.0.1:42577", "has no http:// or https:// scheme"),
+                         ("http://:9000", "names no host"),
+                         ("http://127.0.0.1:99999", "is not a URL")]:  # fmt: skip
+        completed = subprocess.run([ARCHIVEFS, "ls", "s3://b/", "--endpoint-url", url],
+                                   capture_output=True, text=True, env=env, timeout=300,
+                                   check=False)  # fmt: skip
+        assert completed.returncode == EXIT_USAGE, completed.stderr
+        assert problem in completed.stderr
+        assert completed.stderr.strip().count("\n") == 0
+
+    class NotS3(http.server.BaseHTTPRequestHandler):  # a web server, not an S3 endpoint
+        def do_GET(self) -> None:
+            body = b"<html>welcome</html>"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotS3)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        completed = subprocess.run([ARCHIVEFS, "ls", "s3://b/x/", "--endpoint-url", endpoint],
+                                   capture_output=True, text=True, env=env, timeout=300,
+                                   check=False)  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert completed.returncode == EXIT_ERROR, completed.stderr
+    assert "check that --endpoint-url" in completed.stderr
+    assert "delete" not in completed.stderr.lower()
+
+
+def test_restore_wait_shows_time_passing_the_window_and_the_next_check(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.set_restore_delay(3.0)
+    archive.put_object(bucket, "w/deep", b"x" * 10, storage_class="DEEP_ARCHIVE")
+    result = cli("restore", f"s3://{bucket}/w/deep", "--tier", "Bulk", "--wait",
+                 "--timeout", "300")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("restore:")]
+    # Deep Archive Bulk: "within 48 hours", scaled by the 1/3600 time scale to 48 s.
+    assert all("expected within 48 s" in line for line in lines), lines
+    waiting = [line for line in lines if "next check in" in line]
+    assert waiting, lines  # one line per planned check, at least
+    assert "0/1 ready" in waiting[0]
+    assert "elapsed" in waiting[0]
+    assert "1/1 ready" in lines[-1]
+    assert "next check" not in lines[-1]
+
+
+def test_counts_say_files_and_bundles_and_warn_about_over_restoring(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = _bundled_tree(archive, bucket, tmp_path)  # one bundle per day, 12 files each
+    mag = sum(len(v) for k, v in files.items() if "/mag/" in k)
+    restored = archive_bytes(archive, bucket)  # both day bundles, zip headers included
+    status = cli("status", f"s3://{bucket}/arch/*/mag/")
+    assert status.returncode == 0, status.stderr
+    archived = next(line for line in status.stdout.splitlines() if line.startswith("archived"))
+    assert archived.split()[1:3] == ["8", "files"]
+    assert "in 2 bundles" in archived
+    estimate = cli("estimate", f"s3://{bucket}/arch/*/mag/")
+    assert estimate.returncode == 0, estimate.stderr
+    assert "8 files;" in estimate.stdout
+    assert "(2 restore requests)" in estimate.stdout
+    warning = estimate.stderr
+    assert f"({(restored / mag):.1f}x)" in warning
+    assert f"Bundling s3://{bucket}/arch with --group-by prefix:2 would restore only them" \
+        in warning  # fmt: skip
+    as_json = json.loads(cli("estimate", f"s3://{bucket}/arch/*/mag/", "--json").stdout)
+    assert as_json["selection"]["bytes_to_restore"] == restored
+    assert as_json["selection"]["bytes_needed"]["archived"] == mag
+    one_day = cli("status", f"s3://{bucket}/arch/d01/")  # a whole bundle: no warning
+    assert "warning" not in one_day.stderr, one_day.stderr
+
+
+def archive_bytes(archive: EmulatedArchive, bucket: str) -> int:
+    """Total size of the bundles in ``bucket``."""
+    listed = archive.client().list_objects_v2(Bucket=bucket, Prefix="arch/.archivefs/bundles/")
+    return sum(o["Size"] for o in listed["Contents"])

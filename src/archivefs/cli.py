@@ -80,8 +80,8 @@ def run_guarded(ctx: Context, action: Any) -> Any:
     """Run a command body; turn archivefs errors into one-line messages and exit codes."""
     try:
         return action()
-    except click.exceptions.ClickException:
-        raise
+    except (click.exceptions.ClickException, BrokenPipeError):
+        raise  # click reports usage errors, and ends quietly when a reader (| head) is gone
     except BudgetExceededError as error:
         if ctx.debug:
             raise
@@ -425,10 +425,15 @@ def restore_command(
         if ctx.as_json:
             click.echo(json.dumps(summary))
         else:
+            selection = summarize(result.plan)
+            bundles = sum(c.bundles for c in selection.states.values())
             click.echo(
-                f"{summary['groups']} objects; {summary['requests_sent']} restore requests sent"
+                f"{selection.files} files in {summary['groups']} objects"
+                + (f" ({bundles} bundles)" if bundles else "")
+                + f"; {summary['requests_sent']} restore requests sent"
                 + (f"; {summary['ready']} ready" if wait else "")
             )
+            warn_over_restore(fs, result.plan, selection)
 
     run_guarded(ctx, body)
 
@@ -895,6 +900,9 @@ def catalog_rebuild(ctx: Context, root: str) -> None:
     def body() -> None:
         fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
         catalog = rebuild_catalog(fs, path)
+        if ctx.as_json:
+            click.echo(json.dumps({"members": len(catalog), "bundles": len(catalog.bundles)}))
+            return
         click.echo(f"rebuilt: {len(catalog)} members in {len(catalog.bundles)} bundles")
 
     run_guarded(ctx, body)

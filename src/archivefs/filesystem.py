@@ -371,9 +371,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             for s in listing.files
             if not s.path.endswith("/") and not is_reserved(s.path)
         }
-        for root, catalog in await self.catalogs.catalogs(split_path(path)[0]):
-            if root.startswith(path.rstrip("/") + "/") or not split_path(path)[1]:
-                files.update((e["name"], e) for e in _catalog_find(catalog, root))
+        for root, catalog in await self.catalogs.under(path):
+            files.update((e["name"], e) for e in _catalog_find(catalog, root))
         if not files and split_path(path)[1]:
             try:
                 info = await self._info(path)
