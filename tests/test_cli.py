@@ -41,7 +41,8 @@ def run(archive: EmulatedArchive, tmp_path: Path) -> Any:
 
 
 def test_help_has_examples() -> None:
-    commands = ["ls", "status", "restore", "prefetch", "estimate", "advise", "bundle", "demo"]
+    commands = ["ls", "status", "restore", "prefetch", "estimate", "advise", "bundle", "demo",
+                "serve"]  # fmt: skip
     for command in ([], *([c] for c in commands), ["catalog"], ["catalog", "show"],
                     ["catalog", "rebuild"]):  # fmt: skip
         result = CliRunner().invoke(main, [*command, "--help"])
@@ -608,3 +609,46 @@ def archive_bytes(archive: EmulatedArchive, bucket: str) -> int:
     """Total size of the bundles in ``bucket``."""
     listed = archive.client().list_objects_v2(Bucket=bucket, Prefix="arch/.archivefs/bundles/")
     return sum(o["Size"] for o in listed["Contents"])
+
+
+def test_serve_runs_an_emulator_every_command_can_use(tmp_path: Path) -> None:
+    import signal
+
+    with subprocess.Popen(
+        [ARCHIVEFS, "serve", "--bucket", "data", "--delay", "2", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as server:  # fmt: skip
+        assert server.stdout is not None
+        assert server.stderr is not None
+        try:
+            served = json.loads(server.stdout.readline())
+            env = {**os.environ, **served["environment"]}
+            assert served["endpoint_url"].startswith("http://127.0.0.1:")
+            assert env["AWS_ENDPOINT_URL"] == served["endpoint_url"]
+            assert float(env["ARCHIVEFS_RESTORE_TIME_SCALE"]) == pytest.approx(2 / 43200)
+
+            def run(*args: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run([ARCHIVEFS, *args], capture_output=True, text=True,
+                                      env=env, timeout=600, check=False)  # fmt: skip
+
+            (tmp_path / "src" / "day1").mkdir(parents=True)
+            for i in range(3):
+                (tmp_path / "src" / "day1" / f"{i}.nc").write_bytes(bytes([i]) * 100)
+            bundled = run("bundle", str(tmp_path / "src"), "s3://data/obs",
+                          "--storage-class", "DEEP_ARCHIVE")  # fmt: skip
+            assert bundled.returncode == 0, bundled.stderr
+            status = run("status", "s3://data/obs/day1/", "--json")
+            assert json.loads(status.stdout)["files"]["archived"] == 3, status.stderr
+            prefetch = run("prefetch", "s3://data/obs/day1/", "--to", str(tmp_path / "out"),
+                           "--timeout", "300")  # fmt: skip
+            assert prefetch.returncode == 0, prefetch.stderr
+            assert "expected within 2 s" in prefetch.stderr  # the scale matches the delay
+            got = tmp_path / "out" / "data" / "obs" / "day1" / "2.nc"
+            assert got.read_bytes() == bytes([2]) * 100
+            listing = run("ls", "-l", "s3://data/obs/day1/")
+            assert listing.returncode == 0, listing.stderr
+            assert len(listing.stdout.splitlines()) == 3
+            assert all("DEEP_ARCHIVE" in line for line in listing.stdout.splitlines())
+        finally:
+            server.send_signal(signal.SIGINT)
+            assert server.wait(120) == 0, server.stderr.read()

@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"filesystem"},
     {"xarray", "dask", "datasets", "localcopy", "selection"},
     {"testing"},
-    {"demo"},
+    {"demo", "serve"},
     {"progress", "cli"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -175,9 +175,11 @@ def _set_global(name: str) -> Any:
 _GLOBAL_OPTIONS = [
     click.option(
         "--endpoint-url",
+        envvar=["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"],
         callback=_set_global("endpoint_url"),
         expose_value=False,
-        help="S3 endpoint (Ceph RGW, MinIO, `archivefs serve`).",
+        help="S3 endpoint (Ceph RGW, MinIO, `archivefs serve`). "
+        "[env: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL]",
     ),
     click.option(
         "--profile", callback=_set_global("profile"), expose_value=False, help="AWS profile name."
@@ -925,6 +927,44 @@ def demo_command(ctx: Context, delay: float, keep: bool) -> None:
     summary = run_guarded(ctx, lambda: run_demo(delay=delay, keep=keep, quiet=ctx.as_json))
     if ctx.as_json:
         click.echo(json.dumps(summary))
+
+
+@main.command("serve")
+@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: any free).")
+@click.option(
+    "--delay", default=20.0, show_default=True, help="Seconds every emulated restore takes."
+)
+@click.option("--bucket", "buckets", multiple=True, help="Create this bucket (repeatable).")
+@click.option("--seed-demo", is_flag=True, help="Put the demo dataset in (needs the demo extra).")
+@global_options
+@click.pass_obj
+def serve_command(
+    ctx: Context, port: int, delay: float, buckets: tuple[str, ...], seed_demo: bool
+) -> None:
+    """Run an emulated S3 archive here until Ctrl-C, to try every command on.
+
+    Prints the endpoint and the environment to export in another shell
+    (dummy credentials, AWS_ENDPOINT_URL, and ARCHIVEFS_RESTORE_TIME_SCALE
+    matching --delay). Data lives in memory and is gone when it stops.
+
+    \b
+    Examples:
+      archivefs serve --bucket my-bucket --delay 20
+      archivefs serve --seed-demo --port 9000
+    """
+    from archivefs import serve
+
+    if not (delay >= 0):
+        raise click.BadParameter("give the restore delay in seconds (0 or more).")
+    archive, served, workdir = run_guarded(
+        ctx,
+        lambda: serve.start(port=port, delay=delay, buckets=list(buckets), seed_demo=seed_demo),
+    )
+    with workdir:
+        click.echo(json.dumps(served.as_json()) if ctx.as_json else served.text())
+        serve.run_until_interrupted(archive)
+    if not ctx.as_json:
+        click.echo("archivefs serve: stopped", err=True)
 
 
 def _restore_eta(fs: ArchiveFileSystem, plan: Any) -> Any:
