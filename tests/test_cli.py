@@ -652,3 +652,24 @@ def test_serve_runs_an_emulator_every_command_can_use(tmp_path: Path) -> None:
         finally:
             server.send_signal(signal.SIGINT)
             assert server.wait(120) == 0, server.stderr.read()
+
+
+def test_small_calls_import_only_what_they_use(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    from archivefs import filesystem, pricing
+
+    assert filesystem.DEFAULT_SHEET == pricing.DEFAULT_SHEET  # written out to import lazily
+    archive.put_object(bucket, "i/a.nc", b"a", storage_class="GLACIER")
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "PYTHONPROFILEIMPORTTIME": "1"}  # fmt: skip
+    completed = subprocess.run(
+        [ARCHIVEFS, "ls", "-l", f"s3://{bucket}/i/", "--endpoint-url", archive.endpoint_url],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in completed.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}  # fmt: skip
+    assert "archivefs.filesystem" in imported
+    heavy = {"xarray", "dask", "zarr", "moto", "tenacity", "tornado", "yaml", "archivefs.pricing"}
+    assert heavy & imported == set()

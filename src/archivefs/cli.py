@@ -324,7 +324,7 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
                 f"{state:<10} {c.files:>8} files {human_bytes(c.bytes_needed):>10}"
                 f"   in {c.objects} {kind}"
                 + (f" ({c.bundles} bundles)" if c.bundles and kind == "objects" else "")
-                + f" {human_bytes(c.bytes_in_objects)}"
+                + f" of {human_bytes(c.bytes_in_objects)}"
             )
         warn_over_restore(fs, plan, summary)
         if summary.states["restoring"].objects:
@@ -361,18 +361,23 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 
     if summary.over_restore <= OVER_RESTORE_RATIO:
         return
-    message = (
-        f"warning: the {summary.files} files need {human_bytes(summary.bytes_needed_to_restore)}"
-        f" but restoring their objects brings back {human_bytes(summary.bytes_to_restore)}"
-        f" ({summary.over_restore:.1f}x): they share bundles with files you did not ask for."
-    )
     by_root: dict[str, Any] = {}
+    shared = False  # some bundle holds files that were not asked for (not just zip headers)
     for group in plan.groups:
         if group.paths == (group.key,) or group.state.readable:
             continue
         found = sync(fs.loop, fs.catalogs.root_for, group.paths[0])
         if found is not None:
             by_root.setdefault(found[0], (found[1], []))[1].extend(group.paths)
+            info = found[1].bundles.get(group.key)
+            shared = shared or (info is not None and info.members > len(group.paths))
+    if not shared:
+        return
+    message = (
+        f"warning: the {summary.files} files need {human_bytes(summary.bytes_needed_to_restore)}"
+        f" but restoring their objects brings back {human_bytes(summary.bytes_to_restore)}"
+        f" ({summary.over_restore:.1f}x): they share bundles with files you did not ask for."
+    )
     for root, (catalog, selected) in by_root.items():
         depth = better_grouping(catalog, root, selected)
         message += (

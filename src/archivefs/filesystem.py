@@ -49,12 +49,9 @@ from archivefs.model import (
     StorageClass,
     raise_not_archived,
 )
-from archivefs.pricing import DEFAULT_SHEET, Estimate, PriceSheet, estimate, load_price_sheet
-from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
-from archivefs.restore.submitter import SubmitReport
 from archivefs.stats import ReadStats
 from archivefs.stores.s3 import S3Store, split_path
 from archivefs.stores.translate import is_archived_error, translate
@@ -64,13 +61,19 @@ if TYPE_CHECKING:
 
     from archivefs.catalog.index import Catalog, MemberInfo
     from archivefs.model import PlannedGroup
+    from archivefs.pricing import Estimate, PriceSheet
+    from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
     from archivefs.restore.notify import NotificationSource
+    from archivefs.restore.submitter import SubmitReport
 
 logger = logging.getLogger("archivefs")
 
 OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
 _GLOB_CHARS = frozenset("*?[")
+# archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
+# first use, which keeps `archivefs ls` and other small calls from paying for it.
+DEFAULT_SHEET = "aws-us-east-1"
 
 
 class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
@@ -207,6 +210,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def engine(self) -> RestoreEngine:
         """The restore engine (made on first use: no session at construction)."""
         if self._engine is None:
+            from archivefs.restore.engine import RestoreEngine  # with tenacity: on first use
+
             self._engine = RestoreEngine(
                 self.store,
                 journal=self._make_journal(),
@@ -221,6 +226,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def price_sheet(self) -> PriceSheet:
         """The price sheet estimates use (loaded on first use)."""
         if self._price_sheet is None:
+            from archivefs.pricing import load_price_sheet
+
             self._price_sheet = load_price_sheet(self.price_sheet_name)
         return self._price_sheet
 
@@ -238,6 +245,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         kwargs.setdefault("egress", self.egress)
         if kwargs.get("read_amplification") is None:
             kwargs["read_amplification"] = self.read_stats.amplification or 1.0
+        from archivefs.pricing import estimate
+
         return estimate(plan, self.price_sheet, **kwargs)
 
     async def _estimate(
