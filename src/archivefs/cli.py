@@ -448,7 +448,12 @@ def restore_command(
 @main.command("prefetch")
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
-@click.option("--to", "hot", help="Copy everything here once restored (s3:// URL or directory).")
+@click.option(
+    "--to",
+    "hot",
+    help="Once restored, write the requested files to this directory (at DIR/BUCKET/KEY), "
+    "or copy the restored objects to this s3:// URL.",
+)
 @click.option(
     "--promote",
     is_flag=True,
@@ -545,6 +550,7 @@ def _prefetch_to_directory(
 
     directory = directory.removeprefix("file://")
     plan = fs.plan(paths)
+    report_unmatched(plan)
     files = plan.paths
     for path in files:  # refuse hostile keys before anything is paid for or written
         local_target(directory, path)
@@ -957,17 +963,17 @@ def serve_command(
       archivefs serve --bucket my-bucket --delay 20
       archivefs serve --seed-demo --port 9000
     """
-    from archivefs import serve
+    from archivefs.serve import run_until_interrupted, start
 
     if not (delay >= 0):
         raise click.BadParameter("give the restore delay in seconds (0 or more).")
     archive, served, workdir = run_guarded(
         ctx,
-        lambda: serve.start(port=port, delay=delay, buckets=list(buckets), seed_demo=seed_demo),
+        lambda: start(port=port, delay=delay, buckets=list(buckets), seed_demo=seed_demo),
     )
     with workdir:
         click.echo(json.dumps(served.as_json()) if ctx.as_json else served.text())
-        serve.run_until_interrupted(archive)
+        run_until_interrupted(archive)
     if not ctx.as_json:
         click.echo("archivefs serve: stopped", err=True)
 
