@@ -3,7 +3,7 @@
 # job reads without waiting and never pays for the same restore twice.
 #
 # Written for a real bucket (it is documentation; CI does not run it). Try the
-# commands on this machine first with `archivefs demo`.
+# commands on this machine first against `archivefs serve` (see docs/cli.md).
 #
 #   ./prefetch_before_batch_job.sh s3://my-bucket/run42/ /scratch/run42
 #
@@ -25,8 +25,9 @@ archivefs --profile "$PROFILE" status "$INPUTS"
 archivefs --profile "$PROFILE" estimate "$INPUTS" --tier "$TIER" --days 3
 
 # 3. Restore everything in one batch (one request per object or bundle), wait with
-#    progress, and copy it to fast scratch storage if asked. Re-running is free:
-#    objects already restoring or restored are not requested again.
+#    progress, and copy the requested files to fast scratch storage if asked (at
+#    $SCRATCH/<bucket>/<key>; bundle members are extracted, never whole bundles).
+#    Re-running is free: objects already restoring or restored are not requested again.
 prefetch=(archivefs --profile "$PROFILE" prefetch "$INPUTS"
           --tier "$TIER" --days 3 --max-cost "$BUDGET" --timeout $((48 * 3600)))
 if [[ -n "$SCRATCH" ]]; then
@@ -36,7 +37,7 @@ fi
 
 # 4. The batch job reads restored data (or the scratch copy) at full speed.
 if [[ -n "$SCRATCH" ]]; then
-    python my_analysis.py --input "$SCRATCH"
+    python my_analysis.py --input "$SCRATCH/${INPUTS#s3://}"
 else
     python my_analysis.py --input "archive::$INPUTS"
 fi

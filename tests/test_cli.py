@@ -6,21 +6,26 @@ import fcntl
 import json
 import os
 import pty
+import shutil
 import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import fsspec
 import pytest
+import s3fs
 from click.testing import CliRunner
 
 from archivefs.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_USAGE, EXIT_WAITING, main
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from archivefs.testing import EmulatedArchive
+
+# The installed console script, as users run it.
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
 
 
 @pytest.fixture
@@ -36,7 +41,8 @@ def run(archive: EmulatedArchive, tmp_path: Path) -> Any:
 
 
 def test_help_has_examples() -> None:
-    commands = ["ls", "status", "restore", "prefetch", "estimate", "advise", "bundle", "demo"]
+    commands = ["ls", "status", "restore", "prefetch", "estimate", "advise", "bundle", "demo",
+                "serve"]  # fmt: skip
     for command in ([], *([c] for c in commands), ["catalog"], ["catalog", "show"],
                     ["catalog", "rebuild"]):  # fmt: skip
         result = CliRunner().invoke(main, [*command, "--help"])
@@ -178,7 +184,7 @@ def test_progress_is_a_bar_on_a_terminal(
     assert "restored:" in text
     assert "6/6" in text
     assert "\r" in text  # the bar redraws in place
-    assert "6 objects; 6 restore requests sent; 6 ready" in text
+    assert "6 files in 6 objects; 6 restore requests sent; 6 ready" in text
 
 
 def test_progress_is_log_lines_without_a_terminal(
@@ -293,3 +299,377 @@ def test_prefetch_promote_in_place(run: Any, archive: EmulatedArchive, bucket: s
     assert {e["restore"] for e in listing} == {"hot"}  # permanent: no restored copy to expire
     both = run("prefetch", f"s3://{bucket}/pp/", "--promote", "--to", "/tmp")
     assert both.exit_code == EXIT_USAGE
+
+
+@pytest.fixture
+def cli(archive: EmulatedArchive, tmp_path: Path) -> Any:
+    """Run the installed ``archivefs`` script against the emulated archive.
+
+    The endpoint and journal go after the command (as AWS CLI users write them);
+    credentials and the time scale come from the environment `archivefs serve` prints.
+    """
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1",
+           "ARCHIVEFS_RESTORE_TIME_SCALE": str(1 / 3600)}  # fmt: skip
+
+    def invoke(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        tail = ["--endpoint-url", archive.endpoint_url, "--journal", str(tmp_path / "j.sqlite")]
+        return subprocess.run(
+            [ARCHIVEFS, *args, *tail], input=input, capture_output=True, text=True, env=env,
+            timeout=600, check=False,
+        )  # fmt: skip
+
+    return invoke
+
+
+def _bundled_tree(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> dict[str, bytes]:
+    """Three instruments x two days, bundled one bundle per day (prefix:1) into GLACIER."""
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    files = {}
+    for day in ("d01", "d02"):
+        for instrument in ("mag", "rad", "sonde"):
+            for i in range(4):
+                data = f"{day}/{instrument}/{i}".encode() * (50 + i)
+                files[f"{day}/{instrument}/obs{i}.nc"] = data
+                (tmp_path / "src" / day / instrument).mkdir(parents=True, exist_ok=True)
+                (tmp_path / "src" / day / instrument / f"obs{i}.nc").write_bytes(data)
+    s3 = s3fs.S3FileSystem(**archive.storage_options(), skip_instance_cache=True)
+    bundle_tree(
+        fsspec.filesystem("file"), str(tmp_path / "src"), s3, f"{bucket}/arch",
+        policy=ByPrefix(depth=1), storage_class="GLACIER",
+    )  # fmt: skip
+    archive.requests.clear()
+    return files
+
+
+def test_global_options_go_before_or_after_every_command(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_object(bucket, "g/cold", b"12345", storage_class="GLACIER")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_bytes(b"a" * 10)
+    listing = cli("ls", f"s3://{bucket}/g/", "--json", "--debug")
+    assert listing.returncode == 0, listing.stderr
+    assert [e["restore"] for e in json.loads(listing.stdout)] == ["archived"]
+    status = cli("status", f"s3://{bucket}/g/", "--json")
+    assert json.loads(status.stdout)["objects"]["archived"] == 1, status.stderr
+    bundled = cli("bundle", str(tmp_path / "src"), f"s3://{bucket}/b", "--json",
+                  "--storage-options", '{"default_block_size": 5242880}')  # fmt: skip
+    assert json.loads(bundled.stdout)["members"] == 1, bundled.stderr
+    shown = cli("catalog", "show", f"s3://{bucket}/b", "--json")
+    assert json.loads(shown.stdout)["members"] == 1, shown.stderr
+    # Every command and subcommand takes each global option after its name (checked
+    # in-process: a bad endpoint is refused while parsing, before any request).
+    commands = [["ls", "s3://x/"], ["status", "s3://x/"], ["estimate", "s3://x/"],
+                ["restore", "s3://x/"], ["prefetch", "s3://x/"], ["bundle", "a", "s3://x/"],
+                ["catalog", "show", "s3://x/"], ["catalog", "rebuild", "s3://x/"],
+                ["advise", "--objects", "1", "--size", "1"], ["demo"]]  # fmt: skip
+    for command in commands:
+        result = CliRunner().invoke(main, [*command, "--endpoint-url", "localhost:1"])
+        assert result.exit_code == EXIT_USAGE, (command, result.output)
+        assert "has no http:// or https:// scheme" in result.output
+        for option in (["--profile", "p"], ["--storage-options", "{}"], ["--journal", "j"],
+                       ["--json"], ["--debug"], ["--restore-time-scale", "1"]):  # fmt: skip
+            parsed = CliRunner().invoke(main, [*command, *option, "--help"])
+            assert parsed.exit_code == 0, (command, option, parsed.output)
+    assert archive.requests.count("RestoreObject") == 0
+
+
+def test_prefetch_to_writes_the_requested_files_each_byte_once(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = _bundled_tree(archive, bucket, tmp_path)
+    target = tmp_path / "scratch"
+    # A run killed earlier left a partial file (its writer's pid is gone).
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    leftover = target / bucket / "arch" / "d02" / "rad"
+    leftover.mkdir(parents=True)
+    (leftover / f"obs1.nc.archivefs-partial-{dead.stdout.strip()}-0123abcd").write_bytes(b"x")
+    result = cli("prefetch", f"s3://{bucket}/arch/d02/rad/", "--to", str(target), "--json",
+                 "--timeout", "120")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert summary["files_written"] == 4
+    assert summary["partials_removed"] == 1
+    written = sorted(p for p in target.rglob("*") if p.is_file())
+    wanted = sorted(k for k in files if k.startswith("d02/rad/"))
+    assert [p.relative_to(target / bucket / "arch").as_posix() for p in written] == wanted
+    for name in wanted:
+        assert (target / bucket / "arch" / name).read_bytes() == files[name]
+    assert not list(target.rglob("*.zip"))
+    assert archive.requests.count("RestoreObject") == 1  # one bundle: d02
+    needed = sum(len(files[k]) for k in wanted)
+    assert archive.requests.count("GET", bucket=bucket) - _catalog_gets(archive, bucket) == 4
+    assert archive.requests.bytes_sent("GET", bucket=bucket) - _catalog_bytes(archive, bucket) \
+        == needed  # fmt: skip
+
+
+def _catalog_gets(archive: EmulatedArchive, bucket: str) -> int:
+    return sum(1 for r in archive.requests.records
+               if r.op == "GET" and r.bucket == bucket and ".archivefs/" in (r.key or "")
+               and "/bundles/" not in (r.key or ""))  # fmt: skip
+
+
+def _catalog_bytes(archive: EmulatedArchive, bucket: str) -> int:
+    return sum(r.bytes_sent for r in archive.requests.records
+               if r.op == "GET" and r.bucket == bucket and ".archivefs/" in (r.key or "")
+               and "/bundles/" not in (r.key or ""))  # fmt: skip
+
+
+def test_globs_and_prefixes_ending_in_slash_select_the_files_below(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = _bundled_tree(archive, bucket, tmp_path)
+    archive.put_objects(bucket, {f"plain/d0{i}/mag/x.nc": b"p" * 7 for i in (1, 2)},
+                        storage_class="GLACIER")  # fmt: skip
+    status = cli("status", f"s3://{bucket}/arch/*/mag/", "--json")
+    assert status.returncode == 0, status.stderr
+    out = json.loads(status.stdout)
+    assert out["files"]["archived"] == 8
+    assert out["objects"]["archived"] == 2  # both day bundles
+    assert out["bytes_needed"]["archived"] == sum(len(v) for k, v in files.items() if "/mag/" in k)
+    plain = json.loads(cli("status", f"s3://{bucket}/plain/*/mag/", "--json").stdout)
+    assert plain["files"]["archived"] == 2
+    estimate = cli("estimate", f"s3://{bucket}/plain/*/mag/", "--json")
+    assert json.loads(estimate.stdout)["restore_request_count"] == 2, estimate.stderr
+    restore = cli("restore", f"s3://{bucket}/arch/*/mag/", "--json")
+    assert restore.returncode == 0, restore.stderr
+    assert archive.requests.count("RestoreObject") == 2
+
+
+def test_paths_that_match_nothing_are_named_and_fail(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    import unicodedata
+
+    archive.put_objects(bucket, {"u/caf\u00e9.nc": b"c" * 3, "u/[draft] v2.json": b"d" * 4},
+                        storage_class="GLACIER")  # fmt: skip
+    typo = cli("status", f"s3://{bucket}/u/typo*.nc")
+    assert typo.returncode == EXIT_ERROR
+    assert f"matched nothing: s3://{bucket}/u/typo*.nc" in typo.stderr
+    typo_estimate = cli("estimate", f"s3://{bucket}/u/nothing.nc")
+    assert typo_estimate.returncode == EXIT_ERROR
+    assert "matched nothing" in typo_estimate.stderr
+    nfd = unicodedata.normalize("NFD", f"s3://{bucket}/u/caf\u00e9.nc")
+    literal = f"s3://{bucket}/u/[draft] v2.json"
+    found = cli("status", nfd, literal, f"s3://{bucket}/u/gone.nc", "--json")
+    assert found.returncode == 0, found.stderr
+    out = json.loads(found.stdout)
+    assert out["files"]["archived"] == 2
+    assert out["missing"] == [f"s3://{bucket}/u/gone.nc"]
+    assert f"matched nothing: s3://{bucket}/u/gone.nc" in found.stderr
+
+
+def test_each_call_loads_only_the_catalogs_under_its_path(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from archivefs.catalog.writer import bundle_tree
+
+    s3 = s3fs.S3FileSystem(**archive.storage_options(), skip_instance_cache=True)
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name / "x").mkdir(parents=True)
+        (tmp_path / name / "x" / "f.nc").write_bytes(name.encode() * 10)
+        bundle_tree(fsspec.filesystem("file"), str(tmp_path / name), s3, f"{bucket}/{name}",
+                    storage_class="GLACIER")  # fmt: skip
+    archive.requests.clear()
+    listing = cli("ls", f"s3://{bucket}/b/x/")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.split() == [f"{bucket}/b/x/f.nc"]
+    # The registry, then the one catalog asked about: its pointer and its file.
+    assert archive.requests.count("GET", bucket=bucket) == 3
+    archive.requests.clear()
+    status = cli("status", f"s3://{bucket}/c/x/f.nc", "--json")
+    assert json.loads(status.stdout)["files"]["archived"] == 1, status.stderr
+    assert archive.requests.count("GET", bucket=bucket) == 3
+    archive.requests.clear()
+    everything = cli("ls", "-r", f"s3://{bucket}/")  # a listing above every root loads them all
+    assert len(everything.stdout.split()) == 4, everything.stderr
+    assert archive.requests.count("GET", bucket=bucket) == 1 + 2 * 4
+
+
+def test_catalog_rebuild_json_and_a_closed_pipe(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    (tmp_path / "src" / "x").mkdir(parents=True)
+    for i in range(3):
+        (tmp_path / "src" / "x" / f"{i}.nc").write_bytes(b"z" * 10)
+    assert cli("bundle", str(tmp_path / "src"), f"s3://{bucket}/r", "--storage-class",
+               "STANDARD").returncode == 0  # fmt: skip
+    rebuilt = cli("catalog", "rebuild", f"s3://{bucket}/r", "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout) == {"members": 3, "bundles": 1}
+    archive.put_objects(bucket, {f"many/{'n' * 80}{i:05d}": b"" for i in range(3000)})
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    with subprocess.Popen(
+        [ARCHIVEFS, "ls", f"s3://{bucket}/many/", "--endpoint-url", archive.endpoint_url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    ) as process:  # fmt: skip
+        assert process.stdout is not None
+        assert process.stderr is not None
+        first = process.stdout.readline()  # like `| head -1`: read a line, then go away
+        process.stdout.close()
+        errors = process.stderr.read().decode()
+        process.wait(300)
+    assert first.startswith(f"{bucket}/many/".encode())
+    assert errors == ""
+
+
+def test_endpoint_url_is_checked_up_front_and_fixes_match_causes(cli: Any, tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    for url, problem in [("127.0.0.1:42577", "has no http:// or https:// scheme"),
+                         ("http://:9000", "names no host"),
+                         ("http://127.0.0.1:99999", "is not a URL")]:  # fmt: skip
+        completed = subprocess.run([ARCHIVEFS, "ls", "s3://b/", "--endpoint-url", url],
+                                   capture_output=True, text=True, env=env, timeout=300,
+                                   check=False)  # fmt: skip
+        assert completed.returncode == EXIT_USAGE, completed.stderr
+        assert problem in completed.stderr
+        assert completed.stderr.strip().count("\n") == 0
+
+    class NotS3(http.server.BaseHTTPRequestHandler):  # a web server, not an S3 endpoint
+        def do_GET(self) -> None:
+            body = b"<html>welcome</html>"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotS3)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        completed = subprocess.run([ARCHIVEFS, "ls", "s3://b/x/", "--endpoint-url", endpoint],
+                                   capture_output=True, text=True, env=env, timeout=300,
+                                   check=False)  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert completed.returncode == EXIT_ERROR, completed.stderr
+    assert "check that --endpoint-url" in completed.stderr
+    assert "delete" not in completed.stderr.lower()
+
+
+def test_restore_wait_shows_time_passing_the_window_and_the_next_check(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.set_restore_delay(3.0)
+    archive.put_object(bucket, "w/deep", b"x" * 10, storage_class="DEEP_ARCHIVE")
+    result = cli("restore", f"s3://{bucket}/w/deep", "--tier", "Bulk", "--wait",
+                 "--timeout", "300")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("restore:")]
+    # Deep Archive Bulk: "within 48 hours", scaled by the 1/3600 time scale to 48 s.
+    assert all("expected within 48 s" in line for line in lines), lines
+    waiting = [line for line in lines if "next check in" in line]
+    assert waiting, lines  # one line per planned check, at least
+    assert "0/1 ready" in waiting[0]
+    assert "elapsed" in waiting[0]
+    assert "1/1 ready" in lines[-1]
+    assert "next check" not in lines[-1]
+
+
+def test_counts_say_files_and_bundles_and_warn_about_over_restoring(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = _bundled_tree(archive, bucket, tmp_path)  # one bundle per day, 12 files each
+    mag = sum(len(v) for k, v in files.items() if "/mag/" in k)
+    restored = archive_bytes(archive, bucket)  # both day bundles, zip headers included
+    status = cli("status", f"s3://{bucket}/arch/*/mag/")
+    assert status.returncode == 0, status.stderr
+    archived = next(line for line in status.stdout.splitlines() if line.startswith("archived"))
+    assert archived.split()[1:3] == ["8", "files"]
+    assert "in 2 bundles" in archived
+    estimate = cli("estimate", f"s3://{bucket}/arch/*/mag/")
+    assert estimate.returncode == 0, estimate.stderr
+    assert "8 files;" in estimate.stdout
+    assert "(2 restore requests)" in estimate.stdout
+    warning = estimate.stderr
+    assert f"({(restored / mag):.1f}x)" in warning
+    assert f"Bundling s3://{bucket}/arch with --group-by prefix:2 would restore only them" \
+        in warning  # fmt: skip
+    as_json = json.loads(cli("estimate", f"s3://{bucket}/arch/*/mag/", "--json").stdout)
+    assert as_json["selection"]["bytes_to_restore"] == restored
+    assert as_json["selection"]["bytes_needed"]["archived"] == mag
+    one_day = cli("status", f"s3://{bucket}/arch/d01/")  # a whole bundle: no warning
+    assert "warning" not in one_day.stderr, one_day.stderr
+
+
+def archive_bytes(archive: EmulatedArchive, bucket: str) -> int:
+    """Total size of the bundles in ``bucket``."""
+    listed = archive.client().list_objects_v2(Bucket=bucket, Prefix="arch/.archivefs/bundles/")
+    return sum(o["Size"] for o in listed["Contents"])
+
+
+def test_serve_runs_an_emulator_every_command_can_use(tmp_path: Path) -> None:
+    import signal
+
+    with subprocess.Popen(
+        [ARCHIVEFS, "serve", "--bucket", "data", "--delay", "2", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as server:  # fmt: skip
+        assert server.stdout is not None
+        assert server.stderr is not None
+        try:
+            served = json.loads(server.stdout.readline())
+            env = {**os.environ, **served["environment"]}
+            assert served["endpoint_url"].startswith("http://127.0.0.1:")
+            assert env["AWS_ENDPOINT_URL"] == served["endpoint_url"]
+            assert float(env["ARCHIVEFS_RESTORE_TIME_SCALE"]) == pytest.approx(2 / 43200)
+
+            def run(*args: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run([ARCHIVEFS, *args], capture_output=True, text=True,
+                                      env=env, timeout=600, check=False)  # fmt: skip
+
+            (tmp_path / "src" / "day1").mkdir(parents=True)
+            for i in range(3):
+                (tmp_path / "src" / "day1" / f"{i}.nc").write_bytes(bytes([i]) * 100)
+            bundled = run("bundle", str(tmp_path / "src"), "s3://data/obs",
+                          "--storage-class", "DEEP_ARCHIVE")  # fmt: skip
+            assert bundled.returncode == 0, bundled.stderr
+            status = run("status", "s3://data/obs/day1/", "--json")
+            assert json.loads(status.stdout)["files"]["archived"] == 3, status.stderr
+            prefetch = run("prefetch", "s3://data/obs/day1/", "--to", str(tmp_path / "out"),
+                           "--timeout", "300")  # fmt: skip
+            assert prefetch.returncode == 0, prefetch.stderr
+            assert "expected within 2 s" in prefetch.stderr  # the scale matches the delay
+            got = tmp_path / "out" / "data" / "obs" / "day1" / "2.nc"
+            assert got.read_bytes() == bytes([2]) * 100
+            listing = run("ls", "-l", "s3://data/obs/day1/")
+            assert listing.returncode == 0, listing.stderr
+            assert len(listing.stdout.splitlines()) == 3
+            assert all("DEEP_ARCHIVE" in line for line in listing.stdout.splitlines())
+        finally:
+            server.send_signal(signal.SIGINT)
+            assert server.wait(120) == 0, server.stderr.read()
+
+
+def test_small_calls_import_only_what_they_use(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    from archivefs import filesystem, pricing
+
+    assert filesystem.DEFAULT_SHEET == pricing.DEFAULT_SHEET  # written out to import lazily
+    archive.put_object(bucket, "i/a.nc", b"a", storage_class="GLACIER")
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "PYTHONPROFILEIMPORTTIME": "1"}  # fmt: skip
+    completed = subprocess.run(
+        [ARCHIVEFS, "ls", "-l", f"s3://{bucket}/i/", "--endpoint-url", archive.endpoint_url],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in completed.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}  # fmt: skip
+    assert "archivefs.filesystem" in imported
+    heavy = {"xarray", "dask", "zarr", "moto", "tenacity", "tornado", "yaml", "archivefs.pricing"}
+    assert heavy & imported == set()

@@ -18,9 +18,9 @@ LAYERS: list[set[str]] = [
     {"catalog"},
     {"restore"},
     {"filesystem"},
-    {"xarray", "dask", "datasets"},
+    {"xarray", "dask", "datasets", "localcopy", "selection"},
     {"testing"},
-    {"demo"},
+    {"demo", "serve"},
     {"progress", "cli"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -17,6 +17,7 @@ import fsspec.core
 
 from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
 from archivefs.progress import ProgressDisplay, human_bytes
+from archivefs.selection import SelectionSummary, summarize
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -27,23 +28,15 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_WAITING = 0, 1, 2, 3, 4
 
 
 class Context:
-    """Options shared by every command."""
+    """Options shared by every command (set before or after the command's name)."""
 
-    def __init__(
-        self,
-        endpoint_url: str | None,
-        profile: str | None,
-        options: str | None,
-        journal: str | None,
-        as_json: bool,
-        debug: bool,
-    ) -> None:
-        self.endpoint_url = endpoint_url
-        self.profile = profile
-        self.raw_options = options
-        self.journal = journal
-        self.as_json = as_json
-        self.debug = debug
+    def __init__(self) -> None:
+        self.endpoint_url: str | None = None
+        self.profile: str | None = None
+        self.raw_options: str | None = None
+        self.journal: str | None = None
+        self.as_json = False
+        self.debug = False
         self.restore_time_scale = 1.0
 
     def storage_options(self) -> dict[str, Any]:
@@ -93,8 +86,8 @@ def run_guarded(ctx: Context, action: Any) -> Any:
     """Run a command body; turn archivefs errors into one-line messages and exit codes."""
     try:
         return action()
-    except click.exceptions.ClickException:
-        raise
+    except (click.exceptions.ClickException, BrokenPipeError):
+        raise  # click reports usage errors, and ends quietly when a reader (| head) is gone
     except BudgetExceededError as error:
         if ctx.debug:
             raise
@@ -141,49 +134,133 @@ def restore_with_display(
             display.close()
 
 
+def check_endpoint_url(url: str) -> str:
+    """``url`` if it is a usable S3 endpoint (scheme, host, port); else exit 2 with one line."""
+    from urllib.parse import urlsplit
+
+    problem = None
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        parts, port, problem = None, None, f"is not a URL ({error})"
+    if parts is not None and problem is None:
+        if parts.scheme not in ("http", "https"):
+            guess = url if "://" not in url else url.split("://", 1)[1]
+            problem = f"has no http:// or https:// scheme (did you mean http://{guess} ?)"
+        elif not parts.hostname:
+            problem = "names no host"
+        elif port == 0:
+            problem = "has port 0"
+    if problem:
+        fail(
+            f"--endpoint-url {url!r} {problem}; "
+            "write it as http(s)://HOST[:PORT], e.g. http://127.0.0.1:9000.",
+            EXIT_USAGE,
+        )
+    return url
+
+
+def _set_global(name: str) -> Any:
+    """An option callback that stores the value on the shared :class:`Context`."""
+
+    def callback(click_ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None or value is False:
+            return value  # not given here: keep what was given elsewhere
+        source = click_ctx.get_parameter_source(param.name or "")
+        if click_ctx.parent is not None and source is click.core.ParameterSource.ENVIRONMENT:
+            return value  # the environment is read once, by the top command
+        if name == "endpoint_url":
+            value = check_endpoint_url(value)
+        setattr(click_ctx.ensure_object(Context), name, value)
+        return value
+
+    return callback
+
+
+_GLOBAL_OPTIONS = [
+    click.option(
+        "--endpoint-url",
+        envvar=["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"],
+        callback=_set_global("endpoint_url"),
+        expose_value=False,
+        help="S3 endpoint (Ceph RGW, MinIO, `archivefs serve`). "
+        "[env: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL]",
+    ),
+    click.option(
+        "--profile", callback=_set_global("profile"), expose_value=False, help="AWS profile name."
+    ),
+    click.option(
+        "--storage-options",
+        callback=_set_global("raw_options"),
+        expose_value=False,
+        help="JSON object of s3fs options.",
+    ),
+    click.option(
+        "--journal",
+        callback=_set_global("journal"),
+        expose_value=False,
+        help="Restore journal file (default: the user cache).",
+    ),
+    click.option(
+        "--restore-time-scale",
+        type=float,
+        envvar="ARCHIVEFS_RESTORE_TIME_SCALE",
+        callback=_set_global("restore_time_scale"),
+        expose_value=False,
+        help="Scale expected restore times when polling (emulators; `archivefs serve` "
+        "prints the value). [env: ARCHIVEFS_RESTORE_TIME_SCALE]",
+    ),
+    click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=_set_global("as_json"),
+        expose_value=False,
+        help="Machine-readable output.",
+    ),
+    click.option(
+        "--debug",
+        is_flag=True,
+        callback=_set_global("debug"),
+        expose_value=False,
+        help="Show tracebacks.",
+    ),
+]
+
+
+def global_options(command: Any) -> Any:
+    """Accept the global options after a command's name too (as the AWS CLI and rclone do)."""
+    for option in reversed(_GLOBAL_OPTIONS):
+        command = option(command)
+    return command
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--endpoint-url", help="S3 endpoint (Ceph RGW, MinIO, a local emulator).")
-@click.option("--profile", help="AWS profile name.")
-@click.option("--storage-options", "options", help="JSON object of s3fs options.")
-@click.option("--journal", help="Restore journal file (default: the user cache).")
-@click.option(
-    "--restore-time-scale",
-    type=float,
-    default=1.0,
-    show_default=True,
-    help="Scale expected restore times when polling (for emulators such as the demo's).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@global_options
 @click.version_option(package_name="archivefs")
 @click.pass_context
-def main(
-    click_ctx: click.Context,
-    endpoint_url: str | None,
-    profile: str | None,
-    options: str | None,
-    journal: str | None,
-    restore_time_scale: float,
-    as_json: bool,
-    debug: bool,
-) -> None:
+def main(click_ctx: click.Context) -> None:
     """Read archived S3 data (Glacier, Deep Archive) without surprises.
+
+    Global options (--endpoint-url, --profile, --storage-options, --journal,
+    --restore-time-scale, --json, --debug) go before or after the command.
 
     \b
     Examples:
       archivefs demo
       archivefs ls -l s3://bucket/data/
       archivefs estimate s3://bucket/data/ --tier Bulk
-      archivefs restore s3://bucket/data/*.nc --wait --max-cost 5
+      archivefs restore s3://bucket/data/*.nc --wait --max-cost 5 --endpoint-url http://127.0.0.1:9000
     """
-    click_ctx.obj = Context(endpoint_url, profile, options, journal, as_json, debug)
-    click_ctx.obj.restore_time_scale = restore_time_scale
+    click_ctx.ensure_object(Context)
 
 
 @main.command("ls")
 @click.argument("url")
 @click.option("-l", "long", is_flag=True, help="Show size, class, restore state and expiry.")
 @click.option("-r", "--recursive", is_flag=True, help="List everything below URL.")
+@global_options
 @click.pass_obj
 def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
     """List objects with their storage class and restore state.
@@ -219,6 +296,7 @@ def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
 @main.command("status")
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
+@global_options
 @click.pass_obj
 def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -> None:
     """Count objects and bytes by restore state (one bulk probe).
@@ -232,23 +310,30 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
     def body() -> None:
         fs = ctx.filesystem()
         plan = fs.plan(read_paths(urls, from_file))
-        counts, sizes = plan.counts(), plan.bytes_by_state()
+        report_unmatched(plan)
+        summary = summarize(plan)
         eta = _restore_eta(fs, plan)
         if ctx.as_json:
             click.echo(
                 json.dumps(
                     {
-                        "objects": counts,
-                        "bytes": sizes,
+                        **summary.as_json(),
                         "missing": list(plan.missing),
                         "restoring_expected_by": eta.isoformat() if eta else None,
                     }
                 )
             )
             return
-        for state, count in counts.items():
-            click.echo(f"{state:<10} {count:>8} objects {human_bytes(sizes[state]):>10}")
-        if counts["restoring"]:
+        for state, c in summary.states.items():
+            kind = "bundles" if c.bundles == c.objects and c.objects else "objects"
+            click.echo(
+                f"{state:<10} {c.files:>8} files {human_bytes(c.bytes_needed):>10}"
+                f"   in {c.objects} {kind}"
+                + (f" ({c.bundles} bundles)" if c.bundles and kind == "objects" else "")
+                + f" of {human_bytes(c.bytes_in_objects)}"
+            )
+        warn_over_restore(fs, plan, summary)
+        if summary.states["restoring"].objects:
             click.echo(
                 "restores in flight expected by "
                 + (
@@ -261,6 +346,55 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
     run_guarded(ctx, body)
 
 
+def report_unmatched(plan: Any) -> None:
+    """Name each path that matched nothing; exit 1 if nothing matched at all."""
+    for path in plan.missing:
+        click.echo(f"archivefs: matched nothing: {path}", err=True)
+    if plan.missing and not len(plan):
+        fail(
+            f"no file matched {', '.join(plan.missing[:3])}"
+            + (f" and {len(plan.missing) - 3} more" if len(plan.missing) > 3 else "")
+            + "; check the spelling (`archivefs ls` shows what exists).",
+            EXIT_ERROR,
+        )
+
+
+def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummary) -> None:
+    """Warn when the restores bring back far more than the files need; name a better grouping."""
+    from fsspec.asyn import sync
+
+    from archivefs.selection import OVER_RESTORE_RATIO, better_grouping
+
+    if summary.over_restore <= OVER_RESTORE_RATIO:
+        return
+    by_root: dict[str, Any] = {}
+    shared = False  # some bundle holds files that were not asked for (not just zip headers)
+    for group in plan.groups:
+        if group.paths == (group.key,) or group.state.readable:
+            continue
+        found = sync(fs.loop, fs.catalogs.root_for, group.paths[0])
+        if found is not None:
+            by_root.setdefault(found[0], (found[1], []))[1].extend(group.paths)
+            info = found[1].bundles.get(group.key)
+            shared = shared or (info is not None and info.members > len(group.paths))
+    if not shared:
+        return
+    message = (
+        f"warning: the {summary.files} files need {human_bytes(summary.bytes_needed_to_restore)}"
+        f" but restoring their objects brings back {human_bytes(summary.bytes_to_restore)}"
+        f" ({summary.over_restore:.1f}x): they share bundles with files you did not ask for."
+    )
+    for root, (catalog, selected) in by_root.items():
+        depth = better_grouping(catalog, root, selected)
+        message += (
+            f" Bundling s3://{root} with --group-by prefix:{depth} would restore only them."
+            if depth is not None
+            else f" No directory grouping of s3://{root} separates them: bundle by a key"
+            " function (archivefs.catalog.ByKey) that matches how you select."
+        )
+    click.echo(message, err=True)
+
+
 @main.command("restore")
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
@@ -270,6 +404,7 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@global_options
 @click.pass_obj
 def restore_command(
     ctx: Context,
@@ -303,10 +438,15 @@ def restore_command(
         if ctx.as_json:
             click.echo(json.dumps(summary))
         else:
+            selection = summarize(result.plan)
+            bundles = sum(c.bundles for c in selection.states.values())
             click.echo(
-                f"{summary['groups']} objects; {summary['requests_sent']} restore requests sent"
+                f"{selection.files} files in {summary['groups']} objects"
+                + (f" ({bundles} bundles)" if bundles else "")
+                + f"; {summary['requests_sent']} restore requests sent"
                 + (f"; {summary['ready']} ready" if wait else "")
             )
+            warn_over_restore(fs, result.plan, selection)
 
     run_guarded(ctx, body)
 
@@ -314,7 +454,12 @@ def restore_command(
 @main.command("prefetch")
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
-@click.option("--to", "hot", help="Copy everything here once restored (s3:// URL or directory).")
+@click.option(
+    "--to",
+    "hot",
+    help="Once restored, write the requested files to this directory (at DIR/BUCKET/KEY), "
+    "or copy the restored objects to this s3:// URL.",
+)
 @click.option(
     "--promote",
     is_flag=True,
@@ -325,6 +470,7 @@ def restore_command(
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@global_options
 @click.pass_obj
 def prefetch_command(
     ctx: Context,
@@ -349,40 +495,90 @@ def prefetch_command(
     """
 
     def body() -> None:
+        if hot and promote:
+            raise click.UsageError("use --to HOT_URL or --promote, not both.")
         options: dict[str, Any] = {
             "tier": tier,
             "days": days,
             "max_cost": max_cost,
             "price_sheet": price_sheet,
         }
-        if hot:
+        local = hot is not None and _is_local(hot)
+        if hot and not local:
             options["hot"] = hot
-            if "://" in hot and not hot.startswith("file://"):
-                options["hot_options"] = ctx.storage_options()
+            options["hot_options"] = ctx.storage_options()
         fs = ctx.filesystem(**options)
-        if hot and promote:
-            raise click.UsageError("use --to HOT_URL or --promote, not both.")
         paths = read_paths(urls, from_file)
-        result = restore_with_display(ctx, fs, paths, wait=True, timeout=timeout, promote=bool(hot))
-        promoted = fs.promote_in_place(paths) if promote else []
-        summary = {
-            "groups": len(result.plan),
-            "requests_sent": result.requests_sent,
-            "ready": len(result.ready),
-            "copied_to": hot,
-            "promoted_in_place": len(promoted),
-        }
+        if local:
+            assert hot is not None
+            summary = _prefetch_to_directory(ctx, fs, paths, hot, timeout)
+        else:
+            result = restore_with_display(
+                ctx, fs, paths, wait=True, timeout=timeout, promote=bool(hot)
+            )
+            promoted = fs.promote_in_place(paths) if promote else []
+            summary = {
+                "groups": len(result.plan),
+                "requests_sent": result.requests_sent,
+                "ready": len(result.ready),
+                "copied_to": hot,
+                "promoted_in_place": len(promoted),
+            }
         if ctx.as_json:
             click.echo(json.dumps(summary))
         else:
             click.echo(
                 f"{summary['ready']}/{summary['groups']} objects ready; "
                 f"{summary['requests_sent']} restore requests sent"
-                + (f"; copied to {hot}" if hot else "")
-                + (f"; {len(promoted)} made STANDARD in place" if promote else "")
+                + (
+                    f"; {summary['files_written']} files ({human_bytes(summary['bytes_written'])})"
+                    f" written to {hot}"
+                    if local
+                    else (f"; copied to {hot}" if hot else "")
+                )
+                + (f"; {summary['promoted_in_place']} made STANDARD in place" if promote else "")
             )
 
     run_guarded(ctx, body)
+
+
+def _is_local(url: str) -> bool:
+    return "://" not in url or url.startswith("file://")
+
+
+def _prefetch_to_directory(
+    ctx: Context, fs: ArchiveFileSystem, paths: list[str], directory: str, timeout: float | None
+) -> dict[str, Any]:
+    """Restore what ``paths`` need, then write each requested file below ``directory``."""
+    from fsspec.asyn import sync
+
+    from archivefs.localcopy import copy_to_directory, local_target
+
+    directory = directory.removeprefix("file://")
+    plan = fs.plan(paths)
+    report_unmatched(plan)
+    files = plan.paths
+    for path in files:  # refuse hostile keys before anything is paid for or written
+        local_target(directory, path)
+    display = None if ctx.as_json else ProgressDisplay()
+    try:
+        result = sync(
+            fs.loop, fs.engine.restore, plan, wait=True, timeout=timeout, on_progress=display
+        )
+    finally:
+        if display is not None:
+            display.close()
+    report = sync(fs.loop, copy_to_directory, fs, files, directory)
+    return {
+        "groups": len(plan),
+        "requests_sent": result.requests_sent,
+        "ready": len(result.ready),
+        "copied_to": directory,
+        "files_written": len(report.files),
+        "bytes_written": report.bytes_written,
+        "partials_removed": len(report.partials_removed),
+        "promoted_in_place": 0,
+    }
 
 
 def _size(text: str) -> int:
@@ -405,10 +601,17 @@ def _size(text: str) -> int:
     return int(float(match.group(1)) * units[match.group(2).lower()])
 
 
-def _print_estimate(ctx: Context, result: Any) -> None:
+def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None = None) -> None:
     if ctx.as_json:
-        click.echo(json.dumps({**result.model_dump(mode="json"), "total": result.total}))
+        extra = {"selection": summary.as_json()} if summary is not None else {}
+        click.echo(json.dumps({**result.model_dump(mode="json"), "total": result.total, **extra}))
         return
+    if summary is not None:
+        click.echo(
+            f"{summary.files} files; {human_bytes(summary.bytes_needed_to_restore)} of them to "
+            f"restore, in objects of {human_bytes(summary.bytes_to_restore)} "
+            f"({result.restore_request_count} restore requests)"
+        )
     for name, dollars in result.table():
         click.echo(f"{name:<24} {dollars:>12.6f} {result.currency}")
     lo, hi = result.restore_hours
@@ -431,6 +634,7 @@ def _print_estimate(ctx: Context, result: Any) -> None:
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
 @click.option("--storage-class", help="What-if: their storage class, e.g. GLACIER.")
+@global_options
 @click.pass_obj
 def estimate_command(
     ctx: Context,
@@ -472,7 +676,13 @@ def estimate_command(
         else:
             fs = ctx.filesystem(price_sheet=price_sheet, egress=egress)
             plan = fs.plan(read_paths(urls, from_file), tier=tier, days=days)
+            report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)
+            summary = summarize(plan)
+            _print_estimate(ctx, result, summary)
+            if not ctx.as_json:
+                warn_over_restore(fs, plan, summary)
+            return
         _print_estimate(ctx, result)
 
     run_guarded(ctx, body)
@@ -491,6 +701,7 @@ def estimate_command(
 @click.option("--egress", default="same_region", show_default=True, help="Network path.")
 @click.option("--lifecycle-after-days", type=float, help="Also: first class, then last, after N d.")
 @click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@global_options
 @click.pass_obj
 def advise_command(
     ctx: Context,
@@ -602,6 +813,7 @@ def _policy(group_by: str, target_size: str, max_members: int, window: int) -> A
     help="Bundles of an earlier run that no catalog records: keep (listed) or delete "
     "(an archived bundle deleted early is billed its minimum storage period).",
 )
+@global_options
 @click.pass_obj
 def bundle_command(
     ctx: Context,
@@ -671,6 +883,7 @@ def bundle_command(
 
 
 @main.group("catalog")
+@global_options
 def catalog_group() -> None:
     """Show or rebuild the catalog of bundled data.
 
@@ -683,6 +896,7 @@ def catalog_group() -> None:
 
 @catalog_group.command("show")
 @click.argument("root")
+@global_options
 @click.pass_obj
 def catalog_show(ctx: Context, root: str) -> None:
     """Bundles and member counts of the catalog at ROOT.
@@ -725,6 +939,7 @@ def catalog_show(ctx: Context, root: str) -> None:
 
 @catalog_group.command("rebuild")
 @click.argument("root")
+@global_options
 @click.pass_obj
 def catalog_rebuild(ctx: Context, root: str) -> None:
     """Rebuild the catalog at ROOT from its bundles' central directories.
@@ -740,6 +955,9 @@ def catalog_rebuild(ctx: Context, root: str) -> None:
     def body() -> None:
         fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
         catalog = rebuild_catalog(fs, path)
+        if ctx.as_json:
+            click.echo(json.dumps({"members": len(catalog), "bundles": len(catalog.bundles)}))
+            return
         click.echo(f"rebuilt: {len(catalog)} members in {len(catalog.bundles)} bundles")
 
     run_guarded(ctx, body)
@@ -748,6 +966,7 @@ def catalog_rebuild(ctx: Context, root: str) -> None:
 @main.command("demo")
 @click.option("--delay", default=3.0, show_default=True, help="Emulated restore delay (s).")
 @click.option("--keep", is_flag=True, help="Keep the temporary files.")
+@global_options
 @click.pass_obj
 def demo_command(ctx: Context, delay: float, keep: bool) -> None:
     """Run the whole story on an emulated archive: no cloud account needed.
@@ -761,6 +980,44 @@ def demo_command(ctx: Context, delay: float, keep: bool) -> None:
     summary = run_guarded(ctx, lambda: run_demo(delay=delay, keep=keep, quiet=ctx.as_json))
     if ctx.as_json:
         click.echo(json.dumps(summary))
+
+
+@main.command("serve")
+@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: any free).")
+@click.option(
+    "--delay", default=20.0, show_default=True, help="Seconds every emulated restore takes."
+)
+@click.option("--bucket", "buckets", multiple=True, help="Create this bucket (repeatable).")
+@click.option("--seed-demo", is_flag=True, help="Put the demo dataset in (needs the demo extra).")
+@global_options
+@click.pass_obj
+def serve_command(
+    ctx: Context, port: int, delay: float, buckets: tuple[str, ...], seed_demo: bool
+) -> None:
+    """Run an emulated S3 archive here until Ctrl-C, to try every command on.
+
+    Prints the endpoint and the environment to export in another shell
+    (dummy credentials, AWS_ENDPOINT_URL, and ARCHIVEFS_RESTORE_TIME_SCALE
+    matching --delay). Data lives in memory and is gone when it stops.
+
+    \b
+    Examples:
+      archivefs serve --bucket my-bucket --delay 20
+      archivefs serve --seed-demo --port 9000
+    """
+    from archivefs.serve import run_until_interrupted, start
+
+    if not (delay >= 0):
+        raise click.BadParameter("give the restore delay in seconds (0 or more).")
+    archive, served, workdir = run_guarded(
+        ctx,
+        lambda: start(port=port, delay=delay, buckets=list(buckets), seed_demo=seed_demo),
+    )
+    with workdir:
+        click.echo(json.dumps(served.as_json()) if ctx.as_json else served.text())
+        run_until_interrupted(archive)
+    if not ctx.as_json:
+        click.echo("archivefs serve: stopped", err=True)
 
 
 def _restore_eta(fs: ArchiveFileSystem, plan: Any) -> Any:

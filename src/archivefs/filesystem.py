@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import tempfile
+import unicodedata
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -49,13 +50,9 @@ from archivefs.model import (
     StorageClass,
     raise_not_archived,
 )
-from archivefs.pricing import DEFAULT_SHEET, Estimate, PriceSheet, estimate, load_price_sheet
-from archivefs.restore.claims import BucketClaims
-from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
-from archivefs.restore.submitter import SubmitReport
 from archivefs.stats import ReadStats
 from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
 from archivefs.stores.s3 import S3Store, split_path
@@ -66,13 +63,19 @@ if TYPE_CHECKING:
 
     from archivefs.catalog.index import Catalog, MemberInfo
     from archivefs.model import PlannedGroup
+    from archivefs.pricing import Estimate, PriceSheet
+    from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
     from archivefs.restore.notify import NotificationSource
+    from archivefs.restore.submitter import SubmitReport
 
 logger = logging.getLogger("archivefs")
 
 OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
 _GLOB_CHARS = frozenset("*?[")
+# archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
+# first use, which keeps `archivefs ls` and other small calls from paying for it.
+DEFAULT_SHEET = "aws-us-east-1"
 
 
 class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
@@ -269,6 +272,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def engine(self) -> RestoreEngine:
         """The restore engine (made on first use: no session at construction)."""
         if self._engine is None:
+            from archivefs.restore.claims import BucketClaims
+            from archivefs.restore.engine import RestoreEngine  # with tenacity: on first use
+
             self._engine = RestoreEngine(
                 self.store,
                 journal=self._make_journal(),
@@ -284,6 +290,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def price_sheet(self) -> PriceSheet:
         """The price sheet estimates use (loaded on first use)."""
         if self._price_sheet is None:
+            from archivefs.pricing import load_price_sheet
+
             self._price_sheet = load_price_sheet(self.price_sheet_name)
         return self._price_sheet
 
@@ -301,6 +309,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         kwargs.setdefault("egress", self.egress)
         if kwargs.get("read_amplification") is None:
             kwargs["read_amplification"] = self.read_stats.amplification or 1.0
+        from archivefs.pricing import estimate
+
         return estimate(plan, self.price_sheet, **kwargs)
 
     async def _estimate(
@@ -434,9 +444,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             for s in listing.files
             if not s.path.endswith("/") and not is_reserved(s.path)
         }
-        for root, catalog in await self.catalogs.catalogs(split_path(path)[0]):
-            if root.startswith(path.rstrip("/") + "/") or not split_path(path)[1]:
-                files.update((e["name"], e) for e in _catalog_find(catalog, root))
+        for root, catalog in await self.catalogs.under(path):
+            files.update((e["name"], e) for e in _catalog_find(catalog, root))
         if not files and split_path(path)[1]:
             try:
                 info = await self._info(path)
@@ -785,8 +794,14 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     # -- restores --------------------------------------------------------------------------
 
-    async def _expand_states(self, paths: str | list[str]) -> dict[str, ObjectState | None]:
-        """Object states for paths, globs and directories, from listings where possible."""
+    async def _expand_states(
+        self, paths: str | list[str], *, literal: bool = False
+    ) -> dict[str, ObjectState | None]:
+        """Object states for paths, globs and directories, from listings where possible.
+
+        A glob that matches directories (``2023/*/mag/``) means the files below them.
+        With ``literal``, glob characters are part of the name.
+        """
         if isinstance(paths, str):
             paths = [paths]
         states: dict[str, ObjectState | None] = {}
@@ -797,11 +812,18 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 raise InvalidPathError(
                     "empty path.", path=repr(raw), fix="name a bucket/key, a glob or a directory."
                 )
-            if _GLOB_CHARS & set(path):
+            if _GLOB_CHARS & set(path) and not literal:
                 matches = await self._glob(path, detail=True)
                 for name, entry in matches.items():
                     if entry.get("type") == "file":
                         states[name] = _state_from_entry(entry)
+                    elif entry.get("type") == "directory" and not is_reserved(name):
+                        listing = await self.store.list(name, recursive=True)
+                        states.update(
+                            (f.path, f)
+                            for f in listing.files
+                            if not f.path.endswith("/") and not is_reserved(f.path)
+                        )
             else:
                 plain.append(path)
         if plain:
@@ -844,38 +866,83 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _resolve(
         self, paths: str | list[str]
     ) -> tuple[list[PathInGroup], dict[str, ObjectState | None], list[str]]:
-        """Where each requested path lives (object or bundle) and the state of each group."""
-        members: list[MemberInfo] = []
-        plain: list[str] = []
-        for raw in [paths] if isinstance(paths, str) else paths:
-            path = self._strip_protocol(raw)
-            if not path:
-                raise InvalidPathError(
-                    "empty path.", path=repr(raw), fix="name a bucket/key, a glob or a directory."
-                )
-            found = await self.catalogs.root_for(path)
-            if found is None:
-                plain.append(raw)
-                continue
-            catalog = found[1]
-            names = (
-                await self._glob(path) if _GLOB_CHARS & set(path) else catalog.find(path) or [path]
-            )
-            for name in names:
-                member = catalog.lookup(name)
-                if member is not None:
-                    members.append(member)
-                else:
-                    plain.append(name)
-        states = await self._expand_states(plain) if plain else {}
+        """Where each requested path lives (object or bundle) and the state of each group.
+
+        A path that matches nothing is tried again as a literal name (for names such
+        as ``[draft] v2.json``) and in Unicode NFC and NFD forms; what still matches
+        nothing is returned in the third item, as the caller wrote it.
+        """
+        raws = [paths] if isinstance(paths, str) else list(paths)
+        members, states, unmatched = await self._resolve_pass(raws, literal=False)
+        missing: list[str] = []
+        for raw in unmatched:
+            for alternative, literal in _alternatives(raw):
+                more, found, still = await self._resolve_pass([alternative], literal=literal)
+                if not still:
+                    members += more
+                    states.update(found)
+                    break
+            else:
+                missing.append(raw)
         placements = [PathInGroup(p, p, s.size) for p, s in states.items() if s is not None]
-        missing = [p for p, s in states.items() if s is None]
         groups: dict[str, ObjectState | None] = dict(states)
+        groups.update((m, None) for m in missing)
         placements += [PathInGroup(m.path, m.bundle, m.length) for m in members]
         bundles = sorted({m.bundle for m in members})
         if bundles:
             groups.update(await self.store.probe(bundles))
         return placements, groups, missing
+
+    async def _resolve_pass(
+        self, raws: list[str], *, literal: bool
+    ) -> tuple[list[MemberInfo], dict[str, ObjectState], list[str]]:
+        """One resolution of ``raws``: members, object states, and the raws matching nothing."""
+        members: list[MemberInfo] = []
+        matched: set[str] = set()
+        plain: dict[str, str] = {}  # plain path -> the raw path it came from
+        globs: list[str] = []
+        for raw in raws:
+            path = self._strip_protocol(raw)
+            if not path:
+                raise InvalidPathError(
+                    "empty path.", path=repr(raw), fix="name a bucket/key, a glob or a directory."
+                )
+            is_glob = bool(_GLOB_CHARS & set(path)) and not literal
+            found = await self.catalogs.root_for(path)
+            if found is None:
+                if is_glob:
+                    globs.append(raw)
+                else:
+                    plain[path] = raw
+                continue
+            catalog = found[1]
+            names = await self._glob(path) if is_glob else catalog.find(path) or [path]
+            for name in names:
+                member = catalog.lookup(name)
+                if member is not None:
+                    members.append(member)
+                    matched.add(raw)
+                elif is_glob and catalog.isdir(name):
+                    inside = [catalog.lookup(n) for n in catalog.find(name)]
+                    members += [m for m in inside if m is not None]
+                    matched.add(raw)
+                    prefix = name + "/"
+                    plain.update((p, raw) for p in catalog.plain if p.startswith(prefix))
+                else:
+                    plain[name] = raw
+        states: dict[str, ObjectState] = {}
+        for raw in globs:
+            found_states = await self._expand_states(raw)
+            states.update((p, s) for p, s in found_states.items() if s is not None)
+            if any(s is not None for s in found_states.values()):
+                matched.add(raw)
+        if plain:
+            probed = await self._expand_states(list(plain), literal=True)
+            for path, state in probed.items():
+                if state is not None:
+                    states[path] = state
+                    matched.add(plain.get(path) or _origin(path, plain))
+        return members, states, [raw for raw in dict.fromkeys(raws) if raw not in matched]
 
     async def _restore(
         self,
@@ -1159,6 +1226,28 @@ def _archived_fix(path: str, restore_call: str) -> str:
         )
     shell = f"`archivefs restore s3://{path}`"
     return f"{restore_call} (or {shell}), then read again; {prefetch}; {wait}"
+
+
+def _alternatives(raw: str) -> list[tuple[str, bool]]:
+    """Other readings of a path that matched nothing: the literal name, then NFC and NFD."""
+    out: list[tuple[str, bool]] = []
+    if _GLOB_CHARS & set(raw):
+        out.append((raw, True))
+    for form in ("NFC", "NFD"):
+        normal = unicodedata.normalize(form, raw)
+        if normal != raw:
+            out.append((normal, False))
+            if _GLOB_CHARS & set(normal):
+                out.append((normal, True))
+    return out
+
+
+def _origin(path: str, plain: dict[str, str]) -> str:
+    """The raw path a listed file came from (its directory was named)."""
+    for name, raw in plain.items():
+        if path.startswith(name.rstrip("/") + "/"):
+            return raw
+    return path
 
 
 def _hours(seconds: float) -> str:

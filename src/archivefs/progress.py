@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import threading
 import time
 from typing import IO, TYPE_CHECKING, Any
 
@@ -19,8 +20,32 @@ def human_bytes(size: float) -> str:
     return f"{size:.1f} TiB"
 
 
+def human_duration(seconds: float) -> str:
+    """'45 s', '12 min', '4.5 h'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def expected_phrase(progress: RestoreProgress) -> str:
+    """'expected 3.0-5.0 h' / 'expected within 12.0 h' / '' (nothing to wait for)."""
+    if progress.expected_s is None:
+        return ""
+    lo, hi = progress.expected_s
+    if lo <= 0:
+        return f"expected within {human_duration(hi)}"
+    return f"expected {human_duration(lo)}-{human_duration(hi)}"
+
+
 class ProgressDisplay:
-    """Callable for ``on_progress``: tqdm on a TTY, a line every ``interval`` s elsewhere.
+    """Callable for ``on_progress``: tqdm on a TTY, log lines elsewhere.
+
+    While restores are awaited it keeps showing that time passes: the elapsed
+    time, the expected window and when the next status check happens (redrawn
+    every second on a terminal; a log line at every check and every
+    ``interval`` seconds otherwise).
 
     Parameters
     ----------
@@ -40,22 +65,57 @@ class ProgressDisplay:
         self.tty = self.stream.isatty() if tty is None else tty
         self._bar: Any = None
         self._last_line = 0.0
+        self._last_check: float | None = None
+        self._progress: RestoreProgress | None = None
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def __call__(self, progress: RestoreProgress) -> None:
-        if self.tty:
-            self._update_bar(progress)
-        elif progress.done or time.monotonic() - self._last_line >= self.interval:
-            self._last_line = time.monotonic()
-            self.stream.write(self.line(progress) + "\n")
-            self.stream.flush()
+        with self._lock:
+            self._progress = progress
+            new_check = progress.next_check_at != self._last_check
+            self._last_check = progress.next_check_at
+            if self.tty:
+                self._update_bar(progress)
+            elif progress.done or new_check or time.monotonic() - self._last_line >= self.interval:
+                self._write_line(progress)
+            if not progress.done and self._ticker is None:
+                self._ticker = threading.Thread(
+                    target=self._tick, name="archivefs-progress", daemon=True
+                )
+                self._ticker.start()
+
+    def _tick(self) -> None:
+        """Keep the display moving between events (elapsed time, countdown to the check)."""
+        period = 1.0 if self.tty else self.interval
+        while not self._stop.wait(period):
+            with self._lock:
+                progress = self._progress
+                if progress is None or progress.done:
+                    continue
+                progress.tick()
+                if self.tty:
+                    self._update_bar(progress)
+                elif time.monotonic() - self._last_line >= self.interval:
+                    self._write_line(progress)
+
+    def _write_line(self, progress: RestoreProgress) -> None:
+        self._last_line = time.monotonic()
+        self.stream.write(self.line(progress) + "\n")
+        self.stream.flush()
 
     @staticmethod
     def line(progress: RestoreProgress) -> str:
+        extra = [expected_phrase(progress)]
+        wait = progress.next_check_in
+        if wait is not None:
+            extra.append(f"next check in {human_duration(wait)}")
         return (
             f"restore: {progress.ready}/{progress.groups} ready "
             f"({human_bytes(progress.bytes_ready)} of {human_bytes(progress.bytes_total)}), "
             f"{progress.restoring} restoring, {progress.requests_sent} requests sent, "
-            f"{progress.elapsed_s:.0f} s"
+            f"{human_duration(progress.elapsed_s)} elapsed" + "".join(f"; {e}" for e in extra if e)
         )
 
     def _update_bar(self, progress: RestoreProgress) -> None:
@@ -69,19 +129,30 @@ class ProgressDisplay:
                 desc="restored",
                 file=self.stream,
                 ncols=max(columns, 60),
+                bar_format="{desc}: {n_fmt}/{total_fmt} |{bar}| {elapsed} elapsed{postfix}",
             )
         self._bar.n = progress.ready
-        self._bar.set_postfix(
-            restoring=progress.restoring,
-            requests=progress.requests_sent,
-            bytes=f"{human_bytes(progress.bytes_ready)}/{human_bytes(progress.bytes_total)}",
-            refresh=False,
+        postfix = [expected_phrase(progress)]
+        wait = progress.next_check_in
+        if wait is not None:
+            postfix.append(f"next check in {human_duration(wait)}")
+        postfix.append(
+            f"{progress.requests_sent} requests, "
+            f"{human_bytes(progress.bytes_ready)}/{human_bytes(progress.bytes_total)}"
         )
+        self._bar.set_postfix_str("; ".join(p for p in postfix if p), refresh=False)
         self._bar.refresh()
         if progress.done:
-            self.close()
+            self._close_bar()
 
-    def close(self) -> None:
+    def _close_bar(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._ticker is not None and self._ticker is not threading.current_thread():
+            self._ticker.join()
+        with self._lock:
+            self._close_bar()

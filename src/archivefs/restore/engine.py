@@ -47,6 +47,15 @@ class RestoreProgress:
     bytes_ready: int = 0
     restoring: int = 0
     elapsed_s: float = 0.0
+    expected_s: tuple[float, float] | None = None  # window of this run's restores (scaled)
+    next_check_at: float | None = None  # time.monotonic() of the next status check
+
+    @property
+    def next_check_in(self) -> float | None:
+        """Seconds until the next status check (``None`` when none is planned)."""
+        if self.next_check_at is None or self.done:
+            return None
+        return max(0.0, self.next_check_at - time.monotonic())
 
     @classmethod
     def start(cls, plan: Plan, requests_sent: int, started: float) -> RestoreProgress:
@@ -221,6 +230,21 @@ class RestoreEngine:
 
         return pick
 
+    def _window(self, plan: Plan) -> tuple[float, float] | None:
+        """When this plan's pending restores are expected back (seconds, time scale applied)."""
+        pick = self.schedule_for(plan.tier)
+        schedules = [
+            pick(g.state)
+            for g in plan.with_action(Action.RESTORE, Action.RENEW, Action.WAIT)
+            if g.state.storage_class.needs_restore or g.state.archive_access is not None
+        ]
+        if not schedules:
+            return None
+        return (
+            min(s.expected_min_s for s in schedules),
+            max(s.expected_max_s for s in schedules),
+        )
+
     def _expected_ready(self, group: PlannedGroup) -> datetime:
         from datetime import UTC, datetime, timedelta
 
@@ -233,8 +257,12 @@ class RestoreEngine:
         *,
         timeout: float | None = None,
         on_round: Callable[[dict[str, ObjectState]], None] | None = None,
+        on_wait: Callable[[float], None] | None = None,
     ) -> AsyncIterator[PlannedGroup]:
-        """Yield each planned group the moment its object reads (readable ones first)."""
+        """Yield each planned group the moment its object reads (readable ones first).
+
+        ``on_wait`` hears how many seconds the poller will wait before its next check.
+        """
 
         def counted(states: dict[str, ObjectState]) -> None:
             self.poll_rounds += 1
@@ -247,6 +275,7 @@ class RestoreEngine:
             journal=self.journal,
             notifications=self.notifications,
             on_round=counted,
+            on_wait=on_wait,
         )
         states = [g.state for g in plan.groups]
         # Groups just submitted are restoring now, whatever the probe said before.
@@ -275,6 +304,7 @@ class RestoreEngine:
             raise _failed(report)
         result = RestoreResult(plan=plan, submitted=report)
         progress = RestoreProgress.start(plan, report.requests_sent, started)
+        progress.expected_s = self._window(plan)
         if on_progress is not None:
             on_progress(progress)
         if wait:
@@ -287,7 +317,14 @@ class RestoreEngine:
                 if on_progress is not None:
                     on_progress(progress.tick())
 
-            async for group in self.as_ready(plan, timeout=remaining, on_round=round_done):
+            def waiting(delay: float) -> None:
+                progress.next_check_at = time.monotonic() + delay
+                if on_progress is not None:
+                    on_progress(progress.tick())
+
+            async for group in self.as_ready(
+                plan, timeout=remaining, on_round=round_done, on_wait=waiting
+            ):
                 result.ready.append(group.key)
                 progress.ready += 1
                 progress.bytes_ready += group.size

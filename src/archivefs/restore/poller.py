@@ -36,12 +36,14 @@ class Poller:
         journal: Journal | None = None,
         notifications: NotificationSource | None = None,
         on_round: Callable[[dict[str, ObjectState]], None] | None = None,
+        on_wait: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
         self.schedule_for = schedule_for
         self.journal = journal
         self.notifications = notifications
         self.on_round = on_round
+        self.on_wait = on_wait  # hears the seconds until the next check, before each wait
         self.rounds = 0
 
     async def as_ready(
@@ -71,6 +73,8 @@ class Poller:
                 if remaining <= 0:
                     raise _timeout(pending, timeout)
                 delay = min(delay, remaining)
+            if self.on_wait is not None:
+                self.on_wait(delay)
             keys = await self._wait(delay, pending)
             probed = await self.store.probe(keys)
             polls += 1

@@ -88,8 +88,8 @@ class _Server(ThreadedWSGIServer):
 class _MotoThread(ThreadedMotoServer):
     """moto's threaded server, serving ``app`` (moto behind our middleware) on a daemon thread."""
 
-    def __init__(self, app: WSGIApplication) -> None:
-        super().__init__(ip_address="127.0.0.1", port=0, verbose=False)
+    def __init__(self, app: WSGIApplication, port: int = 0) -> None:
+        super().__init__(ip_address="127.0.0.1", port=port, verbose=False)
         self._app = app
         self._error: BaseException | None = None
 
@@ -128,6 +128,8 @@ class EmulatedArchive:
         and MinIO do not).
     region:
         The region clients are told to use.
+    port:
+        The port on 127.0.0.1 (0, the default: any free one; see :attr:`endpoint_url`).
 
     Examples
     --------
@@ -146,7 +148,9 @@ class EmulatedArchive:
         seconds_per_day: float = 86400.0,
         restore_status_in_listings: bool = True,
         region: str = "us-east-1",
+        port: int = 0,
     ) -> None:
+        self._port = port
         self._initial_delay = _check_seconds("restore_delay", restore_delay, allow_zero=True)
         self._initial_day = _check_seconds("seconds_per_day", seconds_per_day, allow_zero=False)
         self._initial_listings = bool(restore_status_in_listings)
@@ -186,7 +190,7 @@ class EmulatedArchive:
                 restore_status_in_listings=self._initial_listings,
             )
             faulty = FaultMiddleware(shim, self.faults, harness_header=HARNESS_HEADER)
-            thread = _MotoThread(CountingMiddleware(faulty, self.requests))
+            thread = _MotoThread(CountingMiddleware(faulty, self.requests), port=self._port)
             thread.start()
             host, port = thread.get_host_and_port()
             self._shim, self._thread = shim, thread
