@@ -178,6 +178,18 @@ class CatalogError(ArchiveError):
     """The catalog is missing, corrupt, or disagrees with the bundles."""
 
 
+class MissingBundleError(CatalogError):
+    """A catalog lists a member whose bundle object is gone: damage, not absence.
+
+    Deliberately not a ``FileNotFoundError``: zarr would read the member as a
+    missing chunk and return fill values.
+    """
+
+
+class BundleChangedError(ChecksumMismatchError):
+    """The object at a bundle's key is not the bundle the catalog recorded (size or ETag)."""
+
+
 class PriceSheetError(ArchiveError, ValueError):
     """A price sheet that cannot be loaded or fails validation."""
 
@@ -190,12 +202,14 @@ __all__ = [
     "AccessDeniedError",
     "ArchiveError",
     "BudgetExceededError",
+    "BundleChangedError",
     "BundleError",
     "CatalogError",
     "ChecksumMismatchError",
     "InvalidPathError",
     "InvalidRestoreRequestError",
     "JournalError",
+    "MissingBundleError",
     "NotArchivedError",
     "ObjectArchivedError",
     "ObjectNotFoundError",
