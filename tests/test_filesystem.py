@@ -682,6 +682,6 @@ def test_listing_states_match_info_after_a_restore_one_probe_per_bundle(
     assert len(bundles) > 1
     assert archive.requests.counts() == {"LIST": 1}  # one bulk probe, not one per member
     restored = listing[first]["bundle"]
-    for name, entry in listing.items():
+    for entry in listing.values():
         assert entry["restore"] == ("restored" if entry["bundle"] == restored else "archived")
     assert afs.info(first)["restore"] == listing[first]["restore"] == "restored"
