@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 import tempfile
@@ -194,6 +195,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.catalogs = CatalogView(self.store.get_bytes)
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
+        self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -620,28 +622,56 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return data
 
     async def _read_bundle(self, where: Location, first: int, last: int) -> bytes:
-        """Bytes ``[first, last)`` of a member's bundle, from the bundle the catalog recorded."""
+        """Bytes ``[first, last)`` of a member's bundle, from the bundle the catalog recorded.
+
+        Identity: the answering object's size must be the recorded size, and its
+        ETag the recorded ETag (sent as ``If-Match``). A different ETag with the
+        same content (e.g. after a copy onto itself, which re-computes a multipart
+        ETag) is accepted once the whole object's SHA-256 matches the catalog's.
+        """
         member, bundle = where.member, where.bundle
         assert member is not None
         assert bundle is not None
+        etag = self._verified_etags.get(bundle.key, bundle.etag)
         try:
             got: RangeRead = await self._guarded(
-                bundle.key,
-                lambda: self.store.get_range(bundle.key, first, last, if_match=bundle.etag),
+                bundle.key, lambda: self.store.get_range(bundle.key, first, last, if_match=etag)
             )
         except (ObjectArchivedError, RestoreInProgressError) as error:
             raise error.in_context(f"(reading member {member.path!r})") from error
         except ObjectNotFoundError as error:
             raise _missing_bundle(member, where.root) from error
         except ArchiveError as error:
-            if s3_error_code(error) == "PreconditionFailed":
+            if s3_error_code(error) != "PreconditionFailed" or etag is None:
+                raise
+            if not await self._same_content(where):
                 raise _changed_bundle(member, "its ETag differs from the one recorded") from error
-            raise
+            return await self._read_bundle(where, first, last)
         if got.total_size is not None and got.total_size != bundle.size:
             raise _changed_bundle(
                 member, f"it has {got.total_size} bytes, the catalog recorded {bundle.size}"
             )
         return got.data
+
+    async def _same_content(self, where: Location) -> bool:
+        """Whether the object now at the bundle's key has the recorded SHA-256 (read whole,
+        once per new ETag); if so, its ETag is accepted for later reads."""
+        bundle = where.bundle
+        assert bundle is not None
+        if set(bundle.sha256) == {"0"}:
+            return False  # no content hash recorded (a catalog rebuilt from archived bundles)
+        state = await self.store.head(bundle.key)
+        if state.size != bundle.size or state.etag is None:
+            return False
+        digest = hashlib.sha256()
+        for lo in range(0, bundle.size, _MEMBER_PIECE):
+            hi = min(lo + _MEMBER_PIECE, bundle.size)
+            piece = await self.store.get_range(bundle.key, lo, hi, if_match=state.etag)
+            digest.update(piece.data)
+        if digest.hexdigest() != bundle.sha256:
+            return False
+        self._verified_etags[bundle.key] = state.etag
+        return True
 
     async def _get_file(
         self, rpath: str, lpath: str, callback: Callback = DEFAULT_CALLBACK, **kwargs: Any

@@ -247,3 +247,48 @@ def test_a_partial_read_from_a_replaced_bundle_is_refused(
     fs = make_fs(archive, tmp_path)
     with pytest.raises(BundleChangedError, match="not the bundle the catalog recorded"):
         fs.cat_file(member.path, start=0, end=4)
+
+
+def test_a_same_size_replacement_is_refused_on_partial_reads_too(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    _files, root = _setup(archive, bucket, tmp_path)
+    fs3 = s3(archive)
+    catalog = Catalog.load(fs3, catalog_dir(root))
+    member = sorted(catalog.members(), key=lambda m: m.path)[0]
+    assert catalog.bundles[member.bundle].etag  # recorded when the bundle was uploaded
+    raw = bytearray(fs3.cat_file(member.bundle))
+    raw[member.offset + member.length - 1] ^= 0xFF  # same size, one byte outside the range read
+    fs3.pipe_file(member.bundle, bytes(raw))
+    fs = make_fs(archive, tmp_path)
+    archive.requests.clear()
+    with pytest.raises(BundleChangedError, match="ETag differs"):
+        fs.cat_file(member.path, start=0, end=4)
+    assert archive.requests.count("GET", status=412) == 1
+
+
+def test_a_bundle_re_uploaded_unchanged_with_a_new_etag_still_reads(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files, root = _setup(archive, bucket, tmp_path)
+    fs3 = s3(archive)
+    catalog = Catalog.load(fs3, catalog_dir(root))
+    member = sorted(catalog.members(), key=lambda m: m.path)[0]
+    bucket_, key = member.bundle.split("/", 1)
+    client = archive.client()
+    upload = client.create_multipart_upload(Bucket=bucket_, Key=key)["UploadId"]
+    part = client.upload_part(
+        Bucket=bucket_, Key=key, UploadId=upload, PartNumber=1, Body=fs3.cat_file(member.bundle)
+    )
+    client.complete_multipart_upload(
+        Bucket=bucket_, Key=key, UploadId=upload,
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
+    )  # fmt: skip  # the same bytes re-uploaded: a multipart ETag, not the recorded one
+    fs = make_fs(archive, tmp_path)
+    name = member.path.split("/", 2)[2]
+    archive.requests.clear()
+    assert fs.cat_file(member.path, start=0, end=4) == files[name][:4]
+    assert archive.requests.count("GET", status=412) == 1  # new ETag: proven by SHA-256 once
+    archive.requests.clear()
+    assert fs.cat_file(member.path) == files[name]
+    assert archive.requests.counts() == {"GET": 1}  # the proven ETag is remembered

@@ -159,14 +159,22 @@ def _bundle_one(
             if existing != size:
                 _upload(dest_fs, local, key, klass)
     with _store_errors(key, "inspect"):
-        uploaded = dest_fs.info(key)["size"]
+        uploaded_info = dest_fs.info(key)
+        uploaded = uploaded_info["size"]
     if uploaded != size:
         raise BundleError(
             f"the uploaded bundle has {uploaded} bytes, {size} were written.",
             path=key,
             fix="run the same bundle command again; the catalog was not changed.",
         )
-    info = BundleInfo(key=key, size=size, storage_class=klass, members=len(entries), sha256=digest)
+    info = BundleInfo(
+        key=key,
+        size=size,
+        storage_class=klass,
+        members=len(entries),
+        sha256=digest,
+        etag=uploaded_info.get("ETag"),  # member reads must come from this very object
+    )
     return Catalog.from_entries(
         info,
         entries,
@@ -290,7 +298,12 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
             else ("0" * 64)
         )
         bundle = BundleInfo(
-            key=key, size=size, storage_class=klass, members=len(entries), sha256=digest
+            key=key,
+            size=size,
+            storage_class=klass,
+            members=len(entries),
+            sha256=digest,
+            etag=info.get("ETag"),
         )
         catalog = catalog.merge(Catalog.from_entries(bundle, entries, base))
     catalog.save(fs, layout.catalog_dir(root))
