@@ -522,6 +522,7 @@ def test_member_verbs_read_the_bundle_never_the_logical_path(
     assert afs.cat_file(f"{bucket}/copies/cp_file.dat") == data
     assert afs.head(path, 10) == data[:10]
     assert afs.tail(path, 10) == data[-10:]
+    assert afs.cat_ranges([path, path], [0, 5], [4, 9]) == [data[0:4], data[5:9]]
     with afs.open(path, "r", encoding="latin-1", newline="") as text:
         assert text.read() == data.decode("latin-1")
     assert not [r for r in archive.requests.records if r.key == key]  # S3 never asked for it

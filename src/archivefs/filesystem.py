@@ -430,6 +430,21 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             files = {e["name"]: e for e in _catalog_find(found[1], path)}
             names = sorted(files)
             return {n: files[n] for n in names} if detail else names
+        files = await self._files_below(path)
+        key = split_path(path)[1]
+        if not files and key:
+            try:
+                info = await self._info(path)
+            except FileNotFoundError:
+                info = None
+            if info is not None and info["type"] == "file":
+                files = {info["name"]: info}
+        names = sorted(files)
+        return {n: files[n] for n in names} if detail else names
+
+    async def _files_below(self, path: str) -> dict[str, dict[str, Any]]:
+        """Every file below a folder outside any catalog root: one recursive listing, plus
+        the members of the catalog roots it holds."""
         listing = await self.store.list(path, recursive=True)
         files = {
             s.path: _file_entry(s)
@@ -447,15 +462,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         for root, catalog in await self.catalogs.catalogs(bucket):
             if root.startswith(path + "/") or not key:
                 files.update((e["name"], e) for e in _catalog_find(catalog, root))
-        if not files and key:
-            try:
-                info = await self._info(path)
-            except FileNotFoundError:
-                info = None
-            if info is not None and info["type"] == "file":
-                files = {info["name"]: info}
-        names = sorted(files)
-        return {n: files[n] for n in names} if detail else names
+        return files
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -1033,10 +1040,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 )
             if _GLOB_CHARS & set(path):
                 matches = await self._glob(path, detail=True)
-                files = {n: e for n, e in matches.items() if e.get("type") == "file"}
-                if not files:
-                    states[path] = None
-                await self._sort_files(files, members, states)
+                await self._sort_files(matches, members, states)
                 continue
             where = await self.catalogs.locate(path)
             if where.member is not None:
@@ -1050,8 +1054,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 if state is not None:
                     states[path] = state
                     continue
-                files = await self._find(path, detail=True)
-                if not files or list(files) == [path]:
+                files = await self._files_below(path)
+                if not files:
                     states[path] = None
                 await self._sort_files(files, members, states)
         placements = [PathInGroup(p, p, s.size) for p, s in states.items() if s is not None]
