@@ -446,10 +446,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """Every file below a folder outside any catalog root: one recursive listing, plus
         the members of the catalog roots it holds."""
         listing = await self.store.list(path, recursive=True)
+        own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
         files = {
             s.path: _file_entry(s)
             for s in listing.files
-            if not s.path.endswith("/") and not is_reserved(s.path)
+            if not s.path.endswith("/") and (own or not is_reserved(s.path))
         }
         pointer = f"/{catalog_dir('')}/{POINTER}".replace("//", "/")
         await self.catalogs.discover(
