@@ -203,6 +203,10 @@ def test_a_denied_registry_is_not_taken_for_no_catalogs(
     fs = make_fs(archive, tmp_path)
     assert fs.cat_file(member.path, start=0, end=8) == data
     assert archive.faults.injected == 1
+    first = sorted(catalog.members(), key=lambda m: m.path)[0]
+    archive.requests.clear()
+    fs.cat_file(first.path, start=0, end=8)  # another folder of the same catalog
+    assert archive.requests.counts() == {"GET": 1}  # the catalog found once serves it
     archive.faults.error(403, "AccessDenied", ops=["GET"], count=1)
     ds = _open(archive, bucket, tmp_path)
     values = ds["t"].values

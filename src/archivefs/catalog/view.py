@@ -10,7 +10,7 @@ A registered catalog that is gone (or damaged) is an error for paths under its
 root only; the rest of the bucket works. A registry the caller may not read
 (HTTP 403, e.g. an IAM policy scoped to a dataset prefix) is never taken for
 "no catalogs": the view then looks for a catalog pointer at each ancestor of
-the path asked about (one GET per ancestor, remembered).
+the path asked about (one GET per ancestor not yet seen, shallowest first).
 """
 
 from __future__ import annotations
@@ -154,12 +154,26 @@ class CatalogView:
         return error
 
     async def _search(self, path: str) -> None:
-        """With the registry refused: look for a catalog at ``path`` and each ancestor."""
+        """With the registry refused: look for a catalog at ``path``'s ancestors and itself.
+
+        Shallowest first, stopping at a catalog that knows ``path``, so the members
+        of one catalog cost one GET per ancestor once, not per member.
+        """
         parts = path.split("/")
-        for depth in range(len(parts), 0, -1):
+        for depth in range(1, len(parts) + 1):
             root = "/".join(parts[:depth])
-            if not layout.is_reserved(root) and root not in self._searched:
+            if layout.is_reserved(root):
+                break
+            if root not in self._searched:
                 await self._probe_root(root)
+            found = self._searched[root]
+            if isinstance(found, Catalog) and (
+                path == root
+                or path in found
+                or path in found.plain
+                or Location(path, root, found).is_catalog_dir
+            ):
+                break
 
     async def _probe_root(self, root: str) -> None:
         try:
