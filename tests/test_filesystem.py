@@ -447,3 +447,242 @@ def test_promote_into_another_bucket_is_a_server_side_copy(
     assert archive.requests.count("GET") == 0
     archive.expire_restore(bucket, "c")
     assert fs.cat_file(f"{bucket}/c") == DATA
+
+
+# -- line reads: no backwards range at the end of a file --------------------------------------
+
+
+def _lines_read_without_416(archive: EmulatedArchive, fs: ArchiveFileSystem, path: str) -> None:
+    archive.requests.clear()
+    with fs.open(path) as handle:
+        lines = list(handle)
+        assert handle.readline() == b""  # at EOF: nothing, and no request
+        assert handle.readline() == b""
+    assert b"".join(lines) == LINES
+    assert [line.endswith(b"\n") for line in lines] == [True, True, True]
+    gets = archive.requests.records
+    assert [r.status for r in gets if r.op == "GET" and r.range] == [206]  # one ranged GET
+    assert archive.requests.count("GET", status=416) == 0
+
+
+LINES = b"line one\nline two\nthe third line, the last\n"
+
+
+def test_line_by_line_reads_of_objects_and_members(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, tmp_path: Path
+) -> None:
+    from tests.reliability._support import bundle, s3
+
+    archive.put_object(bucket, "b.txt", LINES)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "b.txt").write_bytes(LINES)
+    bundle(tmp_path / "src", s3(archive), f"{bucket}/packed")
+    _lines_read_without_416(archive, afs, f"{bucket}/b.txt")
+    _lines_read_without_416(archive, afs, f"{bucket}/packed/b.txt")
+    with afs.open(f"{bucket}/packed/b.txt", "r", encoding="utf-8") as text:
+        assert text.readlines() == LINES.decode().splitlines(keepends=True)
+    assert archive.requests.count("GET", status=416) == 0
+
+
+# -- bundle members behave as files for every verb --------------------------------------------
+
+
+@pytest.fixture
+def packed(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> tuple[dict[str, bytes], str]:
+    """A bundled tree at ``bucket/packed`` (STANDARD bundles) and its files by relative name."""
+    from tests.reliability._support import bundle, make_tree, s3
+
+    files = make_tree(tmp_path / "src", 8)
+    bundle(tmp_path / "src", s3(archive), f"{bucket}/packed")
+    return files, f"{bucket}/packed"
+
+
+def test_member_verbs_read_the_bundle_never_the_logical_path(
+    archive: EmulatedArchive,
+    afs: ArchiveFileSystem,
+    packed: tuple[dict[str, bytes], str],
+    tmp_path: Path,
+) -> None:
+    files, root = packed
+    name = sorted(files)[0]
+    path, data = f"{root}/{name}", files[name]
+    bucket, key = path.split("/", 1)
+    archive.put_object(bucket, key, b"a decoy object at the member's logical path")
+    out = tmp_path / "out"
+    out.mkdir()
+    archive.requests.clear()
+    afs.get(path, str(out / "get.dat"))
+    afs.get_file(path, str(out / "get_file.dat"))
+    afs.download(path, str(out / "download.dat"))
+    afs.cp(path, f"{bucket}/copies/cp.dat")
+    afs.cp_file(path, f"{bucket}/copies/cp_file.dat")
+    for name_ in ("get.dat", "get_file.dat", "download.dat"):
+        assert (out / name_).read_bytes() == data
+    assert afs.cat_file(f"{bucket}/copies/cp.dat") == data
+    assert afs.cat_file(f"{bucket}/copies/cp_file.dat") == data
+    assert afs.head(path, 10) == data[:10]
+    assert afs.tail(path, 10) == data[-10:]
+    assert afs.cat_ranges([path, path], [0, 5], [4, 9]) == [data[0:4], data[5:9]]
+    with afs.open(path, "r", encoding="latin-1", newline="") as text:
+        assert text.read() == data.decode("latin-1")
+    assert not [r for r in archive.requests.records if r.key == key]  # S3 never asked for it
+    assert archive.requests.count("GET", status=416) == 0
+    assert afs.du(root) == sum(len(v) for v in files.values())
+    walked = {f"{d}/{f}" for d, _, fs_ in afs.walk(root) for f in fs_}
+    assert walked == {f"{root}/{n}" for n in files}
+
+
+def test_recursive_get_and_cp_of_a_bundled_folder(
+    afs: ArchiveFileSystem, packed: tuple[dict[str, bytes], str], tmp_path: Path
+) -> None:
+    files, root = packed
+    bucket = root.split("/", 1)[0]
+    afs.get(f"{root}/", str(tmp_path / "got") + "/", recursive=True)
+    got = {
+        p.relative_to(tmp_path / "got").as_posix(): p.read_bytes()
+        for p in (tmp_path / "got").rglob("*")
+        if p.is_file()
+    }
+    assert got == files
+    afs.cp(f"{root}/", f"{bucket}/copied/", recursive=True)
+    copied = {p[len(f"{bucket}/copied/") :]: afs.cat_file(p) for p in afs.find(f"{bucket}/copied")}
+    assert copied == files
+
+
+def test_members_are_not_written_or_removed_one_by_one(
+    afs: ArchiveFileSystem, packed: tuple[dict[str, bytes], str], tmp_path: Path
+) -> None:
+    files, root = packed
+    path = f"{root}/{sorted(files)[0]}"
+    (tmp_path / "new").write_bytes(b"new")
+    for write in (
+        lambda: afs.pipe_file(path, b"new"),
+        lambda: afs.put_file(str(tmp_path / "new"), path),
+        lambda: afs.cp_file(f"{root}/{sorted(files)[1]}", path),
+        lambda: afs.rm_file(path),
+        lambda: afs.rm(f"{root}/d0", recursive=True),
+    ):
+        with pytest.raises(InvalidPathError, match="bundle"):
+            write()
+    assert afs.cat_file(path) == files[sorted(files)[0]]
+
+
+def test_restore_of_a_glob_over_a_bundled_tree_restores_its_bundles(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, tmp_path: Path
+) -> None:
+    from archivefs.catalog import Catalog
+    from archivefs.catalog.layout import catalog_dir
+    from tests.reliability._support import bundle, make_tree, s3
+
+    files = make_tree(tmp_path / "src", 12)
+    bundle(tmp_path / "src", s3(archive), f"{bucket}/archive", storage_class="GLACIER")
+    bundles = Catalog.load(s3(archive), catalog_dir(f"{bucket}/archive")).bundles
+    archive.requests.clear()
+    result = afs.restore(f"{bucket}/archive/**", wait=True, timeout=60)
+    assert archive.requests.count("RestoreObject") == result.requests_sent == len(bundles) == 4
+    assert sorted(g.key for g in result.plan) == sorted(bundles)
+    assert sorted(result.plan.paths) == sorted(f"{bucket}/archive/{n}" for n in files)
+    assert afs.cat_file(f"{bucket}/archive/{sorted(files)[5]}") == files[sorted(files)[5]]
+
+
+def test_rm_of_a_catalog_root_updates_the_registry_in_the_same_call(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Any,
+    packed: tuple[dict[str, bytes], str],
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from tests.reliability._support import bundle, make_tree, s3
+
+    _files, root = packed
+    other = make_tree(tmp_path / "other", 4, seed=1)
+    bundle(tmp_path / "other", s3(archive), f"{bucket}/kept")
+    archive.put_object(bucket, "plain/x.bin", DATA)
+    make_fs().rm(root, recursive=True)
+    registry = json.loads(s3(archive).cat_file(f"{bucket}/.archivefs/catalogs.json"))
+    assert registry == {"roots": [f"{bucket}/kept"]}
+    fresh = make_fs()
+    assert not fresh.exists(f"{bucket}/nope")
+    assert not fresh.exists(root)
+    assert fresh.cat_file(f"{bucket}/plain/x.bin") == DATA
+    name = sorted(other)[0]
+    assert fresh.cat_file(f"{bucket}/kept/{name}") == other[name]
+
+
+def test_a_registered_catalog_that_is_gone_fails_only_its_own_prefix(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Any,
+    packed: tuple[dict[str, bytes], str],
+) -> None:
+    from archivefs.errors import CatalogError
+    from tests.reliability._support import s3
+
+    files, root = packed
+    archive.put_object(bucket, "plain/x.bin", DATA)
+    raw = s3(archive)
+    raw.rm(f"{root}/.archivefs/catalog", recursive=True)  # deleted behind archivefs's back
+    fs = make_fs()
+    assert fs.cat_file(f"{bucket}/plain/x.bin") == DATA
+    assert not fs.exists(f"{bucket}/nope")
+    assert fs.ls(bucket, detail=False)
+    with pytest.raises(CatalogError, match="catalog is registered at this root") as info:
+        fs.cat_file(f"{root}/{sorted(files)[0]}")
+    assert not isinstance(info.value, FileNotFoundError)
+    assert "archivefs catalog rebuild" in str(info.value)
+    assert f"fs.unregister_catalog('{root}')" in str(info.value)
+    fs.unregister_catalog(root)
+    assert not make_fs().exists(f"{root}/{sorted(files)[0]}")
+
+
+def test_cp_of_an_archived_object_with_wait_restores_then_copies(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.put_object(bucket, "cold/src.bin", DATA, storage_class="GLACIER")
+    fs = make_fs(on_archived="wait", wait_timeout=60)
+    archive.requests.clear()
+    fs.cp(f"{bucket}/cold/src.bin", f"{bucket}/copy.bin")
+    assert fs.cat_file(f"{bucket}/copy.bin") == DATA
+    assert archive.requests.count("RestoreObject") == 1
+    assert archive.requests.count("COPY", status=200) == 1
+
+
+@pytest.mark.parametrize("code", ["InvalidObjectState", "ObjectNotInActiveTierError"])
+def test_both_archived_codes_mean_archived(code: str) -> None:
+    from botocore.exceptions import ClientError
+
+    from archivefs.stores.translate import is_archived_error
+
+    cause = ClientError({"Error": {"Code": code, "Message": "archived"}}, "CopyObject")
+    error = PermissionError("archived")
+    error.__cause__ = cause
+    assert is_archived_error(error)
+
+
+def test_listing_states_match_info_after_a_restore_one_probe_per_bundle(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, tmp_path: Path
+) -> None:
+    from archivefs.catalog import ByPrefix
+    from tests.reliability._support import bundle, make_tree, s3
+
+    files = make_tree(tmp_path / "src", 12, dirs=1)  # d0/f0000.dat ... in 3 bundles
+    bundle(
+        tmp_path / "src",
+        s3(archive),
+        f"{bucket}/g",
+        storage_class="GLACIER",
+        policy=ByPrefix(depth=1, target_size=12_000),
+    )
+    first = f"{bucket}/g/{sorted(files)[0]}"
+    afs.restore(first, wait=True, timeout=60)
+    archive.requests.clear()
+    listing = {e["name"]: e for e in afs.ls(f"{bucket}/g/d0", detail=True)}
+    bundles = {e["bundle"] for e in listing.values()}
+    assert len(bundles) > 1
+    assert archive.requests.counts() == {"LIST": 1}  # one bulk probe, not one per member
+    restored = listing[first]["bundle"]
+    for entry in listing.values():
+        assert entry["restore"] == ("restored" if entry["bundle"] == restored else "archived")
+    assert afs.info(first)["restore"] == listing[first]["restore"] == "restored"

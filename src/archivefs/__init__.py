@@ -1,11 +1,19 @@
-"""archivefs: read archived object storage (S3 Glacier, Deep Archive) as ordinary files."""
+"""archivefs: read archived object storage (S3 Glacier, Deep Archive) as ordinary files.
+
+Import-light: the filesystem and the dataset helpers (which pull in fsspec,
+s3fs, xarray and Dask) load on first use of their names.
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import (
     ArchiveError,
     BudgetExceededError,
     ChecksumMismatchError,
+    MissingBundleError,
     ObjectArchivedError,
     ObjectNotFoundError,
     RestoreInProgressError,
@@ -13,12 +21,35 @@ from archivefs.errors import (
 )
 from archivefs.model import ObjectState, Plan, RestoreState, RestoreTier, StorageClass
 
+if TYPE_CHECKING:
+    from archivefs.datasets import (
+        open_dataset,
+        open_mfdataset,
+        open_zarr,
+        plan_dataset,
+        prefetch,
+        restore_aware,
+    )
+    from archivefs.filesystem import ArchiveFileSystem
+
 __version__ = "0.1.0"
+
+_LAZY = {
+    "ArchiveFileSystem": "archivefs.filesystem",
+    "open_dataset": "archivefs.datasets",
+    "open_mfdataset": "archivefs.datasets",
+    "open_zarr": "archivefs.datasets",
+    "plan_dataset": "archivefs.datasets",
+    "prefetch": "archivefs.datasets",
+    "restore_aware": "archivefs.datasets",
+}
 
 __all__ = [
     "ArchiveError",
+    "ArchiveFileSystem",
     "BudgetExceededError",
     "ChecksumMismatchError",
+    "MissingBundleError",
     "ObjectArchivedError",
     "ObjectNotFoundError",
     "ObjectState",
@@ -29,4 +60,24 @@ __all__ = [
     "RestoreTimeoutError",
     "StorageClass",
     "__version__",
+    "open_dataset",
+    "open_mfdataset",
+    "open_zarr",
+    "plan_dataset",
+    "prefetch",
+    "restore_aware",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The filesystem and dataset helpers, imported on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'archivefs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -186,6 +186,18 @@ class CatalogError(ArchiveError):
     """The catalog is missing, corrupt, or disagrees with the bundles."""
 
 
+class MissingBundleError(CatalogError):
+    """A catalog lists a member whose bundle object is gone: damage, not absence.
+
+    Deliberately not a ``FileNotFoundError``: zarr would read the member as a
+    missing chunk and return fill values.
+    """
+
+
+class BundleChangedError(ChecksumMismatchError):
+    """The object at a bundle's key is not the bundle the catalog recorded (size or ETag)."""
+
+
 class PriceSheetError(ArchiveError, ValueError):
     """A price sheet that cannot be loaded or fails validation."""
 
@@ -198,6 +210,7 @@ __all__ = [
     "AccessDeniedError",
     "ArchiveError",
     "BudgetExceededError",
+    "BundleChangedError",
     "BundleError",
     "CatalogError",
     "ChecksumMismatchError",
@@ -205,6 +218,7 @@ __all__ = [
     "InvalidPathError",
     "InvalidRestoreRequestError",
     "JournalError",
+    "MissingBundleError",
     "MissingCredentialsError",
     "NotArchivedError",
     "ObjectArchivedError",

@@ -13,28 +13,36 @@ opaque ``PermissionError``. Every forwarding method is written out (as
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import logging
 import os
 import tempfile
 import unicodedata
 import uuid
+import zlib
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
+from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import AbstractBufferedFile, make_instance
 
 from archivefs.catalog.bundle import check_member
-from archivefs.catalog.layout import is_reserved
-from archivefs.catalog.view import CatalogView
+from archivefs.catalog.index import POINTER
+from archivefs.catalog.layout import catalog_dir, is_reserved, registry_path
+from archivefs.catalog.registry import dump_registry, parse_registry
+from archivefs.catalog.view import CatalogView, Location
 from archivefs.errors import (
     ArchiveError,
+    BundleChangedError,
     ChecksumMismatchError,
     InvalidPathError,
     InvalidRestoreRequestError,
+    MissingBundleError,
     MissingCredentialsError,
     ObjectArchivedError,
     ObjectNotFoundError,
@@ -55,11 +63,13 @@ from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
 from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
-from archivefs.stores.s3 import S3Store, split_path
-from archivefs.stores.translate import is_archived_error, translate
+from archivefs.stores.s3 import RangeRead, S3Store, split_path
+from archivefs.stores.translate import is_archived_error, s3_error_code, translate
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
+
+    from fsspec.callbacks import Callback
 
     from archivefs.catalog.index import Catalog, MemberInfo
     from archivefs.model import PlannedGroup
@@ -76,6 +86,7 @@ _GLOB_CHARS = frozenset("*?[")
 # archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
 # first use, which keeps `archivefs ls` and other small calls from paying for it.
 DEFAULT_SHEET = "aws-us-east-1"
+_MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
 
 
 class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
@@ -206,6 +217,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.catalogs = CatalogView(self.store.get_bytes)
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
+        self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -349,6 +361,33 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def _hot_path(self, root: str, path: str) -> str:
         return f"{root}/{path}" if root else path
 
+    # -- where a path lives ------------------------------------------------------------
+
+    async def _member_at(self, path: str) -> MemberInfo | None:
+        """The bundle member at ``path`` (``None``: a plain object or nothing).
+
+        The one resolution every verb uses: a member is read from its bundle,
+        never asked of the cold store at its logical path.
+        """
+        return (await self.catalogs.locate(path)).member
+
+    async def _bundle_state(self, where: Location) -> ObjectState:
+        """The state of a member's bundle (one HEAD); a missing bundle is damage."""
+        assert where.member is not None
+        try:
+            return await self.store.head(where.member.bundle)
+        except ObjectNotFoundError as error:
+            raise _missing_bundle(where.member, where.root) from error
+
+    def _refuse_member_write(self, member: MemberInfo, verb: str) -> ArchiveError:
+        return InvalidPathError(
+            f"is a member of bundle {member.bundle!r}; a bundle member cannot be {verb} "
+            "in place (the catalog would keep pointing at the bundle).",
+            path=member.path,
+            fix="write to a path outside the catalog root, or re-bundle the folder with the "
+            "changed files (`archivefs bundle`).",
+        )
+
     # -- metadata ------------------------------------------------------------------------
 
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -359,17 +398,14 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 return dict(await self.fs._info(bucket))
             except Exception as error:
                 raise translate(error, bucket, action="inspect") from error
-        found = await self.catalogs.root_for(path)
-        if found is not None:
-            root, catalog = found
-            member = catalog.lookup(path)
-            if member is not None:
-                bundle = await self.store.head(member.bundle)  # the member's state is its bundle's
-                return _member_entry(
-                    member, bundle.storage_class, bundle.restore, bundle.restore_expiry
-                )
-            if path not in catalog.plain and (path == root or _catalog_isdir(catalog, path)):
-                return {"name": path, "size": 0, "type": "directory"}
+        where = await self.catalogs.locate(path)
+        if where.member is not None:
+            bundle = await self._bundle_state(where)  # the member's state is its bundle's
+            return _member_entry(
+                where.member, bundle.storage_class, bundle.restore, bundle.restore_expiry
+            )
+        if where.is_catalog_dir and where.catalog is not None and path not in where.catalog.plain:
+            return {"name": path, "size": 0, "type": "directory"}
         try:
             cached = None if kwargs.get("refresh") else self._ls_from_cache(path)
         except FileNotFoundError:
@@ -401,6 +437,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if not entries:
                 info = await self._info(path)
                 entries = [info]
+            elif detail:
+                await self._add_bundle_states(found, entries)
             return list(entries) if detail else sorted(e["name"] for e in entries)
         if entries is None:
             bucket, key = split_path(path)
@@ -422,6 +460,34 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             self.dircache[path] = entries
         return list(entries) if detail else sorted(e["name"] for e in entries)
 
+    async def _add_bundle_states(
+        self, found: tuple[str, Catalog], entries: list[dict[str, Any]]
+    ) -> None:
+        """Members' restore states from their bundles: one bulk probe, at most a request per
+        bundle (a LIST answers up to 1,000), none for bundles in classes that read at once."""
+        root, catalog = found
+        cold = sorted(
+            {
+                e["bundle"]
+                for e in entries
+                if "bundle" in e and catalog.bundles[e["bundle"]].storage_class.needs_restore
+            }
+        )
+        if not cold:
+            return
+        states = await self.store.probe(cold)
+        for entry in entries:
+            if entry.get("bundle") not in states:
+                continue
+            state = states[entry["bundle"]]
+            if state is None:
+                member = catalog.lookup(entry["name"])
+                assert member is not None
+                raise _missing_bundle(member, root)
+            entry["restore"] = state.restore.value
+            entry["restore_expiry"] = state.restore_expiry
+            entry["storage_class"] = entry["StorageClass"] = state.storage_class.value
+
     async def _find(
         self,
         path: str,
@@ -438,15 +504,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             files = {e["name"]: e for e in _catalog_find(found[1], path)}
             names = sorted(files)
             return {n: files[n] for n in names} if detail else names
-        listing = await self.store.list(path, recursive=True)
-        files = {
-            s.path: _file_entry(s)
-            for s in listing.files
-            if not s.path.endswith("/") and not is_reserved(s.path)
-        }
-        for root, catalog in await self.catalogs.under(path):
-            files.update((e["name"], e) for e in _catalog_find(catalog, root))
-        if not files and split_path(path)[1]:
+        files = await self._files_below(path)
+        key = split_path(path)[1]
+        if not files and key:
             try:
                 info = await self._info(path)
             except FileNotFoundError:
@@ -455,6 +515,26 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 files = {info["name"]: info}
         names = sorted(files)
         return {n: files[n] for n in names} if detail else names
+
+    async def _files_below(self, path: str) -> dict[str, dict[str, Any]]:
+        """Every file below a folder outside any catalog root: one recursive listing, plus
+        the members of the catalog roots it holds."""
+        listing = await self.store.list(path, recursive=True)
+        own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
+        files = {
+            s.path: _file_entry(s)
+            for s in listing.files
+            if not s.path.endswith("/") and (own or not is_reserved(s.path))
+        }
+        pointer = f"/{catalog_dir('')}/{POINTER}".replace("//", "/")
+        await self.catalogs.discover(
+            [s.path[: -len(pointer)] for s in listing.files if s.path.endswith(pointer)]
+        )
+        for root, catalog in await self.catalogs.under(path):  # loads only those below
+            if isinstance(catalog, ArchiveError):
+                raise catalog
+            files.update((e["name"], e) for e in _catalog_find(catalog, root))
+        return files
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -562,6 +642,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
     ) -> bytes:
         path = self._strip_protocol(path)
+        if _empty_range(start, end):
+            return b""  # e.g. readline() at the end of a file: no backwards range is sent
         hot = await self._hot_store()
         if hot is not None:
             hot_fs, root = hot
@@ -572,16 +654,24 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 return data
             except FileNotFoundError:
                 pass
-        member = await self.catalogs.member(path)
-        if member is not None:
-            return await self._cat_member(member, start, end)
+        where = await self.catalogs.locate(path)
+        if where.member is not None:
+            return await self._cat_member(where, start, end)
         result: bytes = await self._guarded(
             path, lambda: self.fs._cat_file(path, start=start, end=end, **kwargs)
         )
         return result
 
-    async def _cat_member(self, member: MemberInfo, start: int | None, end: int | None) -> bytes:
-        """A bundle member: one ranged read of its bundle, CRC-checked when read whole."""
+    async def _cat_member(self, where: Location, start: int | None, end: int | None) -> bytes:
+        """A bundle member: one ranged read of its bundle, CRC-checked when read whole.
+
+        Every read checks that the object answering at the bundle's key is the
+        bundle the catalog recorded (its size, and its ETag where recorded), so
+        a changed bundle or a damaged catalog never serves another member's bytes.
+        """
+        member, bundle = where.member, where.bundle
+        assert member is not None
+        assert bundle is not None
         lo, hi = _member_range(member.length, start, end)
         first, last = member.offset + lo, member.offset + hi
         if hi <= lo:
@@ -597,13 +687,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             except FileNotFoundError:
                 data = None
         if data is None:
-            try:
-                data = await self._guarded(
-                    member.bundle, lambda: self.fs._cat_file(member.bundle, start=first, end=last)
-                )
-            except (ObjectArchivedError, RestoreInProgressError) as error:
-                raise error.in_context(f"(reading member {member.path!r})") from error
-        assert data is not None
+            data = await self._read_bundle(where, first, last)
         if len(data) != hi - lo:
             raise ChecksumMismatchError(
                 f"member {member.path!r} should have {hi - lo} bytes here, the bundle gave "
@@ -615,17 +699,108 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             check_member(data, member.crc32, name=member.path, bundle=member.bundle)
         return data
 
-    async def _get_file(self, rpath: str, lpath: str, **kwargs: Any) -> None:
+    async def _read_bundle(self, where: Location, first: int, last: int) -> bytes:
+        """Bytes ``[first, last)`` of a member's bundle, from the bundle the catalog recorded.
+
+        Identity: the answering object's size must be the recorded size, and its
+        ETag the recorded ETag (sent as ``If-Match``). A different ETag with the
+        same content (e.g. after a copy onto itself, which re-computes a multipart
+        ETag) is accepted once the whole object's SHA-256 matches the catalog's.
+        """
+        member, bundle = where.member, where.bundle
+        assert member is not None
+        assert bundle is not None
+        etag = self._verified_etags.get(bundle.key, bundle.etag)
+        try:
+            got: RangeRead = await self._guarded(
+                bundle.key, lambda: self.store.get_range(bundle.key, first, last, if_match=etag)
+            )
+        except (ObjectArchivedError, RestoreInProgressError) as error:
+            raise error.in_context(f"(reading member {member.path!r})") from error
+        except ObjectNotFoundError as error:
+            raise _missing_bundle(member, where.root) from error
+        except ArchiveError as error:
+            if s3_error_code(error) != "PreconditionFailed" or etag is None:
+                raise
+            if not await self._same_content(where):
+                raise _changed_bundle(member, "its ETag differs from the one recorded") from error
+            return await self._read_bundle(where, first, last)
+        if got.total_size is not None and got.total_size != bundle.size:
+            raise _changed_bundle(
+                member, f"it has {got.total_size} bytes, the catalog recorded {bundle.size}"
+            )
+        return got.data
+
+    async def _same_content(self, where: Location) -> bool:
+        """Whether the object now at the bundle's key has the recorded SHA-256 (read whole,
+        once per new ETag); if so, its ETag is accepted for later reads."""
+        bundle = where.bundle
+        assert bundle is not None
+        if set(bundle.sha256) == {"0"}:
+            return False  # no content hash recorded (a catalog rebuilt from archived bundles)
+        state = await self.store.head(bundle.key)
+        if state.size != bundle.size or state.etag is None:
+            return False
+        digest = hashlib.sha256()
+        for lo in range(0, bundle.size, _MEMBER_PIECE):
+            hi = min(lo + _MEMBER_PIECE, bundle.size)
+            piece = await self.store.get_range(bundle.key, lo, hi, if_match=state.etag)
+            digest.update(piece.data)
+        if digest.hexdigest() != bundle.sha256:
+            return False
+        self._verified_etags[bundle.key] = state.etag
+        return True
+
+    async def _get_file(
+        self, rpath: str, lpath: str, callback: Callback = DEFAULT_CALLBACK, **kwargs: Any
+    ) -> None:
         rpath = self._strip_protocol(rpath)
+        if os.path.isdir(lpath):
+            return  # a directory entry of a recursive get (as s3fs does)
         hot = await self._hot_store()
         if hot is not None:
             hot_fs, root = hot
             try:
-                await hot_fs._get_file(self._hot_path(root, rpath), lpath, **kwargs)
+                await hot_fs._get_file(
+                    self._hot_path(root, rpath), lpath, callback=callback, **kwargs
+                )
                 return
             except FileNotFoundError:
                 pass
-        await self._guarded(rpath, lambda: self.fs._get_file(rpath, lpath, **kwargs))
+        where = await self.catalogs.locate(rpath)
+        if where.member is not None:
+            await self._get_member(where, lpath, callback)
+            return
+        await self._guarded(
+            rpath, lambda: self.fs._get_file(rpath, lpath, callback=callback, **kwargs)
+        )
+
+    async def _get_member(self, where: Location, lpath: str, callback: Callback) -> None:
+        """Write a member to a local file: ranged reads of its bundle, CRC-checked whole."""
+        member = where.member
+        assert member is not None
+        callback.set_size(member.length)
+        crc = 0
+        try:
+            with open(lpath, "wb") as out:
+                for lo in range(0, member.length, _MEMBER_PIECE):
+                    hi = min(lo + _MEMBER_PIECE, member.length)
+                    piece = await self._cat_member(where, lo, hi)
+                    crc = zlib.crc32(piece, crc)
+                    out.write(piece)
+                    callback.relative_update(len(piece))
+            if crc != member.crc32:
+                raise ChecksumMismatchError(
+                    f"member {member.path!r} does not match its recorded checksum "
+                    f"({member.length} bytes read); the bundle or the catalog is damaged.",
+                    path=member.bundle,
+                    fix="restore or re-fetch the bundle; if it persists, rebuild the catalog "
+                    "with `archivefs catalog rebuild` and compare with the sources.",
+                )
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(lpath)  # never leave a partial or unchecked copy behind
+            raise
 
     # -- promotion into the hot store ----------------------------------------------------
 
@@ -735,6 +910,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         path = self._strip_protocol(path)
         if "r" not in mode:
+            if not self.asynchronous:
+                sync(self.loop, self._writable, path, "overwritten")
             return self.fs.open(path, mode, block_size=block_size, **kwargs)
         kwargs.setdefault("cache_type", self.read_cache_type)
         return ArchiveFile(
@@ -748,29 +925,97 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     # -- writes (straight to the cold store's own implementation) ------------------------
 
-    async def _pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
+    async def _writable(self, path: str, verb: str) -> str:
+        """``path`` stripped, if it is not a bundle member (members are not written in place)."""
         path = self._strip_protocol(path)
+        member = await self._member_at(path)
+        if member is not None:
+            raise self._refuse_member_write(member, verb)
+        return str(path)
+
+    async def _pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
+        path = await self._writable(path, "overwritten")
         self.invalidate_cache(path)
         await self.fs._pipe_file(path, value, **kwargs)
 
     async def _put_file(self, lpath: str, rpath: str, **kwargs: Any) -> None:
-        rpath = self._strip_protocol(rpath)
+        rpath = await self._writable(rpath, "overwritten")
         self.invalidate_cache(rpath)
         await self.fs._put_file(lpath, rpath, **kwargs)
 
     async def _cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
-        path1, path2 = self._strip_protocol(path1), self._strip_protocol(path2)
+        path1 = self._strip_protocol(path1)
+        path2 = await self._writable(path2, "overwritten")
         self.invalidate_cache(path2)
+        where = await self.catalogs.locate(path1)
+        if where.member is not None:  # the member's bytes, from its bundle
+            await self.fs._pipe_file(path2, await self._cat_member(where, None, None))
+            return
         await self._guarded(path1, lambda: self.fs._cp_file(path1, path2, **kwargs))
 
     async def _rm_file(self, path: str, **kwargs: Any) -> None:
         path = self._strip_protocol(path)
+        await self._removable(path)
         self.invalidate_cache(path)
         await self.fs._rm_file(path, **kwargs)
 
     async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> None:
+        """Remove objects; removing a catalog root (or a folder above one) also removes it
+        from the bucket's registry in the same call. Paths inside a catalog root are refused."""
+        paths: list[str] = []
+        for raw in path if isinstance(path, list) else [path]:
+            stripped = self._strip_protocol(raw)
+            paths += await self._glob(stripped) if _GLOB_CHARS & set(stripped) else [stripped]
+        dropped: dict[str, list[str]] = {}
+        for one in paths:
+            for root in await self._removable(one):
+                dropped.setdefault(split_path(root)[0], []).append(root)
         self.invalidate_cache()
-        await self.fs._rm(self._strip_protocol(path), recursive=recursive, **kwargs)
+        await self.fs._rm(paths, recursive=recursive, **kwargs)
+        for bucket, roots in dropped.items():
+            if recursive:
+                await self._unregister(bucket, roots)
+
+    async def _removable(self, path: str) -> list[str]:
+        """The catalog roots at or below ``path``; refuses paths strictly inside a root."""
+        bucket, key = split_path(path)
+        below = []
+        for root in await self.catalogs.registered(bucket):
+            if not key or root == path or root.startswith(path + "/"):
+                below.append(root)
+            elif path.startswith(root + "/"):
+                raise InvalidPathError(
+                    f"is inside catalog root {root!r}: bundle members cannot be removed one "
+                    "by one (their bytes live in shared bundles).",
+                    path=path,
+                    fix=f"remove the whole root (fs.rm({root!r}, recursive=True)), or re-bundle "
+                    "the folder without these files.",
+                )
+        return below
+
+    async def _unregister(self, bucket: str, roots: list[str]) -> None:
+        registry = registry_path(bucket)
+        try:
+            current = parse_registry(await self.store.get_bytes(registry), registry)
+        except ObjectNotFoundError:
+            current = []
+        kept = [r for r in current if r not in roots]
+        if kept != current:
+            try:
+                await self.fs._pipe_file(registry, dump_registry(kept))
+            except Exception as error:
+                raise translate(error, registry, action="update") from error
+        self.catalogs.invalidate(bucket)
+
+    async def _unregister_catalog(self, root: str) -> None:
+        """Forget a catalog root whose data is gone: remove it from its bucket's registry.
+
+        Touches nothing else; use after bundles and catalog were deleted outside archivefs.
+        """
+        root = self._strip_protocol(root)
+        await self._unregister(split_path(root)[0], [root])
+
+    unregister_catalog = sync_wrapper(_unregister_catalog)
 
     async def _mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
         self.invalidate_cache()
@@ -868,8 +1113,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> tuple[list[PathInGroup], dict[str, ObjectState | None], list[str]]:
         """Where each requested path lives (object or bundle) and the state of each group.
 
-        A path that matches nothing is tried again as a literal name (for names such
-        as ``[draft] v2.json``) and in Unicode NFC and NFD forms; what still matches
+        Globs and directories expand to the files they hold (as ``find`` lists
+        them); each file resolves to itself or to its bundle. A path that matches
+        nothing is tried again as a literal name (for names such as
+        ``[draft] v2.json``) and in Unicode NFC and NFD forms; what still matches
         nothing is returned in the third item, as the caller wrote it.
         """
         raws = [paths] if isinstance(paths, str) else list(paths)
@@ -879,7 +1126,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             for alternative, literal in _alternatives(raw):
                 more, found, still = await self._resolve_pass([alternative], literal=literal)
                 if not still:
-                    members += more
+                    members.update(more)
                     states.update(found)
                     break
             else:
@@ -887,62 +1134,87 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         placements = [PathInGroup(p, p, s.size) for p, s in states.items() if s is not None]
         groups: dict[str, ObjectState | None] = dict(states)
         groups.update((m, None) for m in missing)
-        placements += [PathInGroup(m.path, m.bundle, m.length) for m in members]
-        bundles = sorted({m.bundle for m in members})
+        placements += [PathInGroup(m.path, m.bundle, m.length) for m in members.values()]
+        bundles = sorted({m.bundle for m in members.values()})
         if bundles:
             groups.update(await self.store.probe(bundles))
         return placements, groups, missing
 
     async def _resolve_pass(
         self, raws: list[str], *, literal: bool
-    ) -> tuple[list[MemberInfo], dict[str, ObjectState], list[str]]:
+    ) -> tuple[dict[str, MemberInfo], dict[str, ObjectState], list[str]]:
         """One resolution of ``raws``: members, object states, and the raws matching nothing."""
-        members: list[MemberInfo] = []
+        members: dict[str, MemberInfo] = {}
+        states: dict[str, ObjectState] = {}
         matched: set[str] = set()
         plain: dict[str, str] = {}  # plain path -> the raw path it came from
-        globs: list[str] = []
         for raw in raws:
             path = self._strip_protocol(raw)
             if not path:
                 raise InvalidPathError(
                     "empty path.", path=repr(raw), fix="name a bucket/key, a glob or a directory."
                 )
-            is_glob = bool(_GLOB_CHARS & set(path)) and not literal
-            found = await self.catalogs.root_for(path)
-            if found is None:
-                if is_glob:
-                    globs.append(raw)
-                else:
-                    plain[path] = raw
+            if _GLOB_CHARS & set(path) and not literal:
+                if await self._sort_glob(path, members, states):
+                    matched.add(raw)
                 continue
-            catalog = found[1]
-            names = await self._glob(path) if is_glob else catalog.find(path) or [path]
-            for name in names:
-                member = catalog.lookup(name)
-                if member is not None:
-                    members.append(member)
-                    matched.add(raw)
-                elif is_glob and catalog.isdir(name):
-                    inside = [catalog.lookup(n) for n in catalog.find(name)]
-                    members += [m for m in inside if m is not None]
-                    matched.add(raw)
-                    prefix = name + "/"
-                    plain.update((p, raw) for p in catalog.plain if p.startswith(prefix))
-                else:
-                    plain[name] = raw
-        states: dict[str, ObjectState] = {}
-        for raw in globs:
-            found_states = await self._expand_states(raw)
-            states.update((p, s) for p, s in found_states.items() if s is not None)
-            if any(s is not None for s in found_states.values()):
+            where = await self.catalogs.locate(path)
+            if where.member is not None:
+                members[path] = where.member
                 matched.add(raw)
+            elif where.is_catalog_dir:
+                found = await self._find(path, detail=True)
+                if await self._sort_files(found, members, states):
+                    matched.add(raw)
+            else:
+                plain[path] = raw
         if plain:
-            probed = await self._expand_states(list(plain), literal=True)
-            for path, state in probed.items():
+            for path, state in (await self.store.probe(list(plain))).items():
                 if state is not None:
                     states[path] = state
-                    matched.add(plain.get(path) or _origin(path, plain))
+                    matched.add(plain[path])
+                elif await self._sort_files(await self._files_below(path), members, states):
+                    matched.add(plain[path])
         return members, states, [raw for raw in dict.fromkeys(raws) if raw not in matched]
+
+    async def _sort_glob(
+        self, path: str, members: dict[str, MemberInfo], states: dict[str, ObjectState]
+    ) -> int:
+        """A glob's files, and the files below the directories it matches (``2023/*/mag/``)
+        unless the glob already matched files inside them (``**``)."""
+        matches = await self._glob(path, detail=True)
+        count = await self._sort_files(matches, members, states)
+        covered: set[str] = set()
+        for name, entry in matches.items():
+            if entry.get("type") == "file":
+                parts = name.split("/")
+                covered.update("/".join(parts[:i]) for i in range(1, len(parts)))
+        for name, entry in matches.items():
+            if entry.get("type") == "directory" and name not in covered and not is_reserved(name):
+                count += await self._sort_files(
+                    await self._find(name, detail=True), members, states
+                )
+        return count
+
+    async def _sort_files(
+        self,
+        files: dict[str, dict[str, Any]],
+        members: dict[str, MemberInfo],
+        states: dict[str, ObjectState],
+    ) -> int:
+        """File entries (from a glob or ``find``) into bundle members and plain objects;
+        returns how many files there were."""
+        count = 0
+        for name, entry in files.items():
+            if entry.get("type") != "file":
+                continue
+            count += 1
+            member = await self._member_at(name) if "bundle" in entry else None
+            if member is not None:
+                members[name] = member
+            else:
+                states[name] = _state_from_entry(entry)
+        return count
 
     async def _restore(
         self,
@@ -1148,9 +1420,33 @@ def _member_entry(
     }
 
 
-def _catalog_isdir(catalog: Catalog, path: str) -> bool:
-    prefix = path.rstrip("/") + "/"
-    return catalog.isdir(path) or any(p.startswith(prefix) for p in catalog.plain)
+def _empty_range(start: int | None, end: int | None) -> bool:
+    """A range that holds no byte whatever the object's size (both ends known, end <= start)."""
+    return start is not None and end is not None and 0 <= end <= start
+
+
+def _changed_bundle(member: MemberInfo, why: str) -> BundleChangedError:
+    return BundleChangedError(
+        f"the object at this key is not the bundle the catalog recorded ({why}); "
+        f"member {member.path!r} was not read from it.",
+        path=member.bundle,
+        fix="put the recorded bundle back, or rebuild the catalog from the bundles as they "
+        "are now (`archivefs catalog rebuild`) if the change was intended.",
+    )
+
+
+def _missing_bundle(member: MemberInfo, root: str | None) -> MissingBundleError:
+    return MissingBundleError(
+        f"the catalog{f' of {root!r}' if root else ''} lists member {member.path!r} in this "
+        "bundle, but the bundle object does not exist: its members cannot be read "
+        "(this is damage, not an absent file).",
+        path=member.bundle,
+        fix="put the bundle back (from a backup or an earlier object version); if it is gone "
+        "for good, rebuild the catalog from the remaining bundles (`archivefs catalog rebuild"
+        f" s3://{root}`), which drops its members."
+        if root
+        else "put the bundle back (from a backup or an earlier object version).",
+    )
 
 
 def _catalog_listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from archivefs.errors import InvalidPathError
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from archivefs.catalog.index import MemberInfo
+    from archivefs.catalog.view import Location
     from archivefs.filesystem import ArchiveFileSystem
 
 PARTIAL_MARK = ".archivefs-partial-"
@@ -118,14 +118,14 @@ async def copy_to_directory(
 
     async def one(path: str, target: Path) -> None:
         async with semaphore:
-            member = await fs.catalogs.member(path)
+            where = await fs.catalogs.locate(path)
             target.parent.mkdir(parents=True, exist_ok=True)
             partial = target.with_name(
                 f"{target.name}{PARTIAL_MARK}{os.getpid()}-{uuid.uuid4().hex[:12]}"
             )
             try:
-                if member is not None:
-                    size = await _write_member(fs, member, partial)
+                if where.member is not None:
+                    size = await _write_member(fs, where, partial)
                 else:
                     await fs._guarded(path, lambda: fs.fs._get_file(path, str(partial)))
                     size = partial.stat().st_size
@@ -141,9 +141,9 @@ async def copy_to_directory(
     return report
 
 
-async def _write_member(fs: ArchiveFileSystem, member: MemberInfo, partial: Path) -> int:
+async def _write_member(fs: ArchiveFileSystem, where: Location, partial: Path) -> int:
     """One ranged read of the member's bytes in its bundle (CRC-checked), to ``partial``."""
-    data = await fs._cat_member(member, None, None)
+    data = await fs._cat_member(where, None, None)
     fs.read_stats.fetched(len(data))
     with open(partial, "xb") as out:
         out.write(data)

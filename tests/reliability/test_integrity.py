@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pytest
 
 from archivefs.catalog import Catalog
 from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir
 from archivefs.catalog.writer import rebuild_catalog
-from archivefs.errors import ArchiveError, BundleError, CatalogError, ChecksumMismatchError
+from archivefs.errors import (
+    BundleChangedError,
+    BundleError,
+    CatalogError,
+    ChecksumMismatchError,
+    MissingBundleError,
+)
 from tests.reliability._support import bundle, make_fs, make_tree, s3
 
 if TYPE_CHECKING:
@@ -117,6 +124,174 @@ def test_restored_bundle_replaced_by_other_content(
     with pytest.raises(ChecksumMismatchError):
         fresh.cat_file(f"{bucket}/g/{name}")
     archive.put_object(bucket, member.bundle.split("/", 1)[1], b"short")
-    # a shorter object: S3 refuses the range (InvalidRange), an ArchiveError, never data
-    with pytest.raises(ArchiveError, match="range is not satisfiable"):
+    # a shorter object: its ETag is not the recorded one (S3 checks If-Match before the range)
+    with pytest.raises(BundleChangedError, match="ETag differs"):
         make_fs(archive, tmp_path).cat_file(f"{bucket}/g/{name}")
+
+
+# -- a member's damage is never silent (issue 20, items 1-4) ----------------------------------
+
+
+def _bundled_zarr(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> tuple[Any, Catalog]:
+    """The test dataset as a bundled zarr store at ``bucket/b.zarr`` (coordinates hot)."""
+    import fsspec
+
+    from archivefs.catalog import ByChunkNeighbourhood
+    from archivefs.catalog.writer import bundle_tree
+    from tests.zarr_data import make_source
+
+    source = make_source()
+    local = tmp_path / "src.zarr"
+    source.to_zarr(local, mode="w", consolidated=False)
+    policy = ByChunkNeighbourhood(dim_index=0, window=2, hot_arrays=frozenset({"time", "x", "y"}))
+    fs3 = s3(archive)
+    bundle_tree(
+        fsspec.filesystem("file"), str(local), fs3, f"{bucket}/b.zarr", policy=policy,
+        storage_class="STANDARD",
+    )  # fmt: skip
+    return source, Catalog.load(fs3, catalog_dir(f"{bucket}/b.zarr"))
+
+
+def _open(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> Any:
+    import archivefs.datasets as ads
+
+    return ads.open_zarr(
+        f"s3://{bucket}/b.zarr",
+        storage_options=archive.storage_options(),
+        journal=str(tmp_path / "journal.sqlite"),
+        skip_instance_cache=True,
+    )
+
+
+def test_a_missing_bundle_is_an_error_naming_it_and_zarr_yields_no_nan(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("xarray")
+    source, catalog = _bundled_zarr(archive, bucket, tmp_path)
+    victim = sorted(k for k in catalog.bundles if any(
+        "/t/" in m.path for m in catalog.members_of(k)
+    ))[0]  # fmt: skip
+    member = catalog.members_of(victim)[0]
+    s3(archive).rm_file(victim)  # a lifecycle rule, an operator, a damaged pointer
+    fs = make_fs(archive, tmp_path)
+    for read in (
+        lambda: fs.cat_file(member.path),
+        lambda: fs.cat_file(member.path, start=0, end=4),
+        lambda: fs.info(member.path),
+        lambda: fs.get_file(member.path, str(tmp_path / "out")),
+    ):
+        with pytest.raises(MissingBundleError, match="bundle object does not exist") as info:
+            read()
+        assert not isinstance(info.value, FileNotFoundError)
+        assert info.value.path == victim
+    ds = _open(archive, bucket, tmp_path)
+    with pytest.raises(MissingBundleError):
+        ds["t"].values  # noqa: B018 - reading is the point
+    readable = ds["t"].isel(time=slice(0, 4)).values  # a window whose bundle is intact
+    assert np.isnan(readable).sum() == 0
+    np.testing.assert_array_equal(readable, source["t"].isel(time=slice(0, 4)).values)
+
+
+def test_a_denied_registry_is_not_taken_for_no_catalogs(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("xarray")
+    source, catalog = _bundled_zarr(archive, bucket, tmp_path)
+    member = sorted(catalog.members(), key=lambda m: m.path)[-1]
+    data = s3(archive).cat_file(member.bundle, start=member.offset, end=member.offset + 8)
+    archive.faults.error(403, "AccessDenied", ops=["GET"], count=1)  # the registry's GET
+    fs = make_fs(archive, tmp_path)
+    assert fs.cat_file(member.path, start=0, end=8) == data
+    assert archive.faults.injected == 1
+    first = sorted(catalog.members(), key=lambda m: m.path)[0]
+    archive.requests.clear()
+    fs.cat_file(first.path, start=0, end=8)  # another folder of the same catalog
+    assert archive.requests.counts() == {"GET": 1}  # the catalog found once serves it
+    archive.faults.error(403, "AccessDenied", ops=["GET"], count=1)
+    ds = _open(archive, bucket, tmp_path)
+    values = ds["t"].values
+    assert archive.faults.injected == 2
+    assert np.isnan(values).sum() == 0
+    np.testing.assert_array_equal(values, source["t"].values)
+
+
+def test_a_changed_catalog_pointer_is_caught(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from archivefs.catalog.index import pointer_digest
+
+    files, root = _setup(archive, bucket, tmp_path)
+    fs3 = s3(archive)
+    path = f"{catalog_dir(root)}/{POINTER}"
+    original = fs3.cat_file(path)
+    pointer = json.loads(original)
+    keys = sorted(b["key"] for b in pointer["bundles"])
+    renamed = keys[0][:-5] + "z.zip"  # one character of a bundle key: it re-sorts the keys
+    changed = json.loads(original.replace(keys[0].encode(), renamed.encode()))
+    fs3.pipe_file(path, json.dumps(changed).encode())
+    name = f"{root}/{sorted(files)[0]}"
+    with pytest.raises(CatalogError, match="does not match its own checksum"):
+        make_fs(archive, tmp_path).cat_file(name, start=0, end=4)
+    changed["pointer_sha256"] = pointer_digest(changed)  # re-checksummed: the file disagrees
+    fs3.pipe_file(path, json.dumps(changed).encode())
+    with pytest.raises(CatalogError, match="bundle keys differ"):
+        make_fs(archive, tmp_path).cat_file(name, start=0, end=4)
+
+
+def test_a_partial_read_from_a_replaced_bundle_is_refused(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    _files, root = _setup(archive, bucket, tmp_path)
+    fs3 = s3(archive)
+    catalog = Catalog.load(fs3, catalog_dir(root))
+    member = sorted(catalog.members(), key=lambda m: m.path)[0]
+    other = next(k for k in catalog.bundles if k != member.bundle)
+    fs3.pipe_file(member.bundle, fs3.cat_file(other))  # another bundle's bytes at this key
+    fs = make_fs(archive, tmp_path)
+    with pytest.raises(BundleChangedError, match="not the bundle the catalog recorded"):
+        fs.cat_file(member.path, start=0, end=4)
+
+
+def test_a_same_size_replacement_is_refused_on_partial_reads_too(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    _files, root = _setup(archive, bucket, tmp_path)
+    fs3 = s3(archive)
+    catalog = Catalog.load(fs3, catalog_dir(root))
+    member = sorted(catalog.members(), key=lambda m: m.path)[0]
+    assert catalog.bundles[member.bundle].etag  # recorded when the bundle was uploaded
+    raw = bytearray(fs3.cat_file(member.bundle))
+    raw[member.offset + member.length - 1] ^= 0xFF  # same size, one byte outside the range read
+    fs3.pipe_file(member.bundle, bytes(raw))
+    fs = make_fs(archive, tmp_path)
+    archive.requests.clear()
+    with pytest.raises(BundleChangedError, match="ETag differs"):
+        fs.cat_file(member.path, start=0, end=4)
+    assert archive.requests.count("GET", status=412) == 1
+
+
+def test_a_bundle_re_uploaded_unchanged_with_a_new_etag_still_reads(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files, root = _setup(archive, bucket, tmp_path)
+    fs3 = s3(archive)
+    catalog = Catalog.load(fs3, catalog_dir(root))
+    member = sorted(catalog.members(), key=lambda m: m.path)[0]
+    bucket_, key = member.bundle.split("/", 1)
+    client = archive.client()
+    upload = client.create_multipart_upload(Bucket=bucket_, Key=key)["UploadId"]
+    part = client.upload_part(
+        Bucket=bucket_, Key=key, UploadId=upload, PartNumber=1, Body=fs3.cat_file(member.bundle)
+    )
+    client.complete_multipart_upload(
+        Bucket=bucket_, Key=key, UploadId=upload,
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
+    )  # fmt: skip  # the same bytes re-uploaded: a multipart ETag, not the recorded one
+    fs = make_fs(archive, tmp_path)
+    name = member.path.split("/", 2)[2]
+    archive.requests.clear()
+    assert fs.cat_file(member.path, start=0, end=4) == files[name][:4]
+    assert archive.requests.count("GET", status=412) == 1  # new ETag: proven by SHA-256 once
+    archive.requests.clear()
+    assert fs.cat_file(member.path) == files[name]
+    assert archive.requests.counts() == {"GET": 1}  # the proven ETag is remembered

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 POINTER = "CURRENT"
 CATALOG_FILE = re.compile(r"catalog-[0-9a-f]{32}\.npz")  # the only names a pointer may give
+POINTER_CHECKSUM = "pointer_sha256"  # the pointer's own checksum (pointers since 0.2)
 _CLASSES = list(StorageClass)
 
 
@@ -45,6 +46,7 @@ class BundleInfo:
     storage_class: StorageClass
     members: int
     sha256: str
+    etag: str | None = None  # the store's ETag when recorded: member reads must match it
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,10 +216,12 @@ class Catalog:
 
     def to_bytes(self) -> bytes:
         blob = "\n".join(self._paths).encode("utf-8")
+        keys = "\n".join(self._bundle_keys).encode("utf-8")
         buffer = io.BytesIO()
         np.savez(
             buffer,
             paths=np.frombuffer(blob, dtype=np.uint8),
+            bundle_keys=np.frombuffer(keys, dtype=np.uint8),
             bundle=self._bundle,
             offset=self._offset,
             length=self._length,
@@ -245,6 +249,10 @@ class Catalog:
             catalog._sha = arrays["sha"]
             catalog._class = arrays["klass"]
             catalog._mtime = arrays["mtime"]
+            recorded = None  # catalogs written before 0.2 do not record their bundle keys
+            if "bundle_keys" in arrays.files:
+                keys = arrays["bundle_keys"].tobytes().decode("utf-8")
+                recorded = keys.split("\n") if keys else []
         except (ValueError, KeyError, OSError, UnicodeDecodeError) as error:
             raise CatalogError(
                 f"the catalog file cannot be read ({error}).",
@@ -254,6 +262,13 @@ class Catalog:
         if len(catalog._paths) != len(catalog._bundle):
             raise CatalogError(
                 "the catalog's paths and records disagree.",
+                path=source,
+                fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+            )
+        if recorded is not None and recorded != catalog._bundle_keys:
+            raise CatalogError(
+                "the catalog pointer's bundle keys differ from those the catalog file records "
+                "(a changed pointer would map members to the wrong bundles).",
                 path=source,
                 fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
             )
@@ -286,10 +301,12 @@ class Catalog:
                     "storage_class": b.storage_class.value,
                     "members": b.members,
                     "sha256": b.sha256,
+                    **({"etag": b.etag} if b.etag else {}),
                 }
                 for b in self.bundles.values()
             ],
         }
+        pointer[POINTER_CHECKSUM] = pointer_digest(pointer)
         try:
             previous = _read_pointer(fs, directory, missing_ok=True)
         except CatalogError:
@@ -334,6 +351,7 @@ class Catalog:
                     storage_class=StorageClass.parse(b["storage_class"]),
                     members=int(b["members"]),
                     sha256=str(b["sha256"]),
+                    etag=str(b["etag"]) if b.get("etag") else None,
                 )
                 for b in pointer["bundles"]
             ]
@@ -391,7 +409,21 @@ def parse_pointer(raw: bytes, path: str) -> dict[str, Any]:
             fix="rebuild the catalog with `archivefs catalog rebuild` (nothing outside the "
             "catalog directory is read or deleted).",
         )
+    recorded = pointer.get(POINTER_CHECKSUM)
+    if recorded is not None and recorded != pointer_digest(pointer):
+        raise CatalogError(
+            "the catalog pointer does not match its own checksum (changed or damaged).",
+            path=path,
+            fix="rebuild the catalog from the bundles: `archivefs catalog rebuild`.",
+        )
     return pointer
+
+
+def pointer_digest(pointer: dict[str, Any]) -> str:
+    """SHA-256 of the pointer's content (canonical JSON, without the checksum itself)."""
+    body = {k: v for k, v in pointer.items() if k != POINTER_CHECKSUM}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _write_atomically(fs: Any, path: str, data: bytes) -> None:

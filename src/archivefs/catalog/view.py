@@ -1,25 +1,63 @@
-"""The catalogs a filesystem sees: found per bucket through its registry, each loaded once.
+"""The catalogs a filesystem sees, and where each path lives: a plain object or a bundle member.
 
 One GET per bucket (``bucket/.archivefs/catalogs.json``; absent means no
 catalogs) and two per catalog that a path asked about lies in or above
-(pointer and file); after that, listing and planning inside a catalog root ask
-the cold store nothing.
+(pointer and file), each loaded once; after that, listing and planning inside
+a catalog root ask the cold store nothing. :meth:`CatalogView.
+locate` is the one place a path is resolved; every verb of the filesystem acts
+on its answer.
+
+A registered catalog that is gone (or damaged) is an error for paths under its
+root only; the rest of the bucket works. A registry the caller may not read
+(HTTP 403, e.g. an IAM policy scoped to a dataset prefix) is never taken for
+"no catalogs": the view then looks for a catalog pointer at each ancestor of
+the path asked about (one GET per ancestor not yet seen, shallowest first).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from archivefs.catalog import layout
 from archivefs.catalog.index import POINTER, Catalog, parse_pointer
-from archivefs.errors import CatalogError
+from archivefs.catalog.registry import parse_registry
+from archivefs.errors import ArchiveError, CatalogError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from archivefs.catalog.index import MemberInfo
+    from archivefs.catalog.index import BundleInfo, MemberInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a path lives. No ``root``: outside every catalog (a plain object or nothing)."""
+
+    path: str
+    root: str | None = None
+    catalog: Catalog | None = None
+    member: MemberInfo | None = None
+
+    @property
+    def bundle(self) -> BundleInfo | None:
+        """The bundle holding the member, as the catalog recorded it."""
+        if self.member is None or self.catalog is None:
+            return None
+        return self.catalog.bundles[self.member.bundle]
+
+    @property
+    def is_catalog_dir(self) -> bool:
+        """A directory of the catalog (its root, or a folder of members or listed objects)."""
+        if self.catalog is None or self.root is None or self.member is not None:
+            return False
+        if self.path == self.root:
+            return True
+        prefix = self.path + "/"
+        return self.catalog.isdir(self.path) or any(
+            p.startswith(prefix) for p in self.catalog.plain
+        )
 
 
 class CatalogView:
@@ -31,8 +69,10 @@ class CatalogView:
 
     def __init__(self, fetch: Callable[[str], Awaitable[bytes]]) -> None:
         self.fetch = fetch  # one GET of a whole small object; FileNotFoundError if absent
-        self._registry: dict[str, list[str]] = {}  # bucket -> roots, longest first
-        self._loaded: dict[str, Catalog] = {}  # root -> catalog
+        self._registry: dict[str, list[str]] = {}  # bucket -> registered roots, longest first
+        self._loaded: dict[str, Catalog | ArchiveError] = {}  # root -> catalog, or why not
+        self._denied: dict[str, PermissionError] = {}  # buckets whose registry was refused
+        self._searched: dict[str, Catalog | ArchiveError | None] = {}  # found by search
         self._lock = asyncio.Lock()
 
     async def _cat(self, path: str) -> bytes:
@@ -46,74 +86,182 @@ class CatalogView:
                     self._registry[bucket] = await self._read_registry(bucket)
         return self._registry[bucket]
 
-    async def catalogs(self, bucket: str) -> list[tuple[str, Catalog]]:
-        """Every ``(root, catalog)`` pair registered in ``bucket`` (each loaded on first use)."""
-        return [(root, await self._catalog(root)) for root in await self.roots(bucket)]
-
-    async def under(self, path: str) -> list[tuple[str, Catalog]]:
-        """The catalogs whose roots lie below ``path`` (all of the bucket's for a bucket)."""
-        bucket, _, key = path.strip("/").partition("/")
-        prefix = path.strip("/") + "/"
-        return [
-            (root, await self._catalog(root))
-            for root in await self.roots(bucket)
-            if not key or root.startswith(prefix)
-        ]
-
     async def _read_registry(self, bucket: str) -> list[str]:
-        registry_path = layout.registry_path(bucket)
+        path = layout.registry_path(bucket)
         try:
-            registry = json.loads(await self._cat(registry_path))
-        except (FileNotFoundError, PermissionError):
+            raw = await self._cat(path)
+        except FileNotFoundError:
             return []
-        except ValueError as error:
-            raise CatalogError(
-                f"the catalog registry is not valid JSON ({error}).",
-                path=registry_path,
-                fix="check that --endpoint-url / endpoint_url points at the S3 service that "
-                "holds this bucket (another server answers with something else); if it does, "
-                "rewrite the registry with `archivefs catalog rebuild` on each catalog root.",
-            ) from error
-        roots = registry.get("roots", []) if isinstance(registry, dict) else []
-        return sorted((str(r) for r in roots), key=len, reverse=True)
+        except PermissionError as error:
+            self._denied[bucket] = error  # search under each path asked about instead
+            return []
+        return sorted(parse_registry(raw, path), key=len, reverse=True)
 
-    async def _catalog(self, root: str) -> Catalog:
+    async def _entry(self, root: str) -> Catalog | ArchiveError:
+        """A registered root's catalog (loaded on first use), or the error that says why not."""
         if root not in self._loaded:
             async with self._lock:
                 if root not in self._loaded:
-                    self._loaded[root] = await self._load(root)
+                    entry = await self._load_root(root, registered=True)
+                    assert entry is not None  # registered roots get a catalog or an error
+                    self._loaded[root] = entry
         return self._loaded[root]
 
-    async def _load(self, root: str) -> Catalog:
+    async def _entries(self, bucket: str) -> list[tuple[str, Catalog | ArchiveError]]:
+        roots = await self.roots(bucket)
+        if bucket in self._denied:
+            found = [(r, c) for r, c in self._searched.items() if c is not None]
+            return [
+                (r, c)
+                for r, c in sorted(found, key=lambda rc: len(rc[0]), reverse=True)
+                if r == bucket or r.startswith(bucket + "/")
+            ]
+        return [(root, await self._entry(root)) for root in roots]
+
+    async def catalogs(self, bucket: str) -> list[tuple[str, Catalog]]:
+        """``(root, catalog)`` pairs registered in ``bucket`` that load (loaded on first use)."""
+        return [(r, c) for r, c in await self._entries(bucket) if isinstance(c, Catalog)]
+
+    async def under(self, path: str) -> list[tuple[str, Catalog | ArchiveError]]:
+        """The catalogs whose roots lie below ``path`` (all of the bucket's for a bucket),
+        or the error of each that cannot be used; only those are loaded."""
+        bucket, _, key = path.strip("/").partition("/")
+        prefix = path.strip("/") + "/"
+        roots = await self.roots(bucket)
+        if bucket in self._denied:
+            found = await self._entries(bucket)
+            return [(r, c) for r, c in found if not key or r.startswith(prefix)]
+        return [
+            (root, await self._entry(root)) for root in roots if not key or root.startswith(prefix)
+        ]
+
+    async def registered(self, bucket: str) -> list[str]:
+        """Every catalog root known in ``bucket``, whether its catalog loads or not."""
+        if bucket in self._denied or bucket not in self._registry:
+            await self.roots(bucket)
+        if bucket in self._denied:
+            return [r for r, _ in await self._entries(bucket)]
+        return list(self._registry[bucket])
+
+    async def broken(self, bucket: str) -> list[tuple[str, ArchiveError]]:
+        """Registered roots whose catalog is missing or damaged, with the error for each."""
+        return [(r, c) for r, c in await self._entries(bucket) if isinstance(c, ArchiveError)]
+
+    async def _load_root(self, root: str, *, registered: bool) -> Catalog | ArchiveError | None:
+        """The catalog at ``root``, or the error that says why it cannot be used.
+
+        ``None``: an unregistered ``root`` (a search) has no catalog pointer.
+        """
         directory = layout.catalog_dir(root)
         pointer_path = f"{directory}/{POINTER}"
         try:
-            pointer = parse_pointer(await self._cat(pointer_path), pointer_path)
-            data = await self._cat(f"{directory}/{pointer.get('file')}")
+            raw = await self._cat(pointer_path)
         except FileNotFoundError as error:
-            raise CatalogError(
-                "a registered catalog is missing.",
-                path=pointer_path,
-                fix="rebuild it with `archivefs catalog rebuild`.",
-            ) from error
-        return Catalog.from_pointer(pointer, data, directory)
+            return self._gone(root, error) if registered else None
+        except ArchiveError as error:
+            if not registered and isinstance(error, PermissionError):
+                raise
+            return error.in_context(f"(catalog of {root!r})")
+        try:
+            pointer = parse_pointer(raw, pointer_path)
+            data = await self._cat(f"{directory}/{pointer.get('file')}")
+            return Catalog.from_pointer(pointer, data, directory)
+        except FileNotFoundError as error:
+            return self._gone(root, error)
+        except ArchiveError as error:
+            return error.in_context(f"(catalog of {root!r})")
+
+    @staticmethod
+    def _gone(root: str, cause: BaseException) -> CatalogError:
+        error = CatalogError(
+            "a catalog is registered at this root, but it is gone, so the files under it "
+            "cannot be located (paths outside this root are not affected).",
+            path=root,
+            fix=f"if its bundles still exist under {layout.bundle_dir(root)}, rebuild it "
+            f"(`archivefs catalog rebuild s3://{root}`); if the data was deleted on purpose, "
+            f"remove the root from the registry: fs.unregister_catalog({root!r}).",
+        )
+        error.__cause__ = cause
+        return error
+
+    async def _search(self, path: str) -> None:
+        """With the registry refused: look for a catalog at ``path``'s ancestors and itself.
+
+        Shallowest first, stopping at a catalog that knows ``path``, so the members
+        of one catalog cost one GET per ancestor once, not per member.
+        """
+        parts = path.split("/")
+        for depth in range(1, len(parts) + 1):
+            root = "/".join(parts[:depth])
+            if layout.is_reserved(root):
+                break
+            if root not in self._searched:
+                await self._probe_root(root)
+            found = self._searched[root]
+            if isinstance(found, Catalog) and (
+                path == root
+                or path in found
+                or path in found.plain
+                or Location(path, root, found).is_catalog_dir
+            ):
+                break
+
+    async def _probe_root(self, root: str) -> None:
+        try:
+            self._searched[root] = await self._load_root(root, registered=False)
+        except PermissionError:
+            self._searched[root] = None  # a catalog you may not read cannot serve you
 
     def invalidate(self, bucket: str | None = None) -> None:
         if bucket is None:
             self._registry.clear()
             self._loaded.clear()
+            self._searched.clear()
+            self._denied.clear()
         else:
             for root in self._registry.pop(bucket, []):
                 self._loaded.pop(root, None)
+            self._denied.pop(bucket, None)
+            for root in [r for r in self._searched if r.split("/", 1)[0] == bucket]:
+                del self._searched[root]
 
     async def root_for(self, path: str) -> tuple[str, Catalog] | None:
-        """The catalog whose root contains ``path`` (or is it); loads only that one."""
+        """The catalog whose root contains ``path`` (or is it); loads only that one.
+
+        Raises the catalog's :class:`CatalogError` when that root's catalog is
+        missing or damaged: its members are then unreadable, never absent.
+        """
         bucket = path.split("/", 1)[0]
-        for root in await self.roots(bucket):
+        roots = await self.roots(bucket)
+        if bucket in self._denied:
+            await self._search(path)
+            candidates = await self._entries(bucket)
+        else:
+            candidates = [
+                (root, await self._entry(root))
+                for root in roots
+                if path == root or path.startswith(root + "/")
+            ][:1]
+        for root, catalog in candidates:
             if path == root or path.startswith(root + "/"):
-                return root, await self._catalog(root)
+                if isinstance(catalog, ArchiveError):
+                    raise catalog
+                return root, catalog
         return None
 
-    async def member(self, path: str) -> MemberInfo | None:
+    async def locate(self, path: str) -> Location:
+        """Where ``path`` lives: a member (with its bundle), a catalog folder, or outside."""
         found = await self.root_for(path)
-        return None if found is None else found[1].lookup(path)
+        if found is None:
+            return Location(path)
+        root, catalog = found
+        return Location(path, root, catalog, catalog.lookup(path))
+
+    async def member(self, path: str) -> MemberInfo | None:
+        return (await self.locate(path)).member
+
+    async def discover(self, roots: list[str]) -> None:
+        """Roots seen in a listing (their pointers): load them if the registry was refused."""
+        for root in roots:
+            if root.split("/", 1)[0] in self._denied and root not in self._searched:
+                await self._probe_root(root)

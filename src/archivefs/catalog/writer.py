@@ -267,14 +267,22 @@ def _bundle_one(
                 _upload(dest_fs, str(local), key, klass, digest)
                 sent = True
     with _store_errors(key, "inspect"):
-        remote = dest_fs.info(key)["size"]
+        remote_info = dest_fs.info(key)
+        remote = remote_info["size"]
     if remote != size:
         raise BundleError(
             f"the uploaded bundle has {remote} bytes, {size} were written.",
             path=key,
             fix="run the same bundle command again; the catalog was not changed.",
         )
-    info = BundleInfo(key=key, size=size, storage_class=klass, members=len(entries), sha256=digest)
+    info = BundleInfo(
+        key=key,
+        size=size,
+        storage_class=klass,
+        members=len(entries),
+        sha256=digest,
+        etag=remote_info.get("ETag"),  # member reads must come from this very object
+    )
     part = Catalog.from_entries(
         info,
         entries,
@@ -437,6 +445,7 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
             storage_class=klass,
             members=len(entries),
             sha256=hashlib.sha256(data).hexdigest(),
+            etag=info.get("ETag"),
         )
         catalog = catalog.merge(Catalog.from_entries(bundle, entries, base))
     if not catalog.bundles:

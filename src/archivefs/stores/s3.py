@@ -56,6 +56,15 @@ class RestoreOutcome(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class RangeRead:
+    """The bytes of one ranged GET and what the response says about the whole object."""
+
+    data: bytes
+    total_size: int | None  # from Content-Range: the size of the object that answered
+    etag: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Listing:
     """One directory level (or a recursive listing): files with states, and subdirectories."""
 
@@ -220,6 +229,38 @@ class S3Store:
         finally:
             body.close()
         return data
+
+    async def get_range(
+        self, path: str, start: int, end: int, *, if_match: str | None = None
+    ) -> RangeRead:
+        """One ranged GET of ``[start, end)``, with the answering object's size and ETag.
+
+        ``if_match``: the ETag the object must still have (S3 answers 412
+        ``PreconditionFailed`` otherwise). Errors are s3fs's (retried and
+        translated as ``cat_file`` does), for the caller's read policy.
+        """
+        from s3fs.core import _error_wrapper  # s3fs's retry loop for reads, as in cat_file
+
+        bucket, key = split_path(path)
+        request: dict[str, Any] = {
+            "Bucket": bucket,
+            "Key": key,
+            "Range": f"bytes={start}-{end - 1}",
+        }
+        if if_match:
+            request["IfMatch"] = if_match
+
+        async def call_and_read() -> RangeRead:
+            out = await self.fs._call_s3("get_object", **request)
+            try:
+                data: bytes = await out["Body"].read()
+            finally:
+                out["Body"].close()
+            total = str(out.get("ContentRange") or "").rpartition("/")[2]
+            return RangeRead(data, int(total) if total.isdigit() else None, out.get("ETag"))
+
+        read: RangeRead = await _error_wrapper(call_and_read, retries=self.fs.retries)
+        return read
 
     # -- conditional writes (claims shared by every host) ------------------------------
 

@@ -3,7 +3,8 @@
 s3fs already translates botocore's ``ClientError`` into Python exceptions and
 keeps the original as ``__cause__``; this module reads the S3 error code from
 that cause (never from the message text) and decides what it means for an
-archive: ``InvalidObjectState`` on a read means *archived*, not *forbidden*.
+archive: ``InvalidObjectState`` on a read (or ``ObjectNotInActiveTierError`` on a
+copy) means *archived*, not *forbidden*.
 """
 
 from __future__ import annotations
@@ -44,9 +45,16 @@ def s3_error_code(error: BaseException | None) -> str | None:
     return None
 
 
+ARCHIVED_CODES = frozenset({"InvalidObjectState", "ObjectNotInActiveTierError"})
+"""What S3 answers when an archived object is read or copied: GetObject says
+``InvalidObjectState``; CopyObject of an unrestored source says
+``ObjectNotInActiveTierError`` (botocore's model) or ``InvalidObjectState``
+(reported from real S3). Both mean *archived*, everywhere."""
+
+
 def is_archived_error(error: BaseException) -> bool:
-    """A read failed because the object is archived (or its restore is not done)."""
-    return s3_error_code(error) == "InvalidObjectState"
+    """A read or copy failed because the object is archived (or its restore is not done)."""
+    return s3_error_code(error) in ARCHIVED_CODES
 
 
 def is_restore_in_progress(error: BaseException) -> bool:
