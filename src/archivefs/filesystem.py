@@ -41,6 +41,7 @@ from archivefs.errors import (
     RestoreInProgressError,
 )
 from archivefs.hooks import Hooks
+from archivefs.keyed_paths import local_target
 from archivefs.model import (
     ObjectState,
     Plan,
@@ -581,6 +582,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             )
         hot_fs, root = hot
         states = await self._expand_states(paths)
+        if _is_local(hot_fs):  # keys may hold '..' parts: refuse any that leaves the hot store
+            for key in states:
+                local_target(root, key)
         semaphore = asyncio.Semaphore(min(self.concurrency, 16))
 
         async def one(state: ObjectState) -> str:
@@ -982,6 +986,13 @@ class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
         data: bytes = super().read(length)
         self.fs.read_stats.delivered(len(data))
         return data
+
+
+def _is_local(fs: Any) -> bool:
+    """A filesystem on this machine's disk (possibly wrapped to look async)."""
+    inner = getattr(fs, "sync_fs", fs)
+    protocol = inner.protocol if isinstance(inner.protocol, tuple) else (inner.protocol,)
+    return "file" in protocol or "local" in protocol
 
 
 def _same_s3_service(cold: Any, hot: Any) -> bool:
