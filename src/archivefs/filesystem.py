@@ -50,6 +50,7 @@ from archivefs.errors import (
     RestoreInProgressError,
 )
 from archivefs.hooks import Hooks
+from archivefs.keyed_paths import local_target
 from archivefs.model import (
     ObjectState,
     Plan,
@@ -819,6 +820,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             )
         hot_fs, root = hot
         states = await self._expand_states(paths)
+        if _is_local(hot_fs):  # keys may hold '..' parts: refuse any that leaves the hot store
+            for key in states:
+                local_target(root, key)
         semaphore = asyncio.Semaphore(min(self.concurrency, 16))
 
         async def one(state: ObjectState) -> str:
@@ -1382,6 +1386,13 @@ def _require_worker_credentials(target_options: dict[str, Any] | None, fs: Any) 
             "credentials file, an instance role), or construct the filesystem with "
             "pickle_credentials=True to send the keys in clear inside the pickle.",
         )
+
+
+def _is_local(fs: Any) -> bool:
+    """A filesystem on this machine's disk (possibly wrapped to look async)."""
+    inner = getattr(fs, "sync_fs", fs)
+    protocol = inner.protocol if isinstance(inner.protocol, tuple) else (inner.protocol,)
+    return "file" in protocol or "local" in protocol
 
 
 def _same_s3_service(cold: Any, hot: Any) -> bool:

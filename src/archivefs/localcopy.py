@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from archivefs.errors import InvalidPathError
+from archivefs.keyed_paths import local_target
+
+__all__ = ["PARTIAL_MARK", "CopyReport", "copy_to_directory", "local_target", "remove_partials"]
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -41,28 +43,6 @@ class CopyReport:
     files: list[Path] = field(default_factory=list)
     bytes_written: int = 0
     partials_removed: list[Path] = field(default_factory=list)
-
-
-def local_target(directory: str | Path, path: str) -> Path:
-    """Where ``bucket/key`` goes below ``directory``; :class:`InvalidPathError` if outside it."""
-    base = Path(directory).resolve()
-    parts = path.split("/")
-    if any(part in ("", ".", "..") for part in parts) or "\0" in path or "\\" in path:
-        raise InvalidPathError(
-            "this key has an empty, '.' or '..' part (or a NUL or backslash), so it has no "
-            f"safe local name below {base}; nothing was written.",
-            path=path,
-            fix="leave it out of the selection, or rename the object in the bucket.",
-        )
-    target = base.joinpath(*parts).resolve()
-    if not target.is_relative_to(base) or target == base:
-        raise InvalidPathError(
-            f"its local copy would be written outside {base} (a symbolic link in the "
-            "target directory leads out of it); nothing was written.",
-            path=path,
-            fix="remove the symbolic link from the target directory, or copy elsewhere.",
-        )
-    return target
 
 
 def remove_partials(directories: Iterable[Path]) -> list[Path]:

@@ -88,3 +88,23 @@ def test_prefetch_json_summary_counts_partials(
     assert (mine / "a.nc").read_bytes() == b"a" * 5
     assert alive.exists()
     assert "1 files (5 B) written to" in result.stdout
+
+
+def test_promotion_into_a_local_hot_store_refuses_dotdot_keys(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from archivefs.errors import ArchiveError
+    from tests.reliability._support import make_fs
+
+    outside = tmp_path / "planted.txt"
+    outside.write_bytes(b"precious")
+    hot = tmp_path / "hot"
+    hostile = f"x/{'../' * 3}planted.txt"  # <hot>/<bucket>/x/../../../planted.txt = tmp_path/…
+    archive.put_objects(bucket, {hostile: b"overwritten!", "x/fine.nc": b"fine"})
+    fs = make_fs(archive, tmp_path, hot=str(hot))
+    with pytest.raises(InvalidPathError, match=r"'\.\.' part") as caught:
+        fs.promote(f"{bucket}/x/")
+    assert isinstance(caught.value, ArchiveError)
+    assert outside.read_bytes() == b"precious"
+    assert not hot.exists() or not [p for p in hot.rglob("*") if p.is_file()]
+    assert archive.requests.count("GET", bucket=bucket) == 0
