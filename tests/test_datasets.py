@@ -216,8 +216,12 @@ def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_he
         combine="nested",
         concat_dim="time",
     )
-    # 3 GETs load the catalog (registry, pointer, file); then one GET per file, no HEAD
-    assert archive.requests.counts() == {"GET": 3 + count}
+    # 3 GETs load the catalog (registry, pointer, file); then the 12 members, neighbours
+    # in one bundle, come in one ranged GET of exactly their bytes and headers; no HEAD
+    assert archive.requests.counts() == {"GET": 4}
+    ranged = sum(r.bytes_sent for r in archive.requests.records if r.range)
+    needed = sum(e["size"] for e in fs.find(f"{bucket}/2023", detail=True).values())
+    assert needed <= ranged <= 1.05 * needed  # the members plus the zip headers between them
     assert ds["tb"].chunks[0][:4] == (2, 2, 1, 2)  # chunks= reaches every file (2, 3, 4 steps)
     archive.requests.clear()
     expected = sum(float(i) * 4 * (2 + i % 3) for i in range(count))

@@ -113,4 +113,9 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
     ]
     errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors
+    if "except ObjectArchivedError" in path.read_text(encoding="utf-8"):
+        printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+        assert "ObjectArchivedError" in printed or "must be restored" in printed
+        assert "Fix: " in printed, "show the archived-data error whole, with its fix"
+        assert "archivefs.datasets.prefetch(selection)" in printed
     assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
