@@ -286,7 +286,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """The restore engine (made on first use: no session at construction)."""
         if self._engine is None:
             from archivefs.restore.claims import BucketClaims
-            from archivefs.restore.engine import RestoreEngine  # with tenacity: on first use
+            from archivefs.restore.engine import RestoreEngine  # on first use: keeps `ls` light
 
             self._engine = RestoreEngine(
                 self.store,
