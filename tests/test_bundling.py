@@ -86,7 +86,7 @@ def test_bundle_10000_small_files_then_list_plan_restore_read(
         fs.cat_file(f"{bucket}/archive/obs01/f00001.dat")
     assert "reading member" in str(archived.value)
     assert "obs01/f00001.dat" in str(archived.value)
-    result = fs.restore(f"{bucket}/archive/obs0*/*.dat", wait=True, timeout=60)
+    result = fs.restore(f"{bucket}/archive/obs0*/*.dat", wait=True, timeout=600)
     assert archive.requests.count("RestoreObject") == len(plan) == result.requests_sent
 
     archive.requests.clear()
@@ -184,6 +184,6 @@ def test_rebundle_objects_already_in_a_bucket(
     assert len(report.bundles_written) == 4  # one per run directory
     fs = make_fs()
     name = "run2/part006.bin"
-    fs.restore(f"{bucket}/packed/run2/*", wait=True, timeout=30)
+    fs.restore(f"{bucket}/packed/run2/*", wait=True, timeout=600)
     assert fs.cat_file(f"{bucket}/packed/{name}") == objects[f"raw/{name}"]
     assert s3.exists(f"{bucket}/raw/{name}")  # sources are kept

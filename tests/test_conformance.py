@@ -136,7 +136,7 @@ class RestoredFixtures(UploadedSources):
             if p.is_file()
         }
         archive.put_objects(bucket, objects, storage_class="GLACIER")
-        result = fs.restore(f"{dest}/**", wait=True, timeout=60)
+        result = fs.restore(f"{dest}/**", wait=True, timeout=600)
         assert result.requests_sent == len(objects)
 
 

@@ -63,7 +63,7 @@ def test_prefetch_once_then_workers_read(
     selection = ds["t"].isel(time=slice(8, 24))
     plan = ads.plan_dataset(selection)
     assert len(plan.to_restore) == 8  # 4 time chunks x 2 y chunks
-    ads.prefetch(selection, wait=True, timeout=60)
+    ads.prefetch(selection, wait=True, timeout=600)
     total = client.compute(selection.sum()).result()
     assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
     assert archive.requests.count("RestoreObject") == 8
@@ -75,7 +75,7 @@ def test_wait_policy_on_workers_restores_each_chunk_once(
     archive.set_restore_delay(1.0)
     source = make_source()
     url = upload_zarr(archive, bucket, tmp_path, source)
-    opts = options(archive, tmp_path, on_archived="wait", wait_timeout=60)
+    opts = options(archive, tmp_path, on_archived="wait", wait_timeout=600)
     ds = ads.open_zarr(url, **opts)
     other = ads.open_zarr(url, chunks={"time": 12, "y": 6, "x": 8}, **opts)
     # two graphs with different tasks reading the same 6 chunk objects, at once
@@ -98,7 +98,7 @@ def test_restore_aware_graph_on_the_cluster(
     url = upload_zarr(archive, bucket, tmp_path, source)
     ds = ads.open_zarr(url, **options(archive, tmp_path))
     selection = ds["q"].isel(time=slice(20, 32))
-    gated = ads.restore_aware(selection, timeout=60, poll_interval=0.2)
+    gated = ads.restore_aware(selection, timeout=600, poll_interval=0.2)
     total = client.compute(gated.sum()).result()
     assert np.isclose(float(total), float(source["q"].isel(time=slice(20, 32)).sum()))
     assert archive.requests.count("RestoreObject", status=202) == 6
@@ -136,7 +136,7 @@ def test_bundled_store_on_the_cluster_one_restore_per_bundle(
     }
     assert {g.key for g in plan} == expected
     assert len(expected) == 2
-    ads.prefetch(selection, wait=True, timeout=60)
+    ads.prefetch(selection, wait=True, timeout=600)
     total = client.compute(selection.sum()).result()
     assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
     assert archive.requests.count("RestoreObject") == 2  # one per bundle, not per chunk

@@ -60,7 +60,7 @@ def test_open_plan_prefetch_compute(
     with pytest.raises(ObjectArchivedError):
         selection.compute()
 
-    result = ads.prefetch(selection, wait=True, timeout=60)
+    result = ads.prefetch(selection, wait=True, timeout=600)
     assert result.requests_sent == 2
     assert archive.requests.count("RestoreObject") == 2
     np.testing.assert_array_equal(
@@ -108,7 +108,7 @@ def test_plan_and_prefetch_a_dataset_xarray_opened_through_storage_options(
         f"{bucket}/store.zarr/t/c/2/0/0",
     ]
     assert archive.requests.count("RestoreObject") == 0
-    result = ads.prefetch(selection, wait=True, timeout=60)
+    result = ads.prefetch(selection, wait=True, timeout=600)
     assert result.requests_sent == 2
     assert archive.requests.count("RestoreObject") == 2
     np.testing.assert_array_equal(
@@ -135,7 +135,7 @@ def test_netcdf_files_are_planned_per_file(
     fs = ads.ArchiveFileSystem(target_options=storage, **opts)
     with pytest.raises(ObjectArchivedError):
         ads.open_dataset(urls[0], fs=fs)  # the header itself is archived
-    fs.restore(urls, wait=True, timeout=60)
+    fs.restore(urls, wait=True, timeout=600)
     combined = ads.open_mfdataset(urls, fs=fs)
     selection = combined["t"].sel(time=slice(5, 9))  # rows of parts 1 and 2
     plan = ads.plan_dataset(selection)
@@ -152,7 +152,7 @@ def test_restore_aware_graph_reads_each_chunk_after_its_own_group(
     url = upload_zarr(archive, bucket, tmp_path, source)
     ds = ads.open_zarr(url, **options)
     selection = ds["t"].isel(time=slice(0, 12))  # 3 time chunks x 2 y chunks = 6 objects
-    gated = ads.restore_aware(selection, timeout=60, poll_interval=0.2)
+    gated = ads.restore_aware(selection, timeout=600, poll_interval=0.2)
     assert archive.requests.count("RestoreObject") == 6  # submitted once, up front
     graph = dict(gated.data.__dask_graph__())
     ready = [k for k in graph if isinstance(k, tuple) and k[0] == "archivefs-ready"]
@@ -206,7 +206,7 @@ def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_he
     )
     opts = dict(options)
     fs = ads.ArchiveFileSystem(target_options=opts.pop("storage_options"), **opts)
-    fs.restore(f"s3://{bucket}/2023/radiometer/*.nc", wait=True, timeout=60)
+    fs.restore(f"s3://{bucket}/2023/radiometer/*.nc", wait=True, timeout=600)
     fs = ads.ArchiveFileSystem(target_options=archive.storage_options(), **opts)  # fresh caches
     archive.requests.clear()
     ds = ads.open_mfdataset(

@@ -144,7 +144,7 @@ def test_intelligent_tiering_archive_access_is_archived(
     assert info["archive_access"] == "ARCHIVE_ACCESS"
     with pytest.raises(ObjectArchivedError, match="ARCHIVE_ACCESS"):
         afs.cat_file(f"{bucket}/it")
-    result = afs.restore(f"{bucket}/it", wait=True, timeout=30)
+    result = afs.restore(f"{bucket}/it", wait=True, timeout=600)
     assert result.requests_sent == 1
     assert afs.cat_file(f"{bucket}/it") == DATA
     assert afs.info(f"{bucket}/it", refresh=True)["restore"] == "hot"
@@ -185,7 +185,7 @@ def test_expired_copy_reads_as_archived(
     archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
 ) -> None:
     archive.put_object(bucket, "obj", DATA, storage_class="DEEP_ARCHIVE")
-    afs.restore(f"{bucket}/obj", wait=True, timeout=10)
+    afs.restore(f"{bucket}/obj", wait=True, timeout=600)
     assert afs.cat_file(f"{bucket}/obj") == DATA
     archive.expire_restore(bucket, "obj")
     assert afs.state(f"{bucket}/obj").restore.value == "archived"
@@ -217,7 +217,7 @@ def test_policy_wait_restores_then_reads(
 ) -> None:
     archive.set_restore_delay(1.0)
     archive.put_object(bucket, "obj", DATA, storage_class="DEEP_ARCHIVE")
-    fs = make_fs(on_archived="wait", wait_timeout=30)
+    fs = make_fs(on_archived="wait", wait_timeout=600)
     assert fs.cat_file(f"{bucket}/obj", start=5, end=15) == DATA[5:15]
     assert archive.requests.count("RestoreObject") == 1
     with fs.open(f"{bucket}/obj") as f:
@@ -351,7 +351,7 @@ def test_restores_survive_throttling_and_are_sent_once_each(
         bucket, {f"t/{i:02d}": b"x" * i for i in range(40)}, storage_class="GLACIER"
     )
     archive.faults.throttle(fraction=0.3, ops=["RestoreObject"], seed=7)
-    result = afs.restore(f"{bucket}/t/*", wait=True, timeout=60)
+    result = afs.restore(f"{bucket}/t/*", wait=True, timeout=600)
     assert len(result.plan) == 40
     assert archive.requests.count("RestoreObject", status=202) == 40
     assert archive.requests.count("RestoreObject", status=409) == 0
@@ -422,7 +422,7 @@ def test_promoted_copies_outlive_the_restore_and_read_from_the_hot_store(
         bucket, {f"p/{i}": bytes([i]) * 100 for i in range(3)}, storage_class="GLACIER"
     )
     fs = make_fs(hot=str(hot_dir))
-    fs.restore(f"{bucket}/p/*", promote=True, timeout=30)
+    fs.restore(f"{bucket}/p/*", promote=True, timeout=600)
     assert sorted(p.name for p in (hot_dir / bucket / "p").iterdir()) == ["0", "1", "2"]
     for i in range(3):
         archive.expire_restore(bucket, f"p/{i}")
@@ -440,7 +440,7 @@ def test_promote_into_another_bucket_is_a_server_side_copy(
     fs = make_fs(hot=f"s3://{bucket}-hot/promoted", hot_options=archive.storage_options())
     with pytest.raises(ObjectArchivedError):
         fs.promote(f"{bucket}/c")  # archived: nothing to copy yet
-    fs.restore(f"{bucket}/c", wait=True, timeout=30)
+    fs.restore(f"{bucket}/c", wait=True, timeout=600)
     archive.requests.clear()
     assert fs.promote(f"{bucket}/c") == [f"{bucket}-hot/promoted/{bucket}/c"]
     assert archive.requests.count("COPY") == 1
@@ -578,7 +578,7 @@ def test_restore_of_a_glob_over_a_bundled_tree_restores_its_bundles(
     bundle(tmp_path / "src", s3(archive), f"{bucket}/archive", storage_class="GLACIER")
     bundles = Catalog.load(s3(archive), catalog_dir(f"{bucket}/archive")).bundles
     archive.requests.clear()
-    result = afs.restore(f"{bucket}/archive/**", wait=True, timeout=60)
+    result = afs.restore(f"{bucket}/archive/**", wait=True, timeout=600)
     assert archive.requests.count("RestoreObject") == result.requests_sent == len(bundles) == 4
     assert sorted(g.key for g in result.plan) == sorted(bundles)
     assert sorted(result.plan.paths) == sorted(f"{bucket}/archive/{n}" for n in files)
@@ -641,7 +641,7 @@ def test_cp_of_an_archived_object_with_wait_restores_then_copies(
     archive: EmulatedArchive, bucket: str, make_fs: Any
 ) -> None:
     archive.put_object(bucket, "cold/src.bin", DATA, storage_class="GLACIER")
-    fs = make_fs(on_archived="wait", wait_timeout=60)
+    fs = make_fs(on_archived="wait", wait_timeout=600)
     archive.requests.clear()
     fs.cp(f"{bucket}/cold/src.bin", f"{bucket}/copy.bin")
     assert fs.cat_file(f"{bucket}/copy.bin") == DATA
@@ -676,7 +676,7 @@ def test_listing_states_match_info_after_a_restore_one_probe_per_bundle(
         policy=ByPrefix(depth=1, target_size=12_000),
     )
     first = f"{bucket}/g/{sorted(files)[0]}"
-    afs.restore(first, wait=True, timeout=60)
+    afs.restore(first, wait=True, timeout=600)
     archive.requests.clear()
     listing = {e["name"]: e for e in afs.ls(f"{bucket}/g/d0", detail=True)}
     bundles = {e["bundle"] for e in listing.values()}

@@ -60,7 +60,7 @@ def test_estimate_matches_what_the_server_saw(
     fs = make_fs()
     estimate = fs.estimate(f"{bucket}/e/*")
     archive.requests.clear()
-    fs.restore(f"{bucket}/e/*", wait=True, timeout=30)
+    fs.restore(f"{bucket}/e/*", wait=True, timeout=600)
     for path in fs.glob(f"{bucket}/e/*"):
         fs.cat_file(path, start=0, end=None)
     assert estimate.restore_request_count == archive.requests.count("RestoreObject") == 7

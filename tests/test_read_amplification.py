@@ -70,7 +70,7 @@ def test_zarr_selection_fetches_only_the_chunks_it_needs(
         skip_instance_cache=True,
     )
     selection = ds["t"].isel(time=slice(4, 12))
-    ads.prefetch(selection, wait=True, timeout=60)  # chunks are in DEEP_ARCHIVE
+    ads.prefetch(selection, wait=True, timeout=600)  # chunks are in DEEP_ARCHIVE
     plan = ads.plan_dataset(selection)
     chunk_bytes = sum(g.size for g in plan)
     archive.requests.clear()

@@ -37,7 +37,7 @@ def test_500_objects_one_request_each_and_one_wait(
     paths = seed(archive, bucket, 500)
     fs = make_fs()
     archive.requests.clear()
-    result = fs.restore(paths, wait=True, timeout=120)
+    result = fs.restore(paths, wait=True, timeout=600)
     assert sorted(result.ready) == paths
     assert archive.requests.count("RestoreObject") == 500
     assert archive.requests.count("RestoreObject", status=202) == 500
@@ -107,7 +107,7 @@ def test_killed_submission_resumes_without_paying_twice(
         restore_time_scale=1 / 3600,
         skip_instance_cache=True,
     )
-    result = fs.restore(paths, wait=True, timeout=120)
+    result = fs.restore(paths, wait=True, timeout=600)
     assert sorted(result.ready) == paths
     assert result.requests_sent == 600 - sent_before_kill
     assert archive.requests.count("RestoreObject") == 600
@@ -173,7 +173,7 @@ def test_pipelined_as_ready_yields_groups_as_they_return(
     assert {g.action for g in plan} == {Action.READ, Action.RESTORE}
 
     fs.submit(plan)
-    order = [g.key for g in fs.as_ready(plan, timeout=30)]
+    order = [g.key for g in fs.as_ready(plan, timeout=600)]
     assert order[0] == f"{bucket}/hot"  # readable groups come first, at once
     assert sorted(order[1:]) == paths
 
@@ -184,7 +184,7 @@ def test_restored_copies_expiring_too_soon_are_renewed(
     archive.seconds_per_day = 86400
     paths = seed(archive, bucket, 3)
     fs = make_fs(journal=False)
-    fs.restore(paths, wait=True, timeout=30)
+    fs.restore(paths, wait=True, timeout=600)
     soon = datetime.now(UTC) + timedelta(days=5)
     plan = fs.plan(paths, needed_until=soon)
     assert {g.action for g in plan} == {Action.RENEW}
@@ -204,7 +204,7 @@ def test_journal_records_every_request(
     archive: EmulatedArchive, bucket: str, make_fs: Any, tmp_path: Path
 ) -> None:
     paths = seed(archive, bucket, 4)
-    make_fs().restore(paths, wait=True, timeout=30)
+    make_fs().restore(paths, wait=True, timeout=600)
     with Journal(tmp_path / "journal.sqlite", namespace=archive.endpoint_url) as journal:
         records = journal.records(paths)
     assert sorted(r.key for r in records) == paths
@@ -252,13 +252,13 @@ def test_with_a_journal_renewals_and_early_expiry_are_restored_again(
     archive.seconds_per_day = 86400
     paths = seed(archive, bucket, 4)
     fs = make_fs()  # with a journal that remembers the first restores as done
-    fs.restore(paths, wait=True, timeout=30)
+    fs.restore(paths, wait=True, timeout=600)
     assert archive.requests.count("RestoreObject") == 4
     plan = fs.plan(paths, needed_until=datetime.now(UTC) + timedelta(days=5))
     assert {g.action for g in plan} == {Action.RENEW}
     assert fs.submit(plan).requests_sent == 4  # renewed although the journal says "restored"
     archive.expire_restore(bucket, paths[0].split("/", 1)[1])  # gone before its recorded expiry
-    again = fs.restore(paths, wait=True, timeout=30)
+    again = fs.restore(paths, wait=True, timeout=600)
     assert again.requests_sent == 1
     assert archive.requests.count("RestoreObject") == 9
 

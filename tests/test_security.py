@@ -40,7 +40,7 @@ def test_credentials_never_reach_logs_errors_reprs_or_journal(
     fs.cat_file(f"{bucket}/hot")
     with pytest.raises(ObjectArchivedError) as error:
         fs.cat_file(f"{bucket}/cold")
-    fs.restore(f"{bucket}/cold", wait=True, timeout=30)
+    fs.restore(f"{bucket}/cold", wait=True, timeout=600)
     texts = [caplog.text, str(error.value), repr(error.value), repr(fs), str(fs)]
     texts.append(repr(pickle.loads(pickle.dumps(fs))))
     for text in texts:

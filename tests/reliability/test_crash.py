@@ -79,7 +79,7 @@ def test_killed_restore_submission_resumes_without_paying_twice(
     run_and_kill(config, lambda: archive.requests.count("RestoreObject") >= at)
     before = archive.requests.count("RestoreObject", status=202)
     fs = make_fs(archive, tmp_path)
-    result = fs.restore(paths, wait=True, timeout=60)
+    result = fs.restore(paths, wait=True, timeout=600)
     assert sorted(result.ready) == paths
     assert result.requests_sent == 60 - before
     assert archive.requests.count("RestoreObject", status=202) == 60
@@ -161,7 +161,7 @@ def test_killed_promotion_shows_only_whole_copies(
     data.update(big)
     paths = sorted(data)
     fs = make_fs(archive, tmp_path)
-    fs.restore(paths, wait=True, timeout=60)
+    fs.restore(paths, wait=True, timeout=600)
     hot = tmp_path / "hot"
     archive.requests.clear()
     at = random.Random(seed).randint(1, 30)

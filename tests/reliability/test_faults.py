@@ -103,7 +103,7 @@ def test_throttled_restores_one_paid_request_per_group(
         archive.faults.throttle(fraction=0.4, seed=seed)
     else:
         archive.faults.throttle(count=burst, ops=["RestoreObject"], seed=seed)
-    result = fs.restore(sorted(data), wait=True, timeout=90)
+    result = fs.restore(sorted(data), wait=True, timeout=600)
     assert sorted(result.ready) == sorted(data)
     assert archive.faults.injected > 0
     assert archive.requests.count("RestoreObject", status=202) == 40
@@ -186,7 +186,7 @@ def test_internal_errors_on_restore_are_retried(
     data = seed_cold(archive, bucket, 25)
     fs = make_fs(archive, tmp_path)
     archive.faults.error(500, "InternalError", count=30, ops=["RestoreObject"])
-    result = fs.restore(sorted(data), wait=True, timeout=60)
+    result = fs.restore(sorted(data), wait=True, timeout=600)
     assert sorted(result.ready) == sorted(data)
     assert archive.requests.count("RestoreObject", status=500) == 30
     assert archive.requests.count("RestoreObject", status=202) == 25
@@ -208,7 +208,7 @@ def test_server_down_for_a_while_then_back(
     else:
         archive.faults.reset_connection(count=4)
         archive.faults.reset_connection(count=8, ops=["RestoreObject"])
-    result = fs.restore(sorted(data), wait=True, timeout=60)
+    result = fs.restore(sorted(data), wait=True, timeout=600)
     assert archive.faults.injected == 12
     assert sorted(result.ready) == sorted(data)
     assert archive.requests.count("RestoreObject", status=202) == 20

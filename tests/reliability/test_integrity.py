@@ -113,7 +113,7 @@ def test_restored_bundle_replaced_by_other_content(
     bundle(tmp_path / "src", fs3, f"{bucket}/g", storage_class="GLACIER")
     fs = make_fs(archive, tmp_path)
     name = sorted(files)[2]
-    fs.restore(f"{bucket}/g/{name}", wait=True, timeout=60)
+    fs.restore(f"{bucket}/g/{name}", wait=True, timeout=600)
     assert fs.cat_file(f"{bucket}/g/{name}") == files[name]
     member = Catalog.load(fs3, catalog_dir(f"{bucket}/g")).lookup(f"{bucket}/g/{name}")
     assert member is not None

@@ -31,7 +31,7 @@ def test_secrets_absent_from_errors_logs_journal_and_catalog(
     files = make_tree(tmp_path / "src", 10)
     bundle(tmp_path / "src", s3(archive, secret=SECRET, token=TOKEN), f"{bucket}/b")
     fs = make_fs(archive, tmp_path, target_options=opts)
-    fs.restore(f"{bucket}/cold", wait=True, timeout=30)
+    fs.restore(f"{bucket}/cold", wait=True, timeout=600)
     fs.cat_file(f"{bucket}/b/{sorted(files)[0]}")
     archive.faults.throttle(ops=["GET"])
     with pytest.raises(StoreUnavailableError) as error:
@@ -118,7 +118,7 @@ def test_sse_c_reaches_reads_and_heads_and_restores_get_what_s3_accepts(
     fs = make_fs(archive, tmp_path, target_options=options(archive, s3_additional_kwargs=SSE_C))
     seen = _watch(fs)
     name = f"{bucket}/e/{sorted(files)[0]}"
-    fs.restore([f"{bucket}/cold", name], wait=True, timeout=30)
+    fs.restore([f"{bucket}/cold", name], wait=True, timeout=600)
     assert fs.cat_file(f"{bucket}/cold") == b"c" * 100
     assert fs.cat_file(name) == files[sorted(files)[0]]
     assert fs.info(f"{bucket}/cold")["size"] == 100
