@@ -88,7 +88,7 @@ def test_restore_from_stdin_list_and_wait(run: Any, archive: EmulatedArchive, bu
     archive.put_objects(bucket, {f"r/{i}": b"x" for i in range(5)}, storage_class="GLACIER")
     listing = "".join(f"s3://{bucket}/r/{i}\n" for i in range(5))
     result = run(
-        "--json", "restore", "--from-file", "-", "--wait", "--timeout", "60", input=listing
+        "--json", "restore", "--from-file", "-", "--wait", "--timeout", "600", input=listing
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {
@@ -138,7 +138,7 @@ def test_prefetch_to_a_directory(
     )
     target = tmp_path / "cache"
     target.mkdir()
-    result = run("--json", "prefetch", f"s3://{bucket}/p/", "--to", str(target), "--timeout", "60")
+    result = run("--json", "prefetch", f"s3://{bucket}/p/", "--to", str(target), "--timeout", "600")
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.splitlines()[-1])["ready"] == 4
     assert (target / bucket / "p" / "3").read_bytes() == bytes([3]) * 10
@@ -151,7 +151,7 @@ def _restore_command(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> l
         "--storage-options", json.dumps(archive.storage_options()),
         "--journal", str(tmp_path / "j.sqlite"),
         "--restore-time-scale", str(1 / 3600),
-        "restore", f"s3://{bucket}/bar/*", "--wait", "--timeout", "60",
+        "restore", f"s3://{bucket}/bar/*", "--wait", "--timeout", "600",
     ]  # fmt: skip
 
 
@@ -195,7 +195,7 @@ def test_progress_is_log_lines_without_a_terminal(
         _restore_command(archive, bucket, tmp_path),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
@@ -280,7 +280,7 @@ def test_missing_credentials_is_one_line(archive: EmulatedArchive, bucket: str) 
     completed = subprocess.run(
         [sys.executable, "-m", "archivefs.cli", "--endpoint-url", archive.endpoint_url,
          "ls", f"s3://{bucket}/"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
+        capture_output=True, text=True, env=env, timeout=600, check=False,
     )  # fmt: skip
     assert completed.returncode == EXIT_ERROR, completed.stderr
     assert "no usable AWS credentials" in completed.stderr
@@ -290,7 +290,7 @@ def test_missing_credentials_is_one_line(archive: EmulatedArchive, bucket: str) 
 
 def test_prefetch_promote_in_place(run: Any, archive: EmulatedArchive, bucket: str) -> None:
     archive.put_objects(bucket, {f"pp/{i}": b"z" * 10 for i in range(3)}, storage_class="GLACIER")
-    result = run("--json", "prefetch", f"s3://{bucket}/pp/", "--promote", "--timeout", "60")
+    result = run("--json", "prefetch", f"s3://{bucket}/pp/", "--promote", "--timeout", "600")
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.splitlines()[-1])["promoted_in_place"] == 3
     assert archive.requests.count("COPY") == 3

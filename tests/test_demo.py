@@ -14,7 +14,7 @@ def _demo(*args: str) -> str:
         [command, *args, "demo", "--delay", "1"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]

@@ -41,7 +41,7 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=600,
         check=False,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
@@ -85,7 +85,7 @@ def test_getting_started_quickstart_gives_the_quoted_results(tmp_path: Path) -> 
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -130,7 +130,7 @@ def test_getting_started_own_files_job_gives_the_quoted_results(tmp_path: Path) 
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -17,8 +17,8 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-CELL_TIMEOUT = 120  # seconds per cell
-NOTEBOOK_TIMEOUT = 240  # seconds per notebook, kernel start included
+CELL_TIMEOUT = 600  # seconds per cell (a bound for a busy machine, not a speed)
+NOTEBOOK_TIMEOUT = 1200  # seconds per notebook, kernel start included
 
 
 def test_there_are_notebooks() -> None:
