@@ -83,6 +83,7 @@ def run(archive: EmulatedArchive, size: str) -> Result:
                 restore_status_in_listings=True,
                 restore_time_scale=delay / (12 * 3600),
                 skip_instance_cache=True,
+                pickle_credentials=True,  # the emulator's dummy keys: workers have no others
             )
             earlier = ds["t"].isel(time=slice(0, steps // 2))
             ads.prefetch(earlier, wait=False)  # an earlier job's restores: the first wave
