@@ -140,3 +140,37 @@ def test_bundled_store_on_the_cluster_one_restore_per_bundle(
     total = client.compute(selection.sum()).result()
     assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
     assert archive.requests.count("RestoreObject") == 2  # one per bundle, not per chunk
+
+
+def test_workers_without_credentials_report_the_error_instead_of_dying(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from archivefs.errors import MissingCredentialsError
+
+    url = upload_zarr(archive, bucket, tmp_path, make_source())
+    no_keys = options(archive, tmp_path)
+    del no_keys["pickle_credentials"]  # the default: explicit keys stay out of the graph
+    ds = ads.open_zarr(url, **no_keys)
+    # before: raising while the task was unpickled killed each worker in turn, and an
+    # error chained to itself hung Dask's error report; now the task fails with our error
+    with pytest.raises(MissingCredentialsError, match="pickled without its explicit keys"):
+        client.compute(ds["t"].isel(time=slice(0, 8)).sum()).result(timeout=600)
+    assert len(client.scheduler_info()["workers"]) == 2  # no worker died
+
+
+def test_an_archivefs_error_is_never_its_own_cause() -> None:
+    from archivefs.errors import ArchiveError
+    from archivefs.stores.translate import raise_translated
+
+    original = ArchiveError("boom.", path="b/k", fix="none.")
+
+    def reraise() -> None:
+        try:
+            raise original
+        except ArchiveError as error:
+            raise_translated(error, "b/k")
+
+    with pytest.raises(ArchiveError) as caught:
+        reraise()
+    assert caught.value is original
+    assert caught.value.__cause__ is not caught.value

@@ -65,7 +65,7 @@ from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
 from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
 from archivefs.stores.s3 import RangeRead, S3Store, split_path
-from archivefs.stores.translate import is_archived_error, s3_error_code, translate
+from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
@@ -170,7 +170,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     target_options = original.get("target_options", target_options)
                 hot_options = original.get("hot_options", hot_options)
             else:
-                _require_worker_credentials(target_options, fs)
+                missing = _missing_worker_credentials(target_options, fs)
+                if missing is not None:  # raised at the first request, never while unpickling
+                    target_options = {**(target_options or {}), "session": _Refusing(missing)}
         self.pickle_credentials = pickle_credentials
         self._credentials_ref = credentials
         if fs is not None and target_protocol is not None:
@@ -398,7 +400,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             try:
                 return dict(await self.fs._info(bucket))
             except Exception as error:
-                raise translate(error, bucket, action="inspect") from error
+                raise_translated(error, bucket, action="inspect")
         where = await self.catalogs.locate(path)
         if where.member is not None:
             bundle = await self._bundle_state(where)  # the member's state is its bundle's
@@ -545,13 +547,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             return await read()
         except Exception as error:
             if not is_archived_error(error):
-                raise translate(error, path, action="read") from error
+                raise_translated(error, path, action="read")
             cause = error
         await self._on_archived(path, cause)
         try:
             return await read()
         except Exception as error:
-            raise translate(error, path, action="read") from error
+            raise_translated(error, path, action="read")
 
     async def _on_archived(self, path: str, cause: BaseException) -> None:
         """Returns once ``path`` reads (``wait``), or raises the policy's error."""
@@ -1008,7 +1010,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             try:
                 await self.fs._pipe_file(registry, dump_registry(kept))
             except Exception as error:
-                raise translate(error, registry, action="update") from error
+                raise_translated(error, registry, action="update")
         self.catalogs.invalidate(bucket)
 
     async def _unregister_catalog(self, root: str) -> None:
@@ -1371,21 +1373,43 @@ class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
         return data
 
 
-def _require_worker_credentials(target_options: dict[str, Any] | None, fs: Any) -> None:
-    """On a process that got a pickle without keys: refuse at once if there is no other source."""
+class _Refusing:
+    """A botocore session stand-in that refuses to make a client: the first request of a
+    filesystem that has no credentials raises the error that says why, and sends nothing.
+
+    Raising while a pickle is loaded instead would kill a Dask worker (its task message
+    cannot be deserialised) and hang the computation rather than report the error.
+    """
+
+    def __init__(self, error: MissingCredentialsError) -> None:
+        self.error = error
+
+    def create_client(self, *args: Any, **kwargs: Any) -> Any:
+        # a fresh error each time: re-raising one instance can chain it to itself
+        raise MissingCredentialsError(self.error.problem, path=self.error.path, fix=self.error.fix)
+
+    def __repr__(self) -> str:
+        return "<no credentials>"
+
+
+def _missing_worker_credentials(
+    target_options: dict[str, Any] | None, fs: Any
+) -> MissingCredentialsError | None:
+    """On a process that got a pickle without keys and has no other credential source: why."""
     options = target_options or {}
     if fs is not None or options.get("anon"):
-        return
-    if not has_ambient_credentials(options.get("profile")):
-        raise MissingCredentialsError(
-            "this filesystem was pickled without its explicit keys (archivefs keeps key, "
-            "secret and token out of pickles and to_json()), and this process has no "
-            "credentials of its own.",
-            path=str(options.get("client_kwargs", {}).get("endpoint_url") or "s3"),
-            fix="give workers credentials (AWS_* environment variables, a profile, a "
-            "credentials file, an instance role), or construct the filesystem with "
-            "pickle_credentials=True to send the keys in clear inside the pickle.",
-        )
+        return None
+    if has_ambient_credentials(options.get("profile")):
+        return None
+    return MissingCredentialsError(
+        "this filesystem was pickled without its explicit keys (archivefs keeps key, "
+        "secret and token out of pickles and to_json()), and this process has no "
+        "credentials of its own.",
+        path=str(options.get("client_kwargs", {}).get("endpoint_url") or "s3"),
+        fix="give workers credentials (AWS_* environment variables, a profile, a "
+        "credentials file, an instance role), or construct the filesystem with "
+        "pickle_credentials=True to send the keys in clear inside the pickle.",
+    )
 
 
 def _is_local(fs: Any) -> bool:

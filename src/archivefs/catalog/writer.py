@@ -35,7 +35,7 @@ from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
 from archivefs.errors import ArchiveError, BundleError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
-from archivefs.stores.translate import translate
+from archivefs.stores.translate import raise_translated
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -325,7 +325,7 @@ def _store_errors(path: str, action: str) -> Iterator[None]:
     except ArchiveError:
         raise
     except OSError as error:
-        raise translate(error, path, action=action) from error
+        raise_translated(error, path, action=action)
 
 
 def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass, digest: str) -> None:

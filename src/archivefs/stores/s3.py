@@ -36,7 +36,11 @@ from archivefs.model import (
     StorageClass,
     check_restore_request,
 )
-from archivefs.stores.translate import is_restore_in_progress, s3_error_code, translate
+from archivefs.stores.translate import (
+    is_restore_in_progress,
+    raise_translated,
+    s3_error_code,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -152,7 +156,7 @@ class S3Store:
         try:
             return await self._send_once(method, **kwargs)
         except Exception as error:  # translated once, here
-            raise translate(error, path, action=action) from error
+            raise_translated(error, path, action=action)
 
     async def _send_once(self, method: str, **kwargs: Any) -> Any:
         """s3fs's request choke point with its own retry loop off: botocore retries, once."""
@@ -215,7 +219,7 @@ class S3Store:
         except Exception as error:
             if is_restore_in_progress(error):
                 return RestoreOutcome.IN_PROGRESS
-            raise translate(error, state.path, action="restore") from error
+            raise_translated(error, state.path, action="restore")
         status = out.get("ResponseMetadata", {}).get("HTTPStatusCode")
         return RestoreOutcome.RESTORED if status == 200 else RestoreOutcome.ACCEPTED
 
@@ -294,7 +298,7 @@ class S3Store:
             # 412: the condition failed; 409: a concurrent conditional write won the race
             if s3_error_code(error) in ("PreconditionFailed", "ConditionalRequestConflict"):
                 return False
-            raise translate(error, path, action="write") from error
+            raise_translated(error, path, action="write")
         return True
 
     # -- listings ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ copy) means *archived*, not *forbidden*.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from archivefs.errors import (
     AccessDeniedError,
@@ -97,6 +97,18 @@ def _chain(error: BaseException) -> list[BaseException]:
         out.append(current)
         current = current.__cause__ or current.__context__
     return out
+
+
+def raise_translated(error: BaseException, path: str, *, action: str = "access") -> NoReturn:
+    """Raise :func:`translate`'s error ``from`` the original; an archivefs error as it is.
+
+    ``raise translate(e) from e`` would make an archivefs error its own cause, a cycle
+    that hangs anything walking the chain (Dask's worker error reporting does).
+    """
+    translated = translate(error, path, action=action)
+    if translated is error:
+        raise error
+    raise translated from error
 
 
 def translate(error: BaseException, path: str, *, action: str = "access") -> BaseException:
