@@ -70,7 +70,7 @@ def run(archive: EmulatedArchive, size: str) -> Result:
     with (
         tempfile.TemporaryDirectory() as tmp,
         LocalCluster(
-            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=":0"
         ) as cluster,
         Client(cluster) as client,
     ):

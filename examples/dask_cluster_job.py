@@ -31,7 +31,7 @@ def main() -> None:
             n_workers=2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
             silence_logs=logging.ERROR,
         ) as cluster,
         distributed.Client(cluster) as client,

@@ -24,7 +24,7 @@ distributed = pytest.importorskip("distributed")
 def client() -> Iterator[Any]:
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as dask_client,
     ):

@@ -440,7 +440,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if not entries:
                 info = await self._info(path)
                 entries = [info]
-            elif detail:
+            elif detail and kwargs.get("probe_bundles", True):
                 await self._add_bundle_states(found, entries)
             return list(entries) if detail else sorted(e["name"] for e in entries)
         if entries is None:
@@ -500,6 +500,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         path = self._strip_protocol(path)
         if maxdepth is not None or withdirs:
+            # a walk (find with depth, glob): states from the catalog, no probe per folder
+            kwargs.setdefault("probe_bundles", False)
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         detail = kwargs.get("detail", False)
         found = await self.catalogs.root_for(path)

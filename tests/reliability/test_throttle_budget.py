@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 OBJECTS = 130
 GIVE_UP = RetryPolicy().give_up_after
 CONCURRENCY = 8  # the bound scales with it; the default (64) is measured in docs/guarantees.md
-BOUND = (CONCURRENCY + GIVE_UP) * MAX_ATTEMPTS
+ROUNDS = RetryPolicy().rounds  # a throttled group is tried again once, if not given up
+BOUND = (CONCURRENCY + GIVE_UP) * MAX_ATTEMPTS * ROUNDS
 
 
 def test_persistent_slowdown_is_bounded_per_object_and_per_run(
@@ -41,7 +42,7 @@ def test_persistent_slowdown_is_bounded_per_object_and_per_run(
     elapsed = time.monotonic() - started
     attempts = Counter(r.key for r in archive.requests.records if r.op == "RestoreObject")
     total = sum(attempts.values())
-    assert max(attempts.values()) <= MAX_ATTEMPTS  # per object: botocore's attempts, once
+    assert max(attempts.values()) <= MAX_ATTEMPTS * ROUNDS  # per object: botocore's, twice at most
     assert total <= BOUND  # per run: the requests in flight when the submitter gave up
     assert total < OBJECTS * MAX_ATTEMPTS
     assert len(attempts) < OBJECTS  # the rest were never sent

@@ -20,9 +20,10 @@ def parse_registry(raw: bytes, path: str) -> list[str]:
         raise CatalogError(
             f"the catalog registry is not valid JSON ({error}).",
             path=path,
-            fix="check the endpoint URL and credentials first; if the file itself is damaged, "
-            "re-run `archivefs catalog rebuild` for each catalog root in this bucket "
-            "(it rewrites the registry; bundles and catalogs are left as they are).",
+            fix="check that --endpoint-url / endpoint_url points at the S3 service that holds "
+            "this bucket (another server answers with something else); if it does, re-run "
+            "`archivefs catalog rebuild` for each catalog root in this bucket (it rewrites the "
+            "registry; bundles and catalogs are left as they are).",
         ) from error
     roots = data.get("roots", []) if isinstance(data, dict) else None
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):

@@ -57,6 +57,7 @@ class RetryPolicy:
     """What the submitter does when the store keeps throttling after the client's retries."""
 
     give_up_after: int = 3  # consecutive throttled groups before the rest are not sent
+    rounds: int = 2  # tries of one group (each: the client's attempts) while not given up
     pause: float = 1.0  # first shared pause after a throttled group (seconds)
     max_pause: float = 30.0
 
@@ -153,26 +154,36 @@ class Submitter:
         async def one(key: str) -> None:
             async with semaphore:
                 group = by_key[key]
-                await throttle.wait()
-                if throttle.given_up:
-                    error = StoreUnavailableError(
-                        f"not sent: the store kept throttling ({throttle.failures} restore "
-                        "requests in a row failed after the client's retries).",
-                        path=key,
-                        fix="run the same restore again later; only what was not accepted "
-                        "is sent, and nothing was paid for this one.",
-                    )
-                    report.failed[key] = error
-                    report.not_sent.append(key)
-                    await self._record(key, Outcome.FAILED, error=str(error))
-                    return
-                try:
-                    outcome = await self._send(group, tier=tier, days=days)
-                except ArchiveError as error:
-                    if isinstance(error, StoreUnavailableError):
-                        throttle.throttled()
-                    report.failed[key] = error
-                    await self._record(key, Outcome.FAILED, error=str(error))
+                outcome: RestoreOutcome | None = None
+                tried = 0  # rounds whose request was sent
+                last: ArchiveError | None = None
+                while outcome is None and tried < self.retry.rounds:
+                    await throttle.wait()
+                    if throttle.given_up:
+                        break
+                    tried += 1
+                    try:
+                        outcome = await self._send(group, tier=tier, days=days)
+                    except StoreUnavailableError as error:
+                        throttle.throttled()  # pauses every send; maybe another round
+                        last = error
+                    except ArchiveError as error:
+                        report.failed[key] = error
+                        await self._record(key, Outcome.FAILED, error=str(error))
+                        return
+                if outcome is None:
+                    if last is None:  # given up before this group's first request
+                        last = StoreUnavailableError(
+                            f"not sent: the store kept throttling ({throttle.failures} restore "
+                            "requests in a row failed after the client's retries).",
+                            path=key,
+                            fix="run the same restore again later; only what was not accepted "
+                            "is sent, and nothing was paid for this one.",
+                        )
+                    report.failed[key] = last
+                    if tried == 0:
+                        report.not_sent.append(key)
+                    await self._record(key, Outcome.FAILED, error=str(last))
                     return
                 throttle.succeeded()
                 report.sent[key] = outcome
