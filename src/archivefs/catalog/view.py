@@ -237,11 +237,9 @@ class CatalogView:
             await self._search(path)
             candidates = await self._entries(bucket)
         else:
-            candidates = [
-                (root, await self._entry(root))
-                for root in roots
-                if path == root or path.startswith(root + "/")
-            ][:1]
+            # roots are longest first: load only the deepest one that holds ``path``
+            deepest = next((r for r in roots if path == r or path.startswith(r + "/")), None)
+            candidates = [] if deepest is None else [(deepest, await self._entry(deepest))]
         for root, catalog in candidates:
             if path == root or path.startswith(root + "/"):
                 if isinstance(catalog, ArchiveError):
