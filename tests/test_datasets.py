@@ -157,6 +157,8 @@ def test_restore_aware_graph_reads_each_chunk_after_its_own_group(
     graph = dict(gated.data.__dask_graph__())
     ready = [k for k in graph if isinstance(k, tuple) and k[0] == "archivefs-ready"]
     assert len(ready) == 6
+    # no distributed client: each ready task polls its own group (no coordinator)
+    assert {graph[k].func for k in ready} == {ads._wait_until_readable}
     for key, task in graph.items():  # each chunk read waits for exactly its own group
         if isinstance(key, tuple) and str(key[0]).startswith("open_dataset-t-") and key[1] < 3:
             waits = [

@@ -18,6 +18,7 @@ LAYERS: list[set[str]] = [
     {"catalog"},
     {"restore"},
     {"filesystem"},
+    {"coordinator"},
     {"xarray", "dask", "datasets", "localcopy", "selection"},
     {"testing"},
     {"demo", "serve"},

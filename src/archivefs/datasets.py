@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from archivefs import coordinator
 from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Plan
@@ -551,12 +552,17 @@ def _product(ranges: Iterable[range]) -> Iterator[tuple[int, ...]]:
 def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: float = 60.0) -> Any:
     """The same lazy object, with every chunk read waiting for its own group's restore.
 
-    The selection's plan is submitted once (one restore request per group that
-    needs one, deduplicated by the journal); then each chunk read task depends
-    on a "ready" task for its group, which polls that group until it reads. A
-    computation therefore starts on the groups that come back first instead of
-    waiting for the last one. (``prefetch`` polls all groups in bulk and
-    returns when every one is back; this polls each group on its own.)
+    The selection's plan is submitted once, here (one restore request per group
+    that needs one, deduplicated by the journal and, if enabled, the bucket's
+    claims); then each chunk read task depends on a "ready" task for its group.
+    A computation therefore starts on the groups that come back first instead
+    of waiting for the last one.
+
+    With a ``distributed`` client, one coordinator task polls all groups in
+    bulk and releases each group's ready task by an event: no worker polls the
+    store (:mod:`archivefs.coordinator`). Without one, each ready task polls its
+    own group every ``poll_interval`` seconds; with one, ``poll_interval`` is
+    how often a waiting task checks that the coordinator is still healthy.
 
     Example::
 
@@ -566,14 +572,33 @@ def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: floa
     per_fs = chunk_paths(obj)
     if not per_fs:
         raise _nothing_to_plan()
+    client = coordinator.default_client()
     group_of: dict[str, tuple[ArchiveFileSystem, str]] = {}
+    coordinations: dict[int, coordinator.Coordination] = {}
     for fs, paths in per_fs.items():
         plan = fs.plan(paths)
         fs.submit(plan)
+        if client is not None:
+            coordinations[id(fs)] = coordinator.start(client, fs, plan, timeout)
         for group in plan.groups:
             for path in group.paths:
                 group_of[path] = (fs, group.key)
-    return _rewire(obj, group_of, timeout, poll_interval)
+    return _rewire(obj, group_of, timeout, poll_interval, coordinations)
+
+
+def coordination_stats(obj: Any) -> list[dict[str, int]]:
+    """Progress of the coordinators of a restore-aware object: groups, ready, poll rounds."""
+    from dask._task_spec import DataNode
+
+    found: dict[str, coordinator.Coordination] = {}
+    for array in _dask_arrays(obj):
+        for task in array.__dask_graph__().values():
+            if getattr(task, "func", None) is not coordinator.await_group:
+                continue
+            first = task.args[0]
+            value = first.value if isinstance(first, DataNode) else first
+            found[value.token] = value
+    return [coordinator.stats(c) for c in found.values()]
 
 
 def _rewire(
@@ -581,6 +606,7 @@ def _rewire(
     group_of: dict[str, tuple[ArchiveFileSystem, str]],
     timeout: float | None,
     poll_interval: float,
+    coordinations: dict[int, coordinator.Coordination],
 ) -> Any:
     import dask.array as da
     from dask._task_spec import DataNode, Task, TaskRef
@@ -611,10 +637,11 @@ def _rewire(
                 fs, group = group_of[path]
                 ready_key = ("archivefs-ready", group)
                 if ready_key not in ready_tasks:
+                    coordination = coordinations.get(id(fs))
                     ready_tasks[ready_key] = Task(
                         ready_key,
-                        _wait_until_readable,
-                        DataNode(None, fs.to_json()),
+                        _wait_until_readable if coordination is None else coordinator.await_group,
+                        DataNode(None, fs.to_json() if coordination is None else coordination),
                         DataNode(None, group),
                         DataNode(None, timeout),
                         DataNode(None, poll_interval),

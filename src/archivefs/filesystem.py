@@ -1344,13 +1344,20 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     submit = sync_wrapper(_submit)
 
-    def as_ready(self, plan: Plan, timeout: float | None = None) -> Iterator[PlannedGroup]:
+    def as_ready(
+        self,
+        plan: Plan,
+        timeout: float | None = None,
+        *,
+        on_round: Callable[[dict[str, ObjectState]], None] | None = None,
+    ) -> Iterator[PlannedGroup]:
         """Yield each planned group as soon as it reads (blocking iterator).
 
         Readable groups come first, at once; the rest as bulk polls find them
         restored. Start reading each one while the others are still restoring.
+        ``on_round`` hears the states each bulk poll found.
         """
-        stream = self.engine.as_ready(plan, timeout=timeout).__aiter__()
+        stream = self.engine.as_ready(plan, timeout=timeout, on_round=on_round).__aiter__()
         while True:
             try:
                 yield sync(self.loop, stream.__anext__)

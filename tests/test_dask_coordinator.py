@@ -1,0 +1,146 @@
+"""One coordinator polls for a whole restore-aware computation on a real 4-process cluster.
+
+Server-side counts: one restore per group, status requests per poll round bounded by
+the bulk listing (never a HEAD per object), and a killed worker costs no second restore.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import archivefs.datasets as ads
+from archivefs import coordinator
+from tests.zarr_data import METADATA
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive
+
+distributed = pytest.importorskip("distributed")
+
+LIST_PAGE = 1000
+# Keys under the store's prefix that are not chunks of "v" (metadata, coordinates):
+# a poll round's listing pages over them too, so one extra page at most.
+EXTRA_PAGES_PER_ROUND = 1
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with (
+        distributed.LocalCluster(
+            n_workers=4, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as dask_client,
+    ):
+        yield dask_client
+
+
+def archived_store(archive: EmulatedArchive, bucket: str, tmp_path: Path, groups: int) -> Any:
+    """A zarr store whose variable ``v`` has ``groups`` chunk objects, each archived."""
+    data = np.arange(groups * 4, dtype="float64").reshape(groups, 4)
+    source = xr.Dataset({"v": (("t", "x"), data)}).chunk({"t": 1, "x": 4})
+    local = tmp_path / "src.zarr"
+    source.to_zarr(local, mode="w", consolidated=False, zarr_format=3)
+    hot, cold = {}, {}
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        rel = file.relative_to(local).as_posix()
+        (hot if file.name in METADATA else cold)[f"store.zarr/{rel}"] = file.read_bytes()
+    assert len(cold) == groups
+    archive.put_objects(bucket, hot)
+    archive.put_objects(bucket, cold, storage_class="GLACIER")
+    return source
+
+
+def options(archive: EmulatedArchive, tmp_path: Path) -> dict[str, Any]:
+    return {
+        "storage_options": archive.storage_options(),
+        "journal": str(tmp_path / "journal.sqlite"),
+        "restore_status_in_listings": True,
+        "restore_time_scale": 1 / 3600,  # Standard: 3-5 h -> 3-5 s
+        "pickle_credentials": True,  # the emulator's keys are fakes
+    }
+
+
+def test_one_coordinator_polls_for_the_whole_cluster(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    groups = 1000
+    archive.set_restore_delay(2.0)
+    source = archived_store(archive, bucket, tmp_path, groups)
+    ds = ads.open_zarr(f"s3://{bucket}/store.zarr", **options(archive, tmp_path))
+    gated = ads.restore_aware(ds["v"], timeout=600, poll_interval=1.0)
+    assert archive.requests.count("RestoreObject") == groups  # submitted once, here
+    archive.requests.clear()
+
+    total = client.compute(gated.sum()).result(timeout=600)
+
+    assert float(total) == float(source["v"].sum())
+    assert archive.requests.count("RestoreObject") == 0  # workers never send restores
+    assert archive.requests.count("HEAD") == 0  # nobody polls an object on its own
+    [stats] = wait_for_stats(gated, groups)
+    assert stats["ready"] == groups
+    rounds = stats["rounds"]
+    assert rounds >= 1
+    per_round = math.ceil(groups / LIST_PAGE) + EXTRA_PAGES_PER_ROUND
+    assert archive.requests.count("LIST") <= rounds * per_round
+
+
+def test_a_killed_worker_costs_no_second_restore(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    groups = 300
+    archive.set_restore_delay(3.0)
+    source = archived_store(archive, bucket, tmp_path, groups)
+    ds = ads.open_zarr(f"s3://{bucket}/store.zarr", **options(archive, tmp_path))
+    gated = ads.restore_aware(ds["v"] * 2, timeout=600, poll_interval=0.5)
+    future = client.compute(gated.sum())
+
+    # kill the worker running the coordinator while groups are still restoring
+    key = next(iter(coordinator_keys(gated)))
+    deadline = time.monotonic() + 600
+    while (worker := running_on(client, key)) is None:
+        assert time.monotonic() < deadline, "the coordinator never started"
+        time.sleep(0.1)
+    pid = client.run(os.getpid, workers=[worker])[worker]
+    os.kill(pid, signal.SIGKILL)
+
+    total = future.result(timeout=600)
+    assert float(total) == float(2 * source["v"].sum())
+    assert archive.requests.count("RestoreObject") == groups
+    assert archive.requests.count("RestoreObject", status=202) == groups
+    assert archive.requests.count("HEAD") == 0
+
+
+def coordinator_keys(obj: Any) -> set[str]:
+    keys = set()
+    for task in obj.data.__dask_graph__().values():
+        if getattr(task, "func", None) is coordinator.await_group:
+            keys.add(task.args[0].value.key)
+    return keys
+
+
+def running_on(client: Any, key: str) -> str | None:
+    for worker, keys in client.processing().items():
+        if key in keys:
+            return str(worker)
+    return None
+
+
+def wait_for_stats(obj: Any, groups: int) -> list[dict[str, int]]:
+    """The coordinators' last published progress (published just before they return)."""
+    deadline = time.monotonic() + 600
+    while True:
+        stats = ads.coordination_stats(obj)
+        if all(s["ready"] == groups for s in stats) or time.monotonic() > deadline:
+            return stats
+        time.sleep(0.1)
