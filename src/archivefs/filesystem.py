@@ -490,6 +490,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             entry["restore"] = state.restore.value
             entry["restore_expiry"] = state.restore_expiry
             entry["storage_class"] = entry["StorageClass"] = state.storage_class.value
+            entry["access"] = state.access.value
 
     async def _find(
         self,
@@ -1448,6 +1449,7 @@ def _member_entry(
         "type": "file",
         "StorageClass": bundle_class.value,
         "storage_class": bundle_class.value,
+        "access": bundle_class.access.value,
         "restore": state.value,
         "restore_expiry": expiry,
         "archive_access": None,
@@ -1526,6 +1528,7 @@ def _plain_entry(path: str, size: int) -> dict[str, Any]:
         "type": "file",
         "StorageClass": "STANDARD",
         "storage_class": "STANDARD",
+        "access": "immediate",
         "restore": RestoreState.HOT.value,
         "restore_expiry": None,
         "archive_access": None,
@@ -1599,6 +1602,7 @@ def _file_entry(state: ObjectState) -> dict[str, Any]:
         "ETag": state.etag,
         "LastModified": state.last_modified,
         "storage_class": state.storage_class.value,
+        "access": state.access.value,  # provider-neutral: immediate | retrieval_fee | restore
         "restore": state.restore.value,
         "restore_expiry": state.restore_expiry,
         "archive_access": state.archive_access.value if state.archive_access else None,
