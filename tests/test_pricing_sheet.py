@@ -51,6 +51,11 @@ def test_shipped_sheets_are_listed_and_load() -> None:
         assert sheet.restored_copy_class == expected
         assert {"internet", "same_region"} <= set(sheet.egress)
         assert sheet.egress_cost(1000, "same_region") == 0.0
+        if name.startswith("azure"):
+            archive = sheet.price(StorageClass.parse("Archive", provider="azure"))
+            assert set(archive.restore) == {"Standard", "High"}
+            assert archive.min_storage_days == 180
+            continue
         glacier = sheet.price(StorageClass.GLACIER)
         deep = sheet.price(StorageClass.DEEP_ARCHIVE)
         assert set(glacier.restore) == set(RestoreTier)
