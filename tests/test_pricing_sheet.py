@@ -40,16 +40,22 @@ egress:
 
 
 def test_shipped_sheets_are_listed_and_load() -> None:
-    assert available_price_sheets() == ["aws-ap-northeast-1", "aws-us-east-1"]
+    assert available_price_sheets() == ["aws-ap-northeast-1", "aws-us-east-1", "azure-eastus"]
     assert DEFAULT_SHEET == "aws-us-east-1"
     for name in available_price_sheets():
         sheet = load_price_sheet(name)
         assert sheet.name == name
         assert sheet.currency == "USD"
         assert sheet.bytes_per_gb == 2**30
-        assert sheet.restored_copy_class is StorageClass.STANDARD
+        expected = "Hot" if name.startswith("azure") else StorageClass.STANDARD
+        assert sheet.restored_copy_class == expected
         assert {"internet", "same_region"} <= set(sheet.egress)
         assert sheet.egress_cost(1000, "same_region") == 0.0
+        if name.startswith("azure"):
+            archive = sheet.price(StorageClass.parse("Archive", provider="azure"))
+            assert set(archive.restore) == {"Standard", "High"}
+            assert archive.min_storage_days == 180
+            continue
         glacier = sheet.price(StorageClass.GLACIER)
         deep = sheet.price(StorageClass.DEEP_ARCHIVE)
         assert set(glacier.restore) == set(RestoreTier)

@@ -63,6 +63,7 @@ from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
+from archivefs.stores import make_store, provider_of
 from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
 from archivefs.stores.s3 import RangeRead, S3Store, split_path
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
@@ -185,7 +186,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 f"ArchiveFileSystem: on_archived={on_archived!r} is not a policy; "
                 f"use one of {', '.join(_POLICIES)}."
             )
-        self.tier = RestoreTier.parse(tier)
         if isinstance(days, bool) or not isinstance(days, int) or days < 1:
             raise ValueError(f"ArchiveFileSystem: days must be a whole number >= 1, got {days!r}.")
         if fs is None:
@@ -196,6 +196,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 options.setdefault("asynchronous", self.asynchronous)
                 options.setdefault("loop", self.loop)
             fs = fsspec.filesystem(protocol, **options)
+        provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
+        self.tier = RestoreTier.parse(
+            tier, provider=None if provider.name == "s3" else provider.name
+        )
         if not getattr(fs, "async_impl", False):
             fs = AsyncFileSystemWrapper(fs)
         self.fs = fs
@@ -216,7 +220,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self._hot_url = hot
         self._hot_options = dict(hot_options or {})
         self._hot: tuple[Any, str] | None = None
-        self.store = S3Store(fs, restore_status_in_listings=restore_status_in_listings)
+        self.store = make_store(provider, fs, restore_status_in_listings=restore_status_in_listings)
+        self.store_protocol = provider.protocols[0]
         self.catalogs = CatalogView(self.store.get_bytes)
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
@@ -421,8 +426,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             return _file_entry(await self.store.head(path))
         except ObjectNotFoundError:
             pass
-        page = await self.store._list_page(bucket, Prefix=key + "/", MaxKeys=1)
-        if page.get("Contents") or page.get("CommonPrefixes"):
+        if await self.store.is_directory(path):
             return {"name": path, "size": 0, "type": "directory"}
         raise ObjectNotFoundError(
             "no such object or directory.",
@@ -490,6 +494,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             entry["restore"] = state.restore.value
             entry["restore_expiry"] = state.restore_expiry
             entry["storage_class"] = entry["StorageClass"] = state.storage_class.value
+            entry["access"] = state.access.value
 
     async def _find(
         self,
@@ -615,7 +620,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             f"restored before it can be read; a {self.tier.value} restore takes {wait}"
             f"{self._cost_phrase(state)}.",
             path=state.path,
-            fix=_archived_fix(state.path, restore_call),
+            fix=_archived_fix(state.path, restore_call, self.store_protocol),
             storage_class=state.storage_class.value,
         )
 
@@ -890,6 +895,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 continue  # already reads at once
             if not state.readable:
                 raise self._archived_error(state)
+            if not isinstance(self.store, S3Store):
+                raise ArchiveError(
+                    "promotion in place is implemented for S3 only.",
+                    path=key,
+                    fix="promote into a hot store instead (hot=...), or copy the blob yourself.",
+                )
             bucket, name = split_path(key)
             await self.store._call(
                 "copy_object",
@@ -1455,6 +1466,7 @@ def _member_entry(
         "type": "file",
         "StorageClass": bundle_class.value,
         "storage_class": bundle_class.value,
+        "access": bundle_class.access.value,
         "restore": state.value,
         "restore_expiry": expiry,
         "archive_access": None,
@@ -1533,6 +1545,7 @@ def _plain_entry(path: str, size: int) -> dict[str, Any]:
         "type": "file",
         "StorageClass": "STANDARD",
         "storage_class": "STANDARD",
+        "access": "immediate",
         "restore": RestoreState.HOT.value,
         "restore_expiry": None,
         "archive_access": None,
@@ -1552,7 +1565,7 @@ def _named_paths(paths: str | list[str], strip: Callable[[Any], Any]) -> set[str
     return {strip(p) for p in names if not _GLOB_CHARS & set(p)}
 
 
-def _archived_fix(path: str, restore_call: str) -> str:
+def _archived_fix(path: str, restore_call: str, protocol: str = "s3") -> str:
     """How to restore: a bundle is restored through what is read from it, never by name."""
     prefetch = (
         "for a lazy xarray/Dask selection, `archivefs.datasets.prefetch(selection)` restores "
@@ -1564,7 +1577,7 @@ def _archived_fix(path: str, restore_call: str) -> str:
             f"{prefetch}; for files, `fs.restore([their paths])` or `archivefs restore "
             f"s3://<their folder>/` restores their bundles once; then read again; {wait}"
         )
-    shell = f"`archivefs restore s3://{path}`"
+    shell = f"`archivefs restore {protocol}://{path}`"
     return f"{restore_call} (or {shell}), then read again; {prefetch}; {wait}"
 
 
@@ -1606,6 +1619,7 @@ def _file_entry(state: ObjectState) -> dict[str, Any]:
         "ETag": state.etag,
         "LastModified": state.last_modified,
         "storage_class": state.storage_class.value,
+        "access": state.access.value,  # provider-neutral: immediate | retrieval_fee | restore
         "restore": state.restore.value,
         "restore_expiry": state.restore_expiry,
         "archive_access": state.archive_access.value if state.archive_access else None,

@@ -7,62 +7,179 @@ pydantic is used where data crosses a boundary (price sheets, journal, JSON).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any, ClassVar, NoReturn
 
 from archivefs.errors import (
     InvalidRestoreRequestError,
     NotArchivedError,
     UnknownStorageClassError,
 )
+from archivefs.providers import PROVIDERS, RESTORE_CHECKS, Access, ClassSpec, provider_named
 
 
-class StorageClass(StrEnum):
-    """S3 storage classes (the names S3 uses in ``x-amz-storage-class``)."""
+class _Registry(type):
+    """Iterating the class yields S3's values in their historic order, as the enum did;
+    ``every()`` yields every provider's (S3's first, in that same order)."""
 
-    STANDARD = "STANDARD"
-    REDUCED_REDUNDANCY = "REDUCED_REDUNDANCY"
-    STANDARD_IA = "STANDARD_IA"
-    ONEZONE_IA = "ONEZONE_IA"
-    INTELLIGENT_TIERING = "INTELLIGENT_TIERING"
-    GLACIER_IR = "GLACIER_IR"
-    GLACIER = "GLACIER"
-    DEEP_ARCHIVE = "DEEP_ARCHIVE"
-    EXPRESS_ONEZONE = "EXPRESS_ONEZONE"
-    OUTPOSTS = "OUTPOSTS"
-    SNOW = "SNOW"
+    _known: dict[tuple[str, str], Any]
+
+    def __iter__(cls) -> Iterator[Any]:
+        return iter([v for (provider, _), v in cls._known.items() if provider == "s3"])
+
+    def every(cls) -> list[Any]:
+        return list(cls._known.values())
+
+
+class StorageClass(str, metaclass=_Registry):
+    """A storage class in its provider's own spelling (S3 ``GLACIER``, Azure ``Archive``).
+
+    A ``str`` (equal to its name, so JSON, price sheets and comparisons with
+    plain strings work) that also knows its provider and what it means:
+    :attr:`access` (reads at once / for a retrieval fee / needs a restore),
+    minimum storage days and minimum billable size. Instances are unique per
+    (provider, name): ``StorageClass.GLACIER is StorageClass.parse("glacier")``.
+    """
+
+    _known: ClassVar[dict[tuple[str, str], StorageClass]] = {}
+    provider: str
+    spec: ClassSpec
+
+    STANDARD: ClassVar[StorageClass]
+    REDUCED_REDUNDANCY: ClassVar[StorageClass]
+    STANDARD_IA: ClassVar[StorageClass]
+    ONEZONE_IA: ClassVar[StorageClass]
+    INTELLIGENT_TIERING: ClassVar[StorageClass]
+    GLACIER_IR: ClassVar[StorageClass]
+    GLACIER: ClassVar[StorageClass]
+    DEEP_ARCHIVE: ClassVar[StorageClass]
+    EXPRESS_ONEZONE: ClassVar[StorageClass]
+    OUTPOSTS: ClassVar[StorageClass]
+    SNOW: ClassVar[StorageClass]
+
+    def __new__(cls, value: str, provider: str = "s3") -> StorageClass:
+        found = cls._known.get((provider, str(value)))
+        if found is None:
+            raise ValueError(f"{value!r} is not a {provider} storage class")
+        return found
 
     @classmethod
-    def parse(cls, name: str | None) -> StorageClass:
-        """Parse a storage-class name; ``None``/empty means ``STANDARD`` (S3 omits it)."""
+    def _register(cls, provider: str, spec: ClassSpec) -> StorageClass:
+        made = str.__new__(cls, spec.name)
+        made.provider = provider
+        made.spec = spec
+        cls._known[(provider, spec.name)] = made
+        return made
+
+    @classmethod
+    def parse(cls, name: str | None, provider: str | None = None) -> StorageClass:
+        """Parse a storage-class name, case-insensitively, in ``provider``'s names.
+
+        Without a provider: S3's names, case-insensitively (``None``/empty means
+        ``STANDARD``, which S3 omits), then another provider's name spelled
+        exactly as that provider spells it (``"Archive"`` is Azure's,
+        ``"COLDLINE"`` Google's).
+        """
+        if isinstance(name, StorageClass) and provider in (None, name.provider):
+            return name
+        if provider is not None:
+            spec = provider_named(provider)
+            found = spec.find_class(str(name or spec.default_class))
+            if found is None:
+                known = ", ".join(c.name for c in spec.classes)
+                raise UnknownStorageClassError(
+                    f"unknown {spec.name} storage class {name!r}.",
+                    fix=f"use one of: {known}.",
+                )
+            return cls._known[(spec.name, found.name)]
         if not name:
             return cls.STANDARD
-        try:
-            return cls(str(name).upper())
-        except ValueError:
-            known = ", ".join(c.value for c in cls)
+        text = str(name)
+        s3 = cls._known.get(("s3", text.upper()))
+        if s3 is not None:
+            return s3
+        exact = [c for c in cls._known.values() if str.__eq__(c, text)]
+        if len({c.provider for c in exact}) == 1:
+            return exact[0]
+        if exact:
             raise UnknownStorageClassError(
-                f"unknown storage class {name!r}.",
-                fix=f"use one of: {known}.",
-            ) from None
+                f"storage class {name!r} is ambiguous: "
+                + ", ".join(f"{c.provider} {c.value}" for c in exact)
+                + ".",
+                fix="pass provider= (e.g. StorageClass.parse(name, provider='azure')).",
+            )
+        known = ", ".join(c.name for c in PROVIDERS["s3"].classes)
+        others = "; ".join(
+            f"{p.name}: " + ", ".join(c.name for c in p.classes)
+            for p in PROVIDERS.values()
+            if p.name != "s3"
+        )
+        raise UnknownStorageClassError(
+            f"unknown storage class {name!r}.",
+            fix=f"use one of: {known} (or another provider's: {others}).",
+        )
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    @property
+    def access(self) -> Access:
+        """What reading an object of this class takes, in provider-neutral terms."""
+        return self.spec.access
 
     @property
     def needs_restore(self) -> bool:
         """Objects of this class cannot be read until restored."""
-        return self in _ARCHIVE_CLASSES
+        return self.spec.access is Access.RESTORE
 
     @property
     def has_retrieval_fee(self) -> bool:
         """Objects of this class read at once but bill a per-GB retrieval fee."""
-        return self in _RETRIEVAL_FEE_CLASSES
+        return self.spec.access is Access.RETRIEVAL_FEE
+
+    @property
+    def min_storage_days(self) -> int:
+        return self.spec.min_storage_days
+
+    @property
+    def min_billable_bytes(self) -> int:
+        return self.spec.min_billable_bytes
+
+    def __repr__(self) -> str:
+        return f"StorageClass({str(self)!r}, provider={self.provider!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return StorageClass, (str(self), self.provider)
+
+    def __copy__(self) -> StorageClass:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> StorageClass:
+        return self
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            _parse_for_pydantic(cls),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )
 
 
-_ARCHIVE_CLASSES = frozenset({StorageClass.GLACIER, StorageClass.DEEP_ARCHIVE})
-_RETRIEVAL_FEE_CLASSES = frozenset(
-    {StorageClass.STANDARD_IA, StorageClass.ONEZONE_IA, StorageClass.GLACIER_IR}
-)
+for _provider in PROVIDERS.values():
+    for _spec in _provider.classes:
+        StorageClass._register(_provider.name, _spec)
+for _spec in PROVIDERS["s3"].classes:
+    setattr(StorageClass, _spec.name, StorageClass(_spec.name))
 
 
 class ArchiveAccessTier(StrEnum):
@@ -72,23 +189,107 @@ class ArchiveAccessTier(StrEnum):
     DEEP_ARCHIVE_ACCESS = "DEEP_ARCHIVE_ACCESS"
 
 
-class RestoreTier(StrEnum):
-    """Restore speed tiers, as S3 names them in ``RestoreRequest.GlacierJobParameters``."""
+class RestoreTier(str, metaclass=_Registry):
+    """A restore speed in its provider's spelling (S3 tiers; Azure rehydrate priorities).
 
-    EXPEDITED = "Expedited"
-    STANDARD = "Standard"
-    BULK = "Bulk"
+    A ``str`` equal to its name; ``RestoreTier.parse("High")`` is Azure's,
+    ``RestoreTier.parse("Standard")`` S3's unless ``provider="azure"`` is given.
+    """
+
+    _known: ClassVar[dict[tuple[str, str], RestoreTier]] = {}
+    provider: str
+
+    EXPEDITED: ClassVar[RestoreTier]
+    STANDARD: ClassVar[RestoreTier]
+    BULK: ClassVar[RestoreTier]
+
+    def __new__(cls, value: str, provider: str = "s3") -> RestoreTier:
+        found = cls._known.get((provider, str(value)))
+        if found is None:
+            raise ValueError(f"{value!r} is not a {provider} restore speed")
+        return found
 
     @classmethod
-    def parse(cls, name: str | RestoreTier) -> RestoreTier:
-        """Parse a tier name case-insensitively."""
-        for tier in cls:
-            if str(name).lower() == tier.value.lower():
-                return tier
+    def _register(cls, provider: str, name: str) -> RestoreTier:
+        made = str.__new__(cls, name)
+        made.provider = provider
+        cls._known[(provider, name)] = made
+        return made
+
+    @classmethod
+    def parse(cls, name: str | RestoreTier, provider: str | None = None) -> RestoreTier:
+        """Parse a tier name case-insensitively (S3's names unless ``provider`` says)."""
+        if isinstance(name, RestoreTier) and provider in (None, name.provider):
+            return name
+        providers = [provider_named(provider)] if provider else list(PROVIDERS.values())
+        for spec in providers:
+            found = spec.find_speed(str(name))
+            if found is not None:
+                return cls._known[(spec.name, found)]
+        if provider is not None and provider != "s3":
+            spec = providers[0]
+            raise InvalidRestoreRequestError(
+                f"{spec.name} has no {spec.speed_word} {name!r}.",
+                fix=f"use one of: {', '.join(spec.speeds) or '(none)'}.",
+            )
         raise InvalidRestoreRequestError(
             f"unknown restore tier {name!r}.",
             fix="use one of: Expedited, Standard, Bulk.",
         )
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def name(self) -> str:
+        return str(self).upper()
+
+    def __repr__(self) -> str:
+        return f"RestoreTier({str(self)!r}, provider={self.provider!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return RestoreTier, (str(self), self.provider)
+
+    def __copy__(self) -> RestoreTier:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> RestoreTier:
+        return self
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            _parse_for_pydantic(cls),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )
+
+
+for _provider in PROVIDERS.values():
+    for _speed in _provider.speeds:
+        RestoreTier._register(_provider.name, _speed)
+RestoreTier.EXPEDITED = RestoreTier("Expedited")
+RestoreTier.STANDARD = RestoreTier("Standard")
+RestoreTier.BULK = RestoreTier("Bulk")
+
+
+def _parse_for_pydantic(kind: _Registry) -> Callable[[Any], Any]:
+    """Data files (price sheets) spell names exactly as their provider does; S3's first."""
+
+    def validate(value: Any) -> Any:
+        if isinstance(value, kind):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"expected a name, got {type(value).__name__}")
+        for known in kind.every():
+            if str.__eq__(known, value):
+                return known
+        names = sorted({str(k) for k in kind.every()})
+        raise ValueError(f"unknown name {value!r}; use one of: {', '.join(names)}")
+
+    return validate
 
 
 class RestoreState(StrEnum):
@@ -115,12 +316,32 @@ def check_restore_request(
     *,
     archive_access: ArchiveAccessTier | None = None,
     path: str | None = None,
+    target: str | None = None,
+    pending_tier: str | None = None,
+    pending_target: str | None = None,
 ) -> int | None:
-    """Validate a restore request against S3's rules before anything is sent.
+    """Validate a restore request against its provider's rules before anything is sent.
 
     Returns the ``Days`` to send (``None`` for Intelligent-Tiering archive tiers,
-    which restore into the frequent tier and take no days).
+    which restore into the frequent tier and take no days, and for providers
+    whose restores take no days, such as Azure's rehydration). ``target``,
+    ``pending_tier`` and ``pending_target`` matter to Azure only: the tier to
+    rehydrate to, and the priority and target of a rehydration already pending.
     """
+    if storage_class.provider != "s3":
+        check = RESTORE_CHECKS.get(storage_class.provider)
+        if check is None:
+            raise_not_archived(path, storage_class)
+        check(
+            storage_class.value,
+            str(tier),
+            days,
+            path=path,
+            target=target,
+            pending_priority=pending_tier,
+            pending_target=pending_target,
+        )
+        return None
     if storage_class is StorageClass.INTELLIGENT_TIERING and archive_access is not None:
         deep = archive_access is ArchiveAccessTier.DEEP_ARCHIVE_ACCESS
         if tier is RestoreTier.EXPEDITED and deep:
@@ -153,7 +374,7 @@ def check_restore_request(
     return days
 
 
-def raise_not_archived(path: str | None, storage_class: StorageClass) -> None:
+def raise_not_archived(path: str | None, storage_class: StorageClass) -> NoReturn:
     """Raise :class:`NotArchivedError` for an object that reads at once."""
     raise NotArchivedError(
         f"object is in {storage_class.value}, which reads at once; there is nothing to restore.",
@@ -177,10 +398,19 @@ class ObjectState:
     etag: str | None = None
     last_modified: datetime | None = None
     archive_access: ArchiveAccessTier | None = None
+    pending_tier: str | None = None  # Azure: the rehydrate priority of a pending rehydration
+    pending_target: str | None = None  # Azure: the tier a pending rehydration goes to
 
     @property
     def readable(self) -> bool:
         return self.restore.readable
+
+    @property
+    def access(self) -> Access:
+        """Provider-neutral: reads at once, reads for a retrieval fee, or needs a restore."""
+        if self.archive_access is not None:
+            return Access.RESTORE
+        return self.storage_class.access
 
 
 @dataclass(frozen=True, slots=True)

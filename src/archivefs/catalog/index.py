@@ -34,7 +34,7 @@ FORMAT_VERSION = 1
 POINTER = "CURRENT"
 CATALOG_FILE = re.compile(r"catalog-[0-9a-f]{32}\.npz")  # the only names a pointer may give
 POINTER_CHECKSUM = "pointer_sha256"  # the pointer's own checksum (pointers since 0.2)
-_CLASSES = list(StorageClass)
+_CLASSES = StorageClass.every()  # S3 first, in the enum order older catalogs used
 
 
 @dataclass(frozen=True, slots=True)

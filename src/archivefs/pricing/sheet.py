@@ -108,7 +108,7 @@ class PriceSheet(_Strict):
 
     def price(self, storage_class: StorageClass | str, *, path: str | None = None) -> ClassPrice:
         """The prices of a storage class, or a clear error if the sheet lacks it."""
-        klass = StorageClass.parse(str(storage_class))
+        klass = StorageClass.parse(storage_class)
         try:
             return self.classes[klass]
         except KeyError:

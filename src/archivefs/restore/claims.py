@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from archivefs.model import PlannedGroup
-    from archivefs.stores.s3 import S3Store
+    from archivefs.stores.base import ColdStore
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class BucketClaims:
 
     def __init__(
         self,
-        store: S3Store,
+        store: ColdStore,
         *,
         lease_seconds: float = DEFAULT_LEASE_S,
         clock: Callable[[], float] = time.time,

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from archivefs.restore.claims import BucketClaims
     from archivefs.restore.journal import Journal
     from archivefs.restore.notify import NotificationSource
-    from archivefs.stores.s3 import S3Store
+    from archivefs.stores.base import ColdStore
 
 Approver = Callable[[Plan], None]
 """Sees a plan before any paid request; raises (e.g. BudgetExceededError) to refuse it."""
@@ -110,7 +110,7 @@ class RestoreEngine:
 
     def __init__(
         self,
-        store: S3Store,
+        store: ColdStore,
         *,
         journal: Journal | None = None,
         approve: Approver | None = None,
@@ -199,7 +199,7 @@ class RestoreEngine:
                 path=first,
                 fix="check the paths (fs.ls() shows what exists) and leave out missing ones.",
             )
-        for group in plan.to_restore:  # S3's rules, before anything is claimed or paid
+        for group in plan.to_restore:  # the provider's rules, before anything is claimed or paid
             state = group.state
             check_restore_request(
                 state.storage_class,
@@ -207,6 +207,8 @@ class RestoreEngine:
                 plan.days,
                 archive_access=state.archive_access,
                 path=state.path,
+                pending_tier=state.pending_tier,
+                pending_target=state.pending_target,
             )
         if self.approve is not None:
             self.approve(plan)

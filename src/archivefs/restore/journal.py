@@ -670,8 +670,9 @@ def _creation_lock(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-# Restore tiers from fastest to slowest (S3 names; a faster one upgrades a restore in flight).
-_TIER_SPEED = {"Expedited": 0, "Standard": 1, "Bulk": 2}
+# Restore speeds from fastest to slowest (a faster one upgrades a restore in flight):
+# S3's tiers, and Azure's rehydrate priorities (High over Standard).
+_TIER_SPEED = {"Expedited": 0, "High": 0, "Standard": 1, "Bulk": 2}
 
 
 def _slower_in_flight(row: sqlite3.Row, tier: str) -> bool:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from archivefs.restore.journal import Journal
     from archivefs.restore.notify import NotificationSource
     from archivefs.restore.schedule import PollSchedule
-    from archivefs.stores.s3 import S3Store
+    from archivefs.stores.base import ColdStore
 
 
 class Poller:
@@ -30,7 +30,7 @@ class Poller:
 
     def __init__(
         self,
-        store: S3Store,
+        store: ColdStore,
         schedule_for: Callable[[ObjectState], PollSchedule],
         *,
         journal: Journal | None = None,

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from archivefs.errors import InvalidRestoreRequestError
 from archivefs.model import ArchiveAccessTier, RestoreTier, StorageClass, raise_not_archived
+from archivefs.providers import S3, provider_named
 
 MINUTE = 60.0
 HOUR = 3600.0
@@ -43,16 +44,17 @@ class RestoreWindow(NamedTuple):
     max_s: float
 
 
-# "within X" in the AWS documentation is recorded as (0, X).
-_GLACIER = {
-    RestoreTier.EXPEDITED: RestoreWindow(1 * MINUTE, 5 * MINUTE),
-    RestoreTier.STANDARD: RestoreWindow(3 * HOUR, 5 * HOUR),
-    RestoreTier.BULK: RestoreWindow(5 * HOUR, 12 * HOUR),
-}
-_DEEP = {
-    RestoreTier.STANDARD: RestoreWindow(0.0, 12 * HOUR),
-    RestoreTier.BULK: RestoreWindow(0.0, 48 * HOUR),
-}
+def _s3_windows(class_name: str) -> dict[RestoreTier, RestoreWindow]:
+    return {
+        RestoreTier.parse(speed): RestoreWindow(w.min_s, w.max_s)
+        for (name, speed), w in S3.windows.items()
+        if name == class_name
+    }
+
+
+# The documented windows (providers/s3.py; "within X" is recorded as (0, X)).
+_GLACIER = _s3_windows("GLACIER")
+_DEEP = _s3_windows("DEEP_ARCHIVE")
 WINDOWS: dict[StorageClass | ArchiveAccessTier, dict[RestoreTier, RestoreWindow]] = {
     StorageClass.GLACIER: _GLACIER,
     StorageClass.DEEP_ARCHIVE: _DEEP,
@@ -69,7 +71,9 @@ def restore_window(
     archive_access: ArchiveAccessTier | str | None = None,
 ) -> RestoreWindow:
     """The documented completion window for restoring from ``storage_class`` at ``tier``."""
-    cls = StorageClass.parse(str(storage_class))
+    cls = StorageClass.parse(storage_class)
+    if cls.provider != "s3":
+        return _provider_window(cls, tier)
     speed = RestoreTier.parse(tier)
     source: StorageClass | ArchiveAccessTier = cls
     if cls is StorageClass.INTELLIGENT_TIERING and archive_access is not None:
@@ -83,6 +87,21 @@ def restore_window(
             fix="use tier='Standard' (within 12 hours) or tier='Bulk' (within 48 hours).",
         )
     return window
+
+
+def _provider_window(cls: StorageClass, tier: RestoreTier | str) -> RestoreWindow:
+    """Another provider's window, from its description (speeds in its own names)."""
+    if not cls.needs_restore:
+        raise_not_archived(None, cls)
+    spec = provider_named(cls.provider)
+    speed = RestoreTier.parse(str(tier), provider=spec.name)
+    window = spec.window(cls.value, speed.value)
+    if window is None:
+        raise InvalidRestoreRequestError(
+            f"{spec.name} documents no window for {cls.value} at {spec.speed_word} {speed}.",
+            fix=f"use one of: {', '.join(spec.speeds)}.",
+        )
+    return RestoreWindow(window.min_s, window.max_s)
 
 
 @dataclass(frozen=True, slots=True)

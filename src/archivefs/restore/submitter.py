@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from archivefs.model import PlannedGroup, RestoreTier
     from archivefs.restore.claims import BucketClaims
     from archivefs.restore.journal import Journal
-    from archivefs.stores.s3 import S3Store
+    from archivefs.stores.base import ColdStore
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class Submitter:
 
     def __init__(
         self,
-        store: S3Store,
+        store: ColdStore,
         journal: Journal | None,
         *,
         concurrency: int = DEFAULT_CONCURRENCY,

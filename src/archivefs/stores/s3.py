@@ -315,6 +315,12 @@ class S3Store:
             )
         )
 
+    async def is_directory(self, path: str) -> bool:
+        """Whether anything is stored below ``path`` (one LIST of at most one key)."""
+        bucket, key = split_path(path)
+        page = await self._list_page(bucket, Prefix=key + "/", MaxKeys=1)
+        return bool(page.get("Contents") or page.get("CommonPrefixes"))
+
     def _entry_state(self, bucket: str, entry: dict[str, Any]) -> tuple[ObjectState, bool]:
         """State from a listing entry, and whether the listing could fully describe it."""
         storage_class = StorageClass.parse(entry.get("StorageClass"))

@@ -21,18 +21,26 @@ from archivefs.errors import (
 )
 
 THROTTLING_CODES = frozenset(
-    {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "503"}
+    {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "503", "ServerBusy"}
 )
 TRANSIENT_CODES = THROTTLING_CODES | frozenset(
     {"InternalError", "ServiceUnavailable", "RequestTimeout", "500", "502", "504"}
+    | {"OperationTimedOut"}  # Azure
 )
 
 
 def s3_error_code(error: BaseException | None) -> str | None:
-    """The S3 error code behind ``error`` (following ``__cause__``/``__context__``), if any."""
+    """The store's error code behind ``error`` (following ``__cause__``/``__context__``).
+
+    S3's code from botocore's response, or Azure's ``x-ms-error-code`` (azure.core
+    errors carry it as ``error_code``); the two sets of codes do not overlap.
+    """
     seen: set[int] = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
+        azure_code: Any = getattr(error, "error_code", None)  # azure.core's x-ms-error-code
+        if isinstance(azure_code, str) and azure_code:
+            return azure_code
         response: Any = getattr(error, "response", None)
         if isinstance(response, dict):
             code = response.get("Error", {}).get("Code")
@@ -45,11 +53,12 @@ def s3_error_code(error: BaseException | None) -> str | None:
     return None
 
 
-ARCHIVED_CODES = frozenset({"InvalidObjectState", "ObjectNotInActiveTierError"})
+ARCHIVED_CODES = frozenset({"InvalidObjectState", "ObjectNotInActiveTierError", "BlobArchived"})
 """What S3 answers when an archived object is read or copied: GetObject says
 ``InvalidObjectState``; CopyObject of an unrestored source says
 ``ObjectNotInActiveTierError`` (botocore's model) or ``InvalidObjectState``
-(reported from real S3). Both mean *archived*, everywhere."""
+(reported from real S3). Both mean *archived*, everywhere. Azure answers reads of
+archived and of rehydrating blobs with 409 ``BlobArchived``."""
 
 
 def is_archived_error(error: BaseException) -> bool:
@@ -128,6 +137,9 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
             "or give key/secret in the storage options (for public data: anon=true).",
         )
     code = s3_error_code(error)
+    azure = translate_azure(code, path, action)
+    if azure is not None:
+        return azure
     if code in ("NoSuchBucket",):
         bucket = path.split("/", 1)[0]
         return ObjectNotFoundError(
@@ -172,3 +184,47 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
         path=path,
         fix="see the underlying error (raised from this one) for details.",
     )
+
+
+def translate_azure(code: str | None, path: str, action: str) -> ArchiveError | None:
+    """Azure Blob error codes (``x-ms-error-code``) that mean something to an archive."""
+    container = path.split("/", 1)[0]
+    if code == "ContainerNotFound":
+        return ObjectNotFoundError(
+            f"container {container!r} does not exist.",
+            path=path,
+            fix="check the container name and the account in the storage options.",
+        )
+    if code in ("BlobNotFound", "ResourceNotFound"):
+        return ObjectNotFoundError(
+            "no such blob.",
+            path=path,
+            fix="check the path; list its parent directory with fs.ls() to see what exists.",
+        )
+    if code in (
+        "AuthenticationFailed",
+        "AuthorizationFailure",
+        "AuthorizationPermissionMismatch",
+        "InsufficientAccountPermissions",
+    ):
+        return AccessDeniedError(
+            f"Azure refused to {action} this blob ({code}).",
+            path=path,
+            fix="check account_name/account_key, the SAS token or the connection string, and "
+            "the role (Storage Blob Data Contributor can read and set tiers).",
+        )
+    if code == "BlobBeingRehydrated":
+        return InvalidRestoreRequestError(
+            "a rehydration of this blob is pending; Azure cannot change its target tier or "
+            "lower its priority.",
+            path=path,
+            fix="wait for it to finish (fs.info() shows its archive_status), or restore with "
+            "the same target and tier='High'.",
+        )
+    if code in ("InvalidHeaderValue", "InvalidBlobTier", "InvalidBlobType"):
+        return InvalidRestoreRequestError(
+            f"Azure rejected the request to {action} this blob ({code}).",
+            path=path,
+            fix="rehydrate Archive block blobs to Hot, Cool or Cold at priority Standard or High.",
+        )
+    return None

@@ -6,13 +6,23 @@ restores with ``RestoreAlreadyInProgress``, expires restored copies, reports
 ``RestoreStatus`` in listings and emulates Intelligent-Tiering archive tiers;
 :class:`FaultInjector` throttles, fails or drops requests on demand and
 :class:`RequestLog` counts every request and body byte at the server side.
-Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
+:class:`EmulatedAzureArchive` does the same for Azure Blob Archive (Azurite
+behind a thin proxy). Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
 """
 
 from __future__ import annotations
 
+from archivefs.testing._azure import AzureRequestLog, EmulatedAzureArchive
 from archivefs.testing._counters import OPS, RequestLog, RequestRecord
 from archivefs.testing._faults import FaultInjector
 from archivefs.testing._server import EmulatedArchive
 
-__all__ = ["OPS", "EmulatedArchive", "FaultInjector", "RequestLog", "RequestRecord"]
+__all__ = [
+    "OPS",
+    "AzureRequestLog",
+    "EmulatedArchive",
+    "EmulatedAzureArchive",
+    "FaultInjector",
+    "RequestLog",
+    "RequestRecord",
+]

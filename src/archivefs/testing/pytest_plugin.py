@@ -8,6 +8,9 @@ top-level ``conftest.py``.
   instance cache cleared (so no filesystem talks to a previous test's state).
 * ``bucket`` (function): a new bucket with a unique name on ``archive``.
 * ``s3_storage_options`` (function): ``archive.storage_options()``.
+* ``emulated_azure_archive`` (session), ``azure_archive`` (function, reset) and
+  ``azure_container`` (function): the same for Azure (Azurite, installed with npm
+  on first use; skipped when Node/npm are absent).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from archivefs.testing._azure import EmulatedAzureArchive
 from archivefs.testing._server import EmulatedArchive
 
 
@@ -50,3 +54,31 @@ def bucket(archive: EmulatedArchive) -> str:
 def s3_storage_options(archive: EmulatedArchive) -> dict[str, Any]:
     """``storage_options`` for s3fs/fsspec pointing at ``archive``."""
     return archive.storage_options()
+
+
+# -- the emulated Azure archive (Azurite + archivefs.testing._azure) ----------------------
+
+
+@pytest.fixture(scope="session")
+def emulated_azure_archive() -> Iterator[EmulatedAzureArchive]:
+    """Azurite behind the archive proxy, shared by the session; skipped without Node/npm."""
+    import shutil
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("the emulated Azure archive needs Node.js and npm (for Azurite) on PATH")
+    pytest.importorskip("adlfs", reason="install archivefs[azure] for the Azure tests")
+    with EmulatedAzureArchive() as archive:
+        yield archive
+
+
+@pytest.fixture
+def azure_archive(emulated_azure_archive: EmulatedAzureArchive) -> EmulatedAzureArchive:
+    """The session's emulated Azure archive: no pending rehydrations, faults or counts."""
+    emulated_azure_archive.reset()
+    return emulated_azure_archive
+
+
+@pytest.fixture
+def azure_container(azure_archive: EmulatedAzureArchive) -> str:
+    """The name of a new, empty container on ``azure_archive``."""
+    return azure_archive.create_container()

@@ -1,0 +1,56 @@
+"""Provider descriptions: storage classes, restore options, rules and windows, per provider.
+
+Look a provider up by name (``"s3"``, ``"azure"``) or by fsspec protocol
+(``"s3"``, ``"az"``). The order of :data:`PROVIDERS` is part of the catalog
+format (classes are stored as indexes): only ever append.
+"""
+
+from __future__ import annotations
+
+from archivefs.errors import ArchiveError
+from archivefs.providers.azure import AZURE, check_rehydrate
+from archivefs.providers.base import Access, ClassSpec, ProviderSpec, RestoreCheck, Window
+from archivefs.providers.gcs import GCS
+from archivefs.providers.s3 import S3
+
+PROVIDERS: dict[str, ProviderSpec] = {p.name: p for p in (S3, AZURE, GCS)}
+RESTORE_CHECKS: dict[str, RestoreCheck] = {"azure": check_rehydrate}
+"""Pre-send rules of providers other than S3 (S3's live in ``model.check_restore_request``)."""
+
+
+def provider_named(name: str) -> ProviderSpec:
+    """The provider called ``name``; a clear error for an unknown one."""
+    try:
+        return PROVIDERS[name.lower()]
+    except KeyError:
+        raise ArchiveError(
+            f"unknown provider {name!r}.",
+            fix=f"use one of: {', '.join(PROVIDERS)}.",
+        ) from None
+
+
+def provider_for_protocol(protocol: str) -> ProviderSpec:
+    """The provider behind an fsspec protocol (``"s3"`` -> S3, ``"az"`` -> Azure)."""
+    for spec in PROVIDERS.values():
+        if protocol in spec.protocols:
+            return spec
+    raise ArchiveError(
+        f"archivefs has no provider for the {protocol!r} protocol.",
+        fix="use target_protocol='s3' or 'az' (see docs/providers.md for what is supported).",
+    )
+
+
+__all__ = [
+    "AZURE",
+    "GCS",
+    "PROVIDERS",
+    "RESTORE_CHECKS",
+    "S3",
+    "Access",
+    "ClassSpec",
+    "ProviderSpec",
+    "RestoreCheck",
+    "Window",
+    "provider_for_protocol",
+    "provider_named",
+]

@@ -1,0 +1,98 @@
+"""Azure Blob Storage described in its own names, and its rehydration rules.
+
+Access tiers Hot/Cool/Cold read at once (Cool and Cold bill a per-GB data
+retrieval fee); Archive must be *rehydrated* with Set Blob Tier (or a copy) to an
+online tier at a rehydrate priority, Standard or High. A rehydrated blob stays
+online: there are no days. Rules (Azure docs, "Rehydrate an archived blob to an
+online tier"): the priority of a pending rehydration may be raised from Standard to
+High but never lowered, and its target tier cannot be changed.
+"""
+
+from __future__ import annotations
+
+from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
+from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+
+_HOUR = 3600.0
+
+PRIORITIES = ("Standard", "High")
+TARGETS = ("Hot", "Cool", "Cold")
+
+
+def check_rehydrate(
+    class_name: str,
+    speed: str,
+    days: int | None = None,
+    *,
+    path: str | None = None,
+    target: str | None = None,
+    pending_priority: str | None = None,
+    pending_target: str | None = None,
+) -> None:
+    """Azure's rules for a rehydration, checked before anything is sent.
+
+    ``days`` is accepted and ignored: a rehydrated blob stays online until it is
+    moved again. Returns ``None`` (no days to send).
+    """
+    if class_name != "Archive":
+        raise NotArchivedError(
+            f"blob is in the {class_name} tier, which reads at once; there is nothing to "
+            "rehydrate.",
+            path=path,
+            fix="read it directly, or leave it out of the restore.",
+        )
+    priority = next((p for p in PRIORITIES if p.lower() == speed.lower()), None)
+    if priority is None:
+        raise InvalidRestoreRequestError(
+            f"Azure has no rehydrate priority {speed!r}.",
+            path=path,
+            fix="use tier='Standard' (up to 15 hours) or tier='High' (under an hour for "
+            "blobs below 10 GB).",
+        )
+    wanted = target or "Hot"
+    if not any(t.lower() == wanted.lower() for t in TARGETS):
+        raise InvalidRestoreRequestError(
+            f"Azure cannot rehydrate to the {wanted!r} tier.",
+            path=path,
+            fix=f"rehydrate to one of: {', '.join(TARGETS)}.",
+        )
+    if pending_target is not None and pending_target.lower() != wanted.lower():
+        raise InvalidRestoreRequestError(
+            f"a rehydration to {pending_target} is already pending; Azure cannot change its "
+            f"target tier to {wanted}.",
+            path=path,
+            fix=f"wait for it to reach {pending_target}, then change the tier, or copy the "
+            "blob to a new name at the tier you want.",
+        )
+    if pending_priority == "High" and priority == "Standard":
+        raise InvalidRestoreRequestError(
+            "a High-priority rehydration is pending; Azure can raise a rehydrate priority "
+            "from Standard to High but never lower it.",
+            path=path,
+            fix="leave it at High (it is already the faster one), or use tier='High'.",
+        )
+
+
+AZURE = ProviderSpec(
+    name="azure",
+    protocols=("az", "abfs", "abfss"),
+    classes=(
+        ClassSpec("Hot", Access.IMMEDIATE),
+        ClassSpec("Cool", Access.RETRIEVAL_FEE, 30),
+        ClassSpec("Cold", Access.RETRIEVAL_FEE, 90),
+        ClassSpec("Archive", Access.RESTORE, 180),
+    ),
+    default_class="Hot",
+    speeds=PRIORITIES,
+    speed_word="rehydrate priority",
+    restore_verb="Set Blob Tier",
+    takes_days=False,
+    targets=TARGETS,
+    default_target="Hot",
+    # Azure docs: Standard "may take up to 15 hours"; High "may complete in under one
+    # hour for an object under 10 GB in size".
+    windows={
+        ("Archive", "Standard"): Window(0.0, 15 * _HOUR),
+        ("Archive", "High"): Window(0.0, 1 * _HOUR),
+    },
+)

@@ -1,0 +1,88 @@
+"""What a provider is: its storage classes, its restore verb and options, its windows.
+
+Pure data, no I/O and no SDK imports: the model, the poll schedule and the
+price sheets read these descriptions; only ``stores/`` talks to a service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Access(StrEnum):
+    """How an object of a storage class can be read: the provider-neutral meaning."""
+
+    IMMEDIATE = "immediate"  # reads at once, no per-GB retrieval fee
+    RETRIEVAL_FEE = "retrieval_fee"  # reads at once, billed per GB read
+    RESTORE = "restore"  # must be restored (S3) or rehydrated (Azure) before a read
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSpec:
+    """One storage class, in the provider's own spelling."""
+
+    name: str
+    access: Access
+    min_storage_days: int = 0
+    min_billable_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The documented completion window of a restore, in seconds ("within X" is (0, X))."""
+
+    min_s: float
+    max_s: float
+
+
+RestoreCheck = Callable[..., "int | None"]
+"""A provider's pre-send rules: ``(class_name, speed_name, days, *, path, **state)`` ->
+the days to send (``None``: the verb takes none); raises ``InvalidRestoreRequestError``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    """A provider's description, in its own names.
+
+    ``speeds`` are the restore speeds (S3: tiers; Azure: rehydrate priorities),
+    ``speed_word`` what the provider calls them; ``targets`` the tiers a restore
+    may bring an object back to (empty: a temporary copy for ``days``, S3);
+    ``windows`` the documented window per (class, speed).
+    """
+
+    name: str
+    protocols: tuple[str, ...]
+    classes: tuple[ClassSpec, ...]
+    default_class: str
+    speeds: tuple[str, ...]
+    speed_word: str
+    restore_verb: str
+    takes_days: bool
+    targets: tuple[str, ...] = ()
+    default_target: str | None = None
+    windows: Mapping[tuple[str, str], Window] = field(default_factory=dict)
+
+    def find_class(self, name: str) -> ClassSpec | None:
+        """The class called ``name`` (exact spelling first, then ignoring case)."""
+        for spec in self.classes:
+            if spec.name == name:
+                return spec
+        lowered = name.lower()
+        for spec in self.classes:
+            if spec.name.lower() == lowered:
+                return spec
+        return None
+
+    def find_speed(self, name: str) -> str | None:
+        """The restore speed called ``name`` in this provider's spelling (case ignored)."""
+        lowered = name.lower()
+        return next((s for s in self.speeds if s.lower() == lowered), None)
+
+    def find_target(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((t for t in self.targets if t.lower() == lowered), None)
+
+    def window(self, class_name: str, speed: str) -> Window | None:
+        return self.windows.get((class_name, speed))

@@ -1,0 +1,50 @@
+"""Amazon S3 described in its own names (the rules themselves: ``model.check_restore_request``)."""
+
+from __future__ import annotations
+
+from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+
+_MINUTE, _HOUR = 60.0, 3600.0
+_KIB = 1024
+
+# S3's classes in the order archivefs has always known them: catalogs store a class
+# as its index in this order, so new classes are only ever appended.
+CLASSES = (
+    ClassSpec("STANDARD", Access.IMMEDIATE),
+    ClassSpec("REDUCED_REDUNDANCY", Access.IMMEDIATE),
+    ClassSpec("STANDARD_IA", Access.RETRIEVAL_FEE, 30, 128 * _KIB),
+    ClassSpec("ONEZONE_IA", Access.RETRIEVAL_FEE, 30, 128 * _KIB),
+    ClassSpec("INTELLIGENT_TIERING", Access.IMMEDIATE),  # archive access tiers: see model
+    ClassSpec("GLACIER_IR", Access.RETRIEVAL_FEE, 90, 128 * _KIB),
+    ClassSpec("GLACIER", Access.RESTORE, 90),
+    ClassSpec("DEEP_ARCHIVE", Access.RESTORE, 180),
+    ClassSpec("EXPRESS_ONEZONE", Access.IMMEDIATE),
+    ClassSpec("OUTPOSTS", Access.IMMEDIATE),
+    ClassSpec("SNOW", Access.IMMEDIATE),
+)
+
+# AWS documentation (restoring archived objects); "within X" is recorded as (0, X).
+_GLACIER = {
+    "Expedited": Window(1 * _MINUTE, 5 * _MINUTE),
+    "Standard": Window(3 * _HOUR, 5 * _HOUR),
+    "Bulk": Window(5 * _HOUR, 12 * _HOUR),
+}
+_DEEP = {"Standard": Window(0.0, 12 * _HOUR), "Bulk": Window(0.0, 48 * _HOUR)}
+
+S3 = ProviderSpec(
+    name="s3",
+    protocols=("s3", "s3a"),
+    classes=CLASSES,
+    default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD
+    speeds=("Expedited", "Standard", "Bulk"),
+    speed_word="tier",
+    restore_verb="RestoreObject",
+    takes_days=True,
+    windows={
+        **{("GLACIER", speed): w for speed, w in _GLACIER.items()},
+        **{("DEEP_ARCHIVE", speed): w for speed, w in _DEEP.items()},
+        # Intelligent-Tiering's archive access tiers restore like the classes they mirror
+        **{("ARCHIVE_ACCESS", speed): w for speed, w in _GLACIER.items()},
+        **{("DEEP_ARCHIVE_ACCESS", speed): w for speed, w in _DEEP.items()},
+    },
+)

@@ -1,0 +1,504 @@
+"""EmulatedAzureArchive: Azurite (Microsoft's Blob emulator, from npm) behind a thin archive layer.
+
+Facts about Azurite 3.35 that decide the design: it answers reads of archived
+blobs with ``409 BlobArchived`` as Azure does, but Set Blob Tier Archive->online
+completes *at once* and it never reports ``x-ms-archive-status``. So a small
+HTTP proxy of our own sits in front of it and adds only that (everything else
+is Azurite's): a Set Blob Tier that takes a blob out of Archive is held
+*pending* for a configurable delay per rehydrate priority (then sent to Azurite),
+``x-ms-archive-status``/``x-ms-rehydrate-priority`` appear on HEAD and in
+listings while it is pending, a pending target cannot change and a priority
+cannot be lowered (``409 BlobBeingRehydrated``), reads stay refused (Azurite
+still holds the blob in Archive). The proxy counts every request by operation
+at the server side and injects faults (``503 ServerBusy``) on demand.
+
+Clients (adlfs, azure-storage-blob) talk HTTP to the proxy exactly as to Azure;
+the harness itself (seeding, completing rehydrations) talks to Azurite directly,
+so its requests are never counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from archivefs.errors import ArchiveError
+from archivefs.paths import cache_dir
+
+AZURITE_VERSION = "3.35.0"  # the last release that runs on Node 20 (3.37 needs Node 22)
+ACCOUNT = "devstoreaccount1"  # Azurite's well-known development account
+ACCOUNT_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+ONLINE_TIERS = ("Hot", "Cool", "Cold")
+DEFAULT_DELAYS = {"Standard": 2.0, "High": 0.5}
+
+
+def azurite_command(install_dir: Path | None = None) -> list[str]:
+    """The ``azurite-blob`` command, installed with npm into a cache directory on first use."""
+    folder = install_dir or cache_dir() / "azurite" / AZURITE_VERSION
+    binary = folder / "node_modules" / ".bin" / "azurite-blob"
+    if binary.exists():
+        return [str(binary)]
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise ArchiveError(
+            "the emulated Azure archive needs Node.js and npm, and they are not on PATH.",
+            fix="install Node.js 20 (it brings npm), then run the tests again.",
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [
+            npm,
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            str(folder),
+            f"azurite@{AZURITE_VERSION}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0 or not binary.exists():
+        raise ArchiveError(
+            f"npm could not install azurite@{AZURITE_VERSION}: {done.stderr.strip()[-500:]}",
+            path=str(folder),
+            fix="check that npm reaches its registry (npm ping), or install it there by hand.",
+        )
+    return [str(binary)]
+
+
+@dataclass(slots=True)
+class _Pending:
+    target: str
+    priority: str
+    ready_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class AzureRequest:
+    """One request the proxy received."""
+
+    op: str
+    container: str | None
+    blob: str | None
+    status: int
+
+
+class AzureRequestLog:
+    """Every request clients sent to the emulated Azure archive (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: list[AzureRequest] = []
+
+    def append(self, record: AzureRequest) -> None:
+        with self._lock:
+            self._records.append(record)
+
+    @property
+    def records(self) -> list[AzureRequest]:
+        with self._lock:
+            return list(self._records)
+
+    def count(
+        self, op: str | None = None, *, container: str | None = None, status: int | None = None
+    ) -> int:
+        """How many requests match every given filter (``op`` e.g. ``"SetBlobTier"``)."""
+        return sum(
+            1
+            for r in self.records
+            if (op is None or r.op == op)
+            and (container is None or r.container == container)
+            and (status is None or r.status == status)
+        )
+
+    def counts(self) -> dict[str, int]:
+        """Requests per operation (only operations that occurred)."""
+        return dict(Counter(r.op for r in self.records))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+
+def classify(method: str, blob: str | None, query: dict[str, str], headers: Any) -> str:
+    """The Azure operation name of a request (as the REST API reference names it)."""
+    comp, restype = query.get("comp"), query.get("restype")
+    if comp == "list":
+        return "ListBlobs" if restype == "container" else "ListContainers"
+    if comp == "tier":
+        return "SetBlobTier"
+    if comp == "batch":
+        return "BlobBatch"
+    if restype == "container" and not blob:
+        return {"PUT": "CreateContainer", "DELETE": "DeleteContainer"}.get(
+            method, "GetContainerProperties"
+        )
+    if blob and comp is None:
+        if method == "HEAD":
+            return "GetBlobProperties"
+        if method == "GET":
+            return "GetBlob"
+        if method == "DELETE":
+            return "DeleteBlob"
+        if method == "PUT":
+            return "CopyBlob" if headers.get("x-ms-copy-source") else "PutBlob"
+    return f"{method} {comp or restype or 'account'}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _ProxyServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _handle(self) -> None:
+        archive = self.server.archive
+        parsed = urllib.parse.urlsplit(self.path)
+        parts = parsed.path.lstrip("/").split("/", 2)
+        container = parts[1] if len(parts) > 1 and parts[1] else None
+        blob = urllib.parse.unquote(parts[2]) if len(parts) > 2 and parts[2] else None
+        query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        op = classify(self.command, blob, query, self.headers)
+        archive._complete_due()
+        status, headers, payload = archive._answer(
+            self.command, parsed, container, blob, query, dict(self.headers.items()), body, op
+        )
+        archive.requests.append(AzureRequest(op, container, blob, status))
+        self.send_response(status)
+        length_header = str(len(payload))
+        for name, value in headers:
+            if name.lower() == "content-length" and self.command == "HEAD":
+                length_header = value  # HEAD: the blob's length, not the (empty) body's
+            elif name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", length_header)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_OPTIONS = _handle
+
+
+class _ProxyServer(ThreadingHTTPServer):
+    daemon_threads = True
+    archive: EmulatedAzureArchive
+
+
+class EmulatedAzureArchive:
+    """Azurite plus the archive behaviour it lacks, on 127.0.0.1 ephemeral ports.
+
+    Use as a context manager. ``connection_string`` / ``storage_options()`` point
+    clients at the proxy; ``requests`` counts what they sent; ``rehydrate_delay``
+    (seconds per priority) sets how long a rehydration stays pending.
+    """
+
+    def __init__(self, *, install_dir: Path | None = None) -> None:
+        self.install_dir = install_dir
+        self.requests = AzureRequestLog()
+        self.rehydrate_delay: dict[str, float] = dict(DEFAULT_DELAYS)
+        self._pending: dict[tuple[str, str], _Pending] = {}
+        self._faults: dict[str, list[tuple[int, str]]] = {}
+        self._lock = threading.RLock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._proxy: _ProxyServer | None = None
+        self._location: tempfile.TemporaryDirectory[str] | None = None
+        self._azurite_port = 0
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> EmulatedAzureArchive:
+        command = azurite_command(self.install_dir)
+        self._location = tempfile.TemporaryDirectory(prefix="archivefs-azurite-")
+        self._azurite_port = _free_port()
+        self._process = subprocess.Popen(
+            [
+                *command,
+                "--blobHost",
+                "127.0.0.1",
+                "--blobPort",
+                str(self._azurite_port),
+                "--location",
+                self._location.name,
+                "--disableTelemetry",
+                "--skipApiVersionCheck",
+                "--loose",
+                "--silent",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self._azurite_port), timeout=1),
+            ):
+                break
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                err = self._process.stderr.read().decode()[-500:] if self._process.stderr else ""
+                self.stop()
+                raise ArchiveError(
+                    f"Azurite did not start: {err or 'no output'}",
+                    fix="run the azurite-blob command by hand to see why.",
+                )
+            time.sleep(0.1)
+        self._proxy = _ProxyServer(("127.0.0.1", 0), _Handler)
+        self._proxy.archive = self
+        threading.Thread(target=self._proxy.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._proxy is not None:
+            self._proxy.shutdown()
+            self._proxy.server_close()
+            self._proxy = None
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            if self._process.stderr is not None:
+                self._process.stderr.close()
+            self._process = None
+        if self._location is not None:
+            self._location.cleanup()
+            self._location = None
+
+    def __enter__(self) -> EmulatedAzureArchive:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        """Forget pending rehydrations, faults and counters; default delays (data stays)."""
+        with self._lock:
+            self._pending.clear()
+            self._faults.clear()
+            self.rehydrate_delay = dict(DEFAULT_DELAYS)
+        self.requests.clear()
+
+    # -- connection ----------------------------------------------------------------------
+
+    @property
+    def blob_endpoint(self) -> str:
+        assert self._proxy is not None, "start() the emulated archive first"
+        return f"http://127.0.0.1:{self._proxy.server_address[1]}/{ACCOUNT}"
+
+    @property
+    def connection_string(self) -> str:
+        return _connection_string(self.blob_endpoint)
+
+    def storage_options(self) -> dict[str, Any]:
+        """adlfs options pointing at the emulated archive."""
+        return {"connection_string": self.connection_string}
+
+    def _direct(self) -> Any:
+        """A blob service client that talks to Azurite itself (never counted)."""
+        from azure.storage.blob import BlobServiceClient
+
+        endpoint = f"http://127.0.0.1:{self._azurite_port}/{ACCOUNT}"
+        return BlobServiceClient.from_connection_string(_connection_string(endpoint))
+
+    # -- seeding and control -------------------------------------------------------------
+
+    def create_container(self, name: str | None = None) -> str:
+        name = name or f"test-{uuid.uuid4().hex[:16]}"
+        self._direct().create_container(name)
+        return name
+
+    def put_blob(self, container: str, blob: str, data: bytes, tier: str = "Hot") -> None:
+        """Write a blob and move it to ``tier`` (Azurite applies Archive at once)."""
+        client = self._direct().get_blob_client(container, blob)
+        client.upload_blob(data, overwrite=True)
+        if tier != "Hot":
+            client.set_standard_blob_tier(tier)
+
+    def fail_next(
+        self, op: str, times: int, *, status: int = 503, code: str = "ServerBusy"
+    ) -> None:
+        """Answer the next ``times`` requests of ``op`` with an error (throttling by default)."""
+        with self._lock:
+            self._faults.setdefault(op, []).extend([(status, code)] * times)
+
+    def complete_rehydrations(self) -> None:
+        """Finish every pending rehydration now (as if its delay had passed)."""
+        with self._lock:
+            for pending in self._pending.values():
+                pending.ready_at = 0.0
+        self._complete_due()
+
+    def pending(self) -> dict[str, tuple[str, str]]:
+        """``container/blob`` -> (target tier, priority) of every pending rehydration."""
+        with self._lock:
+            return {f"{c}/{b}": (p.target, p.priority) for (c, b), p in self._pending.items()}
+
+    def _complete_due(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            due = [(k, p) for k, p in self._pending.items() if p.ready_at <= now]
+            for key, _ in due:
+                del self._pending[key]
+        if due:
+            service = self._direct()
+            for (container, blob), p in due:
+                service.get_blob_client(container, blob).set_standard_blob_tier(p.target)
+
+    # -- the archive behaviour -------------------------------------------------------------
+
+    def _answer(
+        self,
+        method: str,
+        parsed: urllib.parse.SplitResult,
+        container: str | None,
+        blob: str | None,
+        query: dict[str, str],
+        headers: dict[str, str],
+        body: bytes,
+        op: str,
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        with self._lock:
+            faults = self._faults.get(op)
+            if faults:
+                status, code = faults.pop(0)
+                return _error(status, code, "Injected by the emulated archive.")
+        if op == "SetBlobTier" and container and blob:
+            held = self._set_tier(container, blob, headers)
+            if held is not None:
+                return held
+        status, out_headers, payload = self._forward(method, parsed, headers, body)
+        if container and blob and op in ("GetBlobProperties", "GetBlob") and status < 300:
+            with self._lock:
+                p = self._pending.get((container, blob))
+            if p is not None:
+                out_headers.append(
+                    ("x-ms-archive-status", f"rehydrate-pending-to-{p.target.lower()}")
+                )
+                out_headers.append(("x-ms-rehydrate-priority", p.priority))
+        if op == "ListBlobs" and status == 200 and container and self._pending:
+            payload = self._annotate_listing(container, payload)
+        return status, out_headers, payload
+
+    def _set_tier(
+        self, container: str, blob: str, headers: dict[str, str]
+    ) -> tuple[int, list[tuple[str, str]], bytes] | None:
+        """Hold a rehydration pending; ``None`` lets Azurite answer (not a rehydration)."""
+        lower = {k.lower(): v for k, v in headers.items()}
+        target = lower.get("x-ms-access-tier", "")
+        priority = lower.get("x-ms-rehydrate-priority") or "Standard"
+        online = next((t for t in ONLINE_TIERS if t.lower() == target.lower()), None)
+        with self._lock:
+            pending = self._pending.get((container, blob))
+            if pending is not None:
+                if online is None or online != pending.target:
+                    return _error(
+                        409,
+                        "BlobBeingRehydrated",
+                        "This operation is not permitted because the blob is being rehydrated.",
+                    )
+                if pending.priority == "High" and priority == "Standard":
+                    return _error(
+                        409,
+                        "BlobBeingRehydrated",
+                        "The rehydrate priority of a pending rehydration cannot be lowered.",
+                    )
+                if priority == "High" and pending.priority == "Standard":
+                    pending.priority = "High"
+                    pending.ready_at = min(
+                        pending.ready_at, time.monotonic() + self.rehydrate_delay["High"]
+                    )
+                return 202, _ms_headers(), b""
+        if online is None:
+            return None
+        try:
+            props = self._direct().get_blob_client(container, blob).get_blob_properties()
+        except Exception:
+            return None  # missing container/blob: Azurite answers
+        if props.blob_tier != "Archive":
+            return None
+        delay = self.rehydrate_delay.get(priority, self.rehydrate_delay["Standard"])
+        with self._lock:
+            self._pending[(container, blob)] = _Pending(online, priority, time.monotonic() + delay)
+        return 202, _ms_headers(), b""
+
+    def _annotate_listing(self, container: str, payload: bytes) -> bytes:
+        root = ET.fromstring(payload)
+        with self._lock:
+            pending = {b: p for (c, b), p in self._pending.items() if c == container}
+        for element in root.iter("Blob"):
+            name = element.findtext("Name")
+            props = element.find("Properties")
+            if name in pending and props is not None:
+                p = pending[name]
+                status = ET.SubElement(props, "ArchiveStatus")
+                status.text = f"rehydrate-pending-to-{p.target.lower()}"
+                ET.SubElement(props, "RehydratePriority").text = p.priority
+        return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root)
+
+    def _forward(
+        self, method: str, parsed: urllib.parse.SplitResult, headers: dict[str, str], body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", self._azurite_port, timeout=60)
+        target = parsed.path + (f"?{parsed.query}" if parsed.query else "")
+        sent = {k: v for k, v in headers.items() if k.lower() not in ("host", "connection")}
+        sent["Host"] = f"127.0.0.1:{self._azurite_port}"
+        try:
+            connection.request(method, target, body=body or None, headers=sent)
+            response = connection.getresponse()
+            payload = response.read()
+            return response.status, list(response.getheaders()), payload
+        finally:
+            connection.close()
+
+
+def _connection_string(endpoint: str) -> str:
+    return (
+        f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};"
+        f"BlobEndpoint={endpoint};"
+    )
+
+
+def _ms_headers() -> list[tuple[str, str]]:
+    return [("x-ms-request-id", str(uuid.uuid4())), ("x-ms-version", "2025-01-05")]
+
+
+def _error(status: int, code: str, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    body = (
+        f'<?xml version="1.0" encoding="utf-8"?><Error><Code>{code}</Code>'
+        f"<Message>{message}</Message></Error>"
+    ).encode()
+    return (
+        status,
+        [*_ms_headers(), ("x-ms-error-code", code), ("Content-Type", "application/xml")],
+        body,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
