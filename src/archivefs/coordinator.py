@@ -2,7 +2,7 @@
 
 Without it, a restore-aware graph polls every group from the task that waits for
 it: 10,000 groups cost 10,000 HEADs per round, spread over the workers. With a
-``distributed`` client, :func:`start` runs one *coordinator* task instead. It
+``distributed`` client, :func:`start_coordinator` runs one *coordinator* task instead. It
 polls every group of the plan in bulk (one listing per 1,000 keys under a prefix)
 on the tier-aware schedule, and sets one :class:`distributed.Event` per group as
 it comes back. Each group's ready task waits on its event, seceded from the
@@ -78,7 +78,9 @@ def default_client() -> Any | None:
         return None
 
 
-def start(client: Any, fs: ArchiveFileSystem, plan: Plan, timeout: float | None) -> Coordination:
+def start_coordinator(
+    client: Any, fs: ArchiveFileSystem, plan: Plan, timeout: float | None
+) -> Coordination:
     """Start the coordinator for ``plan`` on the cluster; it runs until every group reads."""
     coordination = Coordination(uuid.uuid4().hex)
     future = client.submit(

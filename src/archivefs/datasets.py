@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from archivefs import coordinator
+from archivefs.coordinator import Coordination, await_group, default_client, start_coordinator
+from archivefs.coordinator import stats as coordinator_stats
 from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Plan
@@ -572,14 +573,14 @@ def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: floa
     per_fs = chunk_paths(obj)
     if not per_fs:
         raise _nothing_to_plan()
-    client = coordinator.default_client()
+    client = default_client()
     group_of: dict[str, tuple[ArchiveFileSystem, str]] = {}
-    coordinations: dict[int, coordinator.Coordination] = {}
+    coordinations: dict[int, Coordination] = {}
     for fs, paths in per_fs.items():
         plan = fs.plan(paths)
         fs.submit(plan)
         if client is not None:
-            coordinations[id(fs)] = coordinator.start(client, fs, plan, timeout)
+            coordinations[id(fs)] = start_coordinator(client, fs, plan, timeout)
         for group in plan.groups:
             for path in group.paths:
                 group_of[path] = (fs, group.key)
@@ -590,15 +591,15 @@ def coordination_stats(obj: Any) -> list[dict[str, int]]:
     """Progress of the coordinators of a restore-aware object: groups, ready, poll rounds."""
     from dask._task_spec import DataNode
 
-    found: dict[str, coordinator.Coordination] = {}
+    found: dict[str, Coordination] = {}
     for array in _dask_arrays(obj):
         for task in array.__dask_graph__().values():
-            if getattr(task, "func", None) is not coordinator.await_group:
+            if getattr(task, "func", None) is not await_group:
                 continue
             first = task.args[0]
             value = first.value if isinstance(first, DataNode) else first
             found[value.token] = value
-    return [coordinator.stats(c) for c in found.values()]
+    return [coordinator_stats(c) for c in found.values()]
 
 
 def _rewire(
@@ -606,7 +607,7 @@ def _rewire(
     group_of: dict[str, tuple[ArchiveFileSystem, str]],
     timeout: float | None,
     poll_interval: float,
-    coordinations: dict[int, coordinator.Coordination],
+    coordinations: dict[int, Coordination],
 ) -> Any:
     import dask.array as da
     from dask._task_spec import DataNode, Task, TaskRef
@@ -640,7 +641,7 @@ def _rewire(
                     coordination = coordinations.get(id(fs))
                     ready_tasks[ready_key] = Task(
                         ready_key,
-                        _wait_until_readable if coordination is None else coordinator.await_group,
+                        _wait_until_readable if coordination is None else await_group,
                         DataNode(None, fs.to_json() if coordination is None else coordination),
                         DataNode(None, group),
                         DataNode(None, timeout),
