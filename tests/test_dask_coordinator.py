@@ -121,6 +121,40 @@ def test_a_killed_worker_costs_no_second_restore(
     assert archive.requests.count("HEAD") == 0
 
 
+def test_notifications_reach_the_coordinator_so_no_scheduled_poll_is_needed(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    groups = 50
+    archived_store(archive, bucket, tmp_path, groups)
+    notes = coordinator.ClusterNotifications(name=f"restored-{tmp_path.name}")
+    opts = options(archive, tmp_path)
+    opts["restore_time_scale"] = 1.0  # real windows: the first scheduled poll is hours away
+    ds = ads.open_zarr(f"s3://{bucket}/store.zarr", notifications=notes, **opts)
+    gated = ads.restore_aware(ds["v"], timeout=600, poll_interval=0.5)
+    assert archive.requests.count("RestoreObject") == groups  # restored at once (delay 0)
+    archive.requests.clear()
+    future = client.compute(gated.sum())
+    # what an SQS consumer would forward: one S3 event notification naming every object
+    notes.put({"Records": [s3_restore_completed(bucket, k) for k in chunk_keys(ds["v"])]})
+    assert float(future.result(timeout=600)) == float(np.arange(groups * 4).sum())
+    [stats] = wait_for_stats(gated, groups)
+    assert stats["rounds"] == 1  # the notified keys, probed at once; no scheduled round
+    assert archive.requests.count("LIST") == 1
+    assert archive.requests.count("HEAD") == 0
+
+
+def s3_restore_completed(bucket: str, key: str) -> dict[str, Any]:
+    return {
+        "eventName": "ObjectRestore:Completed",
+        "s3": {"bucket": {"name": bucket}, "object": {"key": key}},
+    }
+
+
+def chunk_keys(obj: Any) -> list[str]:
+    [(_, paths)] = ads.chunk_paths(obj).items()
+    return [p.split("/", 1)[1] for p in paths]
+
+
 def coordinator_keys(obj: Any) -> set[str]:
     keys = set()
     for task in obj.data.__dask_graph__().values():

@@ -61,6 +61,55 @@ class Coordination:
         return f"{self.key}-{hashlib.sha256(group.encode()).hexdigest()[:32]}"
 
 
+class ClusterNotifications:
+    """Restore notifications fed into a named ``distributed.Queue``, read by the coordinator.
+
+    The coordinator runs on some worker, so a source in the client's memory cannot
+    reach it. Whatever receives the store's events (an SQS consumer, a webhook)
+    calls :meth:`put` with each message, from any process connected to the
+    cluster; the coordinator checks the keys named at once and polls the store
+    only as a fallback, on its schedule. Messages are what
+    :func:`archivefs.restore.notify.restored_keys` reads: S3 event notifications
+    (one record or many), SNS envelopes, EventBridge events, ``"bucket/key"``.
+
+    Example::
+
+        notes = ClusterNotifications()
+        fs = ArchiveFileSystem(target_protocol="s3", notifications=notes)
+        ...  # in the SQS consumer: notes.put(message["Body"])
+    """
+
+    def __init__(self, name: str = "archivefs-restored") -> None:
+        self.name = name
+        self.ignored = 0  # messages that named no restored object
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.name,))
+
+    def put(self, message: Any) -> None:
+        """Feed one message to the coordinator (from the client or any worker)."""
+        _distributed().Queue(self.name).put(message)
+
+    def poll_ready(self, timeout: float) -> set[str]:
+        """Wait up to ``timeout`` s for the first message, then take what else is queued."""
+        from archivefs.restore.notify import restored_keys
+
+        queue = _distributed().Queue(self.name)
+        ready: set[str] = set()
+        try:
+            messages = [queue.get(timeout=max(0.001, timeout))]
+        except TimeoutError:
+            return ready
+        waiting = queue.qsize()
+        if waiting:
+            messages.extend(queue.get(batch=waiting))
+        for message in messages:
+            keys = restored_keys(message)
+            self.ignored += not keys
+            ready.update(keys)
+        return ready
+
+
 def _distributed() -> Any:
     """The ``distributed`` module, typed loosely (it ships no type hints)."""
     return importlib.import_module("distributed")
@@ -83,8 +132,16 @@ def start_coordinator(
 ) -> Coordination:
     """Start the coordinator for ``plan`` on the cluster; it runs until every group reads."""
     coordination = Coordination(uuid.uuid4().hex)
+    notifications = fs.notifications if isinstance(fs.notifications, ClusterNotifications) else None
     future = client.submit(
-        _coordinate, fs.to_json(), plan, coordination, timeout, key=coordination.key, pure=False
+        _coordinate,
+        fs.to_json(),
+        plan,
+        coordination,
+        timeout,
+        notifications,
+        key=coordination.key,
+        pure=False,
     )
     _distributed().fire_and_forget(future)
     return coordination
@@ -98,7 +155,11 @@ def stats(coordination: Coordination, client: Any | None = None) -> dict[str, in
 
 
 def _coordinate(
-    fs_json: str, plan: Plan, coordination: Coordination, timeout: float | None
+    fs_json: str,
+    plan: Plan,
+    coordination: Coordination,
+    timeout: float | None,
+    notifications: ClusterNotifications | None,
 ) -> dict[str, int]:
     """The coordinator task: poll the plan's groups in bulk, set each group's event."""
     import fsspec
@@ -106,6 +167,7 @@ def _coordinate(
     distributed = _distributed()
     distributed.secede()  # long-running: give the thread slot back to the worker's reads
     fs: ArchiveFileSystem = fsspec.AbstractFileSystem.from_json(fs_json)
+    fs.notifications = notifications  # before the engine is made, on first use
     progress = {"groups": len(plan.groups), "ready": 0, "rounds": 0}
     published = distributed.Variable(coordination.stats_name)
     published.set(dict(progress))

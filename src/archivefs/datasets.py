@@ -287,6 +287,8 @@ _ARCHIVE_KEYS = frozenset(
         "concurrency",
         "skip_instance_cache",
         "pickle_credentials",
+        "notifications",
+        "bucket_claims",
     }
 )
 

@@ -249,6 +249,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         )
 
     def _portable_options(self) -> dict[str, Any]:
+        """``storage_options`` for another process: no secrets, no notification source.
+
+        A notification source lives in the process that made it (a pickled queue would
+        be a dead copy); on a cluster, the coordinator is handed its own.
+        """
+        options = self._options_without_secrets()
+        options.pop("notifications", None)
+        return options
+
+    def _options_without_secrets(self) -> dict[str, Any]:
         """``storage_options`` with secrets replaced by a reference valid in this process only."""
         options = dict(self.storage_options)
         if self.pickle_credentials or options.get("credentials"):
