@@ -84,6 +84,41 @@ def test_status_counts_by_state(run: Any, archive: EmulatedArchive, bucket: str)
     assert "restores in flight expected by" in text
 
 
+def test_status_claims_say_who_restored_what(
+    run: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    import socket
+
+    archive.put_objects(bucket, {f"c/{i}": b"ab" for i in range(3)}, storage_class="GLACIER")
+    archive.set_restore_delay(600)
+    claimed = run("--bucket-claims", "restore", f"s3://{bucket}/c/0", f"s3://{bucket}/c/1")
+    assert claimed.exit_code in (0, 3), claimed.output
+    run("restore", f"s3://{bucket}/c/2")  # restored without claims
+    assert archive.requests.count("PUT") == 2  # one claim object per claimed group
+    archive.requests.clear()
+
+    out = json.loads(run("--json", "status", "--claims", f"s3://{bucket}/c/*").output)
+    [mine] = out["claims"]["by_requester"]
+    assert mine["requester"].startswith(socket.gethostname() + ":")
+    assert (mine["tier"], mine["groups"]) == ("Standard", 2)
+    assert mine["expected_ready"] is not None
+    assert out["claims"]["unclaimed"] == [f"{bucket}/c/2"]
+    assert _claim_gets(archive) == 3  # one claim read per restoring group
+
+    text = run("status", "--claims", f"s3://{bucket}/c/*").output
+    assert f"claimed by {mine['requester']}: 2 groups at Standard" in text
+    assert "1 restoring group with no claim in the bucket" in text
+    archive.requests.clear()
+    plain = json.loads(run("--json", "status", f"s3://{bucket}/c/*").output)
+    assert "claims" not in plain
+    assert _claim_gets(archive) == 0  # claims are read only when asked
+
+
+def _claim_gets(archive: EmulatedArchive) -> int:
+    return sum(1 for r in archive.requests.records
+               if r.op == "GET" and "/claims/" in (r.key or ""))  # fmt: skip
+
+
 def test_restore_from_stdin_list_and_wait(run: Any, archive: EmulatedArchive, bucket: str) -> None:
     archive.put_objects(bucket, {f"r/{i}": b"x" for i in range(5)}, storage_class="GLACIER")
     listing = "".join(f"s3://{bucket}/r/{i}\n" for i in range(5))

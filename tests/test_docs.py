@@ -129,3 +129,20 @@ def test_getting_started_own_files_job_gives_the_quoted_results(tmp_path: Path) 
     assert code.count("archive.stop()") == 1
     code = code.replace("archive.stop()", OWN_FILES_CHECKS + "archive.stop()")
     _run_page_code(tmp_path, "own_files.py", code, "own files: ok")
+
+
+def test_clusters_page_quotes_the_shipped_prices() -> None:
+    from archivefs.pricing import load_price_sheet
+
+    sheet = load_price_sheet("aws-us-east-1")
+    standard, glacier = sheet.classes["STANDARD"], sheet.classes["GLACIER"]
+    quoted = {
+        f"${standard.put_per_1000:.3f} per 1,000 at STANDARD",
+        f"${standard.get_per_1000:.4f} per 1,000",
+        f"${glacier.restore['Standard'].per_1000_requests:.2f} per 1,000",
+        f"${glacier.restore['Expedited'].per_1000_requests:.2f} per 1,000 for Expedited",
+        f"${glacier.restore['Standard'].per_gb:.2f} per GB",
+    }
+    text = " ".join((ROOT / "docs" / "clusters.md").read_text(encoding="utf-8").split())
+    for phrase in quoted:
+        assert phrase in text, phrase

@@ -38,6 +38,7 @@ class Context:
         self.as_json = False
         self.debug = False
         self.restore_time_scale = 1.0
+        self.bucket_claims = False
 
     def storage_options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {}
@@ -73,6 +74,7 @@ class Context:
             journal=journal,
             restore_time_scale=self.restore_time_scale,
             skip_instance_cache=True,
+            bucket_claims=self.bucket_claims,
             **kwargs,
         )
 
@@ -212,6 +214,14 @@ _GLOBAL_OPTIONS = [
         "prints the value). [env: ARCHIVEFS_RESTORE_TIME_SCALE]",
     ),
     click.option(
+        "--bucket-claims",
+        is_flag=True,
+        callback=_set_global("bucket_claims"),
+        expose_value=False,
+        help="Claim each restore in its bucket first, so hosts that share no journal "
+        "never pay for the same group twice (one PUT per group; docs/guarantees.md).",
+    ),
+    click.option(
         "--json",
         "as_json",
         is_flag=True,
@@ -296,15 +306,25 @@ def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
 @main.command("status")
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
+@click.option(
+    "--claims",
+    "show_claims",
+    is_flag=True,
+    help="Read the bucket's claims of the restores in flight: who asked, at which tier, "
+    "when, and when it is expected (one GET per restoring group).",
+)
 @global_options
 @click.pass_obj
-def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -> None:
+def status_command(
+    ctx: Context, urls: tuple[str, ...], from_file: str | None, show_claims: bool
+) -> None:
     """Count objects and bytes by restore state (one bulk probe).
 
     \b
     Examples:
       archivefs status s3://bucket/data/
       archivefs status --from-file needed.txt
+      archivefs status --claims s3://bucket/data/
     """
 
     def body() -> None:
@@ -313,6 +333,7 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
         report_unmatched(plan)
         summary = summarize(plan)
         eta = _restore_eta(fs, plan)
+        claims = _restoring_claims(fs, plan) if show_claims else None
         if ctx.as_json:
             click.echo(
                 json.dumps(
@@ -320,6 +341,7 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
                         **summary.as_json(),
                         "missing": list(plan.missing),
                         "restoring_expected_by": eta.isoformat() if eta else None,
+                        **({} if claims is None else {"claims": _claims_json(*claims)}),
                     }
                 )
             )
@@ -342,8 +364,55 @@ def status_command(ctx: Context, urls: tuple[str, ...], from_file: str | None) -
                     else "(not in the journal)"
                 )
             )
+        if claims is not None:
+            _echo_claims(*claims)
 
     run_guarded(ctx, body)
+
+
+def _restoring_claims(fs: ArchiveFileSystem, plan: Any) -> tuple[list[Any], list[str]]:
+    """The bucket's claims on the plan's restoring groups, grouped by requester and tier."""
+    from fsspec.asyn import sync
+
+    from archivefs.restore.claims import BucketClaims, summarize_claims
+
+    restoring = [g.key for g in plan.groups if g.state.restore.value == "restoring"]
+    found = sync(fs.loop, BucketClaims(fs.store).read_many, restoring)
+    return summarize_claims(found)
+
+
+def _claims_json(summaries: list[Any], unclaimed: list[str]) -> dict[str, Any]:
+    return {
+        "by_requester": [
+            {
+                "requester": s.requester,
+                "tier": s.tier,
+                "groups": s.groups,
+                "first_claimed": s.first_claimed.isoformat(),
+                "expected_ready": s.expected_ready.isoformat() if s.expected_ready else None,
+            }
+            for s in summaries
+        ],
+        "unclaimed": unclaimed,
+    }
+
+
+def _echo_claims(summaries: list[Any], unclaimed: list[str]) -> None:
+    if not summaries and not unclaimed:
+        click.echo("claims: no restore in flight")
+        return
+    for s in summaries:
+        ready = s.expected_ready
+        expected = f", expected by {ready:%Y-%m-%d %H:%M} UTC" if ready else ""
+        click.echo(
+            f"claimed by {s.requester}: {s.groups} group{'s' * (s.groups != 1)} at {s.tier}, "
+            f"since {s.first_claimed:%Y-%m-%d %H:%M} UTC{expected}"
+        )
+    if unclaimed:
+        click.echo(
+            f"{len(unclaimed)} restoring group{'s' * (len(unclaimed) != 1)} with no claim in "
+            "the bucket (restored without --bucket-claims)"
+        )
 
 
 def report_unmatched(plan: Any) -> None:

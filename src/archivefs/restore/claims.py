@@ -160,6 +160,18 @@ class BucketClaims:
         found = await self.store.read_tagged(claim_path(group_key))
         return None if found is None else Claim.parse(found[0])
 
+    async def read_many(
+        self, group_keys: Sequence[str], *, concurrency: int = 64
+    ) -> dict[str, Claim | None]:
+        """The claims on many groups: one GET each, ``concurrency`` at a time."""
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def one(key: str) -> tuple[str, Claim | None]:
+            async with semaphore:
+                return key, await self.read(key)
+
+        return dict(await asyncio.gather(*(one(k) for k in group_keys)))
+
     async def _claim_one(self, group: PlannedGroup, claim: Claim) -> bool:
         bucket = group.key.partition("/")[0]
         if bucket in self._unwritable:
@@ -205,3 +217,38 @@ class BucketClaims:
         except ArchiveError:
             return False  # cannot tell: leave it to its claimer
         return state.restore is RestoreState.ARCHIVED
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimSummary:
+    """Claims of one requester at one tier: how many groups, since and until when."""
+
+    requester: str
+    tier: str
+    groups: int
+    first_claimed: datetime
+    expected_ready: datetime | None
+
+
+def summarize_claims(claims: dict[str, Claim | None]) -> tuple[list[ClaimSummary], list[str]]:
+    """Claims grouped by requester and tier (oldest first), and the groups with no claim."""
+    by: dict[tuple[str, str], list[Claim]] = {}
+    unclaimed: list[str] = []
+    for key, claim in sorted(claims.items()):
+        if claim is None:
+            unclaimed.append(key)
+        else:
+            by.setdefault((claim.requester, claim.tier), []).append(claim)
+    summaries = []
+    for (requester, tier), found in by.items():
+        readies = [c.expected_ready_at for c in found if c.expected_ready_at is not None]
+        summaries.append(
+            ClaimSummary(
+                requester=requester,
+                tier=tier,
+                groups=len(found),
+                first_claimed=min(c.claimed for c in found),
+                expected_ready=datetime.fromtimestamp(max(readies), UTC) if readies else None,
+            )
+        )
+    return sorted(summaries, key=lambda s: s.first_claimed), unclaimed
