@@ -24,6 +24,7 @@ MODULES = [
     "bundling",
     "read_amplification",
     "time_to_first_result",
+    "cluster_coordination",
 ]
 
 

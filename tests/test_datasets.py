@@ -10,7 +10,7 @@ import pytest
 
 import archivefs.datasets as ads
 from archivefs import ObjectArchivedError
-from archivefs.errors import ObjectNotFoundError
+from archivefs.errors import ArchiveError, ObjectNotFoundError
 from tests.zarr_data import make_source, upload_zarr
 
 if TYPE_CHECKING:
@@ -167,6 +167,16 @@ def test_restore_aware_graph_reads_each_chunk_after_its_own_group(
             assert len(waits) == 1
     np.testing.assert_array_equal(gated.values, source["t"].isel(time=slice(0, 12)).values)
     assert archive.requests.count("RestoreObject") == 6
+
+
+def test_restore_aware_coordinate_without_a_client_is_a_clear_error(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    url = upload_zarr(archive, bucket, tmp_path, make_source())
+    ds = ads.open_zarr(url, **options)
+    with pytest.raises(ArchiveError, match="needs a distributed client"):
+        ads.restore_aware(ds["t"].isel(time=slice(0, 4)), coordinate=True)
+    assert archive.requests.count("RestoreObject") == 0  # refused before submitting
 
 
 def _netcdf_files(tmp_path: Path, count: int) -> Path:

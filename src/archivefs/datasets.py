@@ -552,7 +552,13 @@ def _product(ranges: Iterable[range]) -> Iterator[tuple[int, ...]]:
 # -- a restore-aware graph -------------------------------------------------------------------
 
 
-def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: float = 60.0) -> Any:
+def restore_aware(
+    obj: Any,
+    *,
+    timeout: float | None = None,
+    poll_interval: float = 60.0,
+    coordinate: bool | None = None,
+) -> Any:
     """The same lazy object, with every chunk read waiting for its own group's restore.
 
     The selection's plan is submitted once, here (one restore request per group
@@ -566,6 +572,8 @@ def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: floa
     store (:mod:`archivefs.coordinator`). Without one, each ready task polls its
     own group every ``poll_interval`` seconds; with one, ``poll_interval`` is
     how often a waiting task checks that the coordinator is still healthy.
+    ``coordinate=False`` keeps per-group polling even with a client;
+    ``coordinate=True`` fails without one.
 
     Example::
 
@@ -575,7 +583,12 @@ def restore_aware(obj: Any, *, timeout: float | None = None, poll_interval: floa
     per_fs = chunk_paths(obj)
     if not per_fs:
         raise _nothing_to_plan()
-    client = default_client()
+    client = default_client() if coordinate is not False else None
+    if coordinate and client is None:
+        raise ArchiveError(
+            "coordinate=True needs a distributed client, and none is running.",
+            fix="create one first (`distributed.Client(...)`), or leave coordinate unset.",
+        )
     group_of: dict[str, tuple[ArchiveFileSystem, str]] = {}
     coordinations: dict[int, Coordination] = {}
     for fs, paths in per_fs.items():
