@@ -34,7 +34,57 @@ class _Registry(type):
         return list(cls._known.values())
 
 
-class StorageClass(str, metaclass=_Registry):
+class _ProviderValue(str, metaclass=_Registry):
+    """A name in one provider's spelling: a ``str`` equal to it that knows its provider.
+
+    Instances are unique per (provider, name), made once by ``_register``; pickling,
+    copying and pydantic keep that identity.
+    """
+
+    _known: ClassVar[dict[tuple[str, str], Any]]
+    _kind: ClassVar[str]
+    provider: str
+
+    def __new__(cls, value: str, provider: str = "s3") -> Any:
+        found = cls._known.get((provider, str(value)))
+        if found is None:
+            raise ValueError(f"{value!r} is not a {provider} {cls._kind}")
+        return found
+
+    @classmethod
+    def _made(cls, provider: str, name: str) -> Any:
+        made = str.__new__(cls, name)
+        made.provider = provider
+        cls._known[(provider, name)] = made
+        return made
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r}, provider={self.provider!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (str(self), self.provider)
+
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            _parse_for_pydantic(cls),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )
+
+
+class StorageClass(_ProviderValue):
     """A storage class in its provider's own spelling (S3 ``GLACIER``, Azure ``Archive``).
 
     A ``str`` (equal to its name, so JSON, price sheets and comparisons with
@@ -45,7 +95,7 @@ class StorageClass(str, metaclass=_Registry):
     """
 
     _known: ClassVar[dict[tuple[str, str], StorageClass]] = {}
-    provider: str
+    _kind = "storage class"
     spec: ClassSpec
 
     STANDARD: ClassVar[StorageClass]
@@ -61,17 +111,13 @@ class StorageClass(str, metaclass=_Registry):
     SNOW: ClassVar[StorageClass]
 
     def __new__(cls, value: str, provider: str = "s3") -> StorageClass:
-        found = cls._known.get((provider, str(value)))
-        if found is None:
-            raise ValueError(f"{value!r} is not a {provider} storage class")
+        found: StorageClass = super().__new__(cls, value, provider)
         return found
 
     @classmethod
     def _register(cls, provider: str, spec: ClassSpec) -> StorageClass:
-        made = str.__new__(cls, spec.name)
-        made.provider = provider
+        made: StorageClass = cls._made(provider, spec.name)
         made.spec = spec
-        cls._known[(provider, spec.name)] = made
         return made
 
     @classmethod
@@ -123,10 +169,6 @@ class StorageClass(str, metaclass=_Registry):
         )
 
     @property
-    def value(self) -> str:
-        return str(self)
-
-    @property
     def name(self) -> str:
         return str(self)
 
@@ -153,27 +195,6 @@ class StorageClass(str, metaclass=_Registry):
     def min_billable_bytes(self) -> int:
         return self.spec.min_billable_bytes
 
-    def __repr__(self) -> str:
-        return f"StorageClass({str(self)!r}, provider={self.provider!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return StorageClass, (str(self), self.provider)
-
-    def __copy__(self) -> StorageClass:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> StorageClass:
-        return self
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_plain_validator_function(
-            _parse_for_pydantic(cls),
-            serialization=core_schema.plain_serializer_function_ser_schema(str),
-        )
-
 
 for _provider in PROVIDERS.values():
     for _spec in _provider.classes:
@@ -189,7 +210,7 @@ class ArchiveAccessTier(StrEnum):
     DEEP_ARCHIVE_ACCESS = "DEEP_ARCHIVE_ACCESS"
 
 
-class RestoreTier(str, metaclass=_Registry):
+class RestoreTier(_ProviderValue):
     """A restore speed in its provider's spelling (S3 tiers; Azure rehydrate priorities).
 
     A ``str`` equal to its name; ``RestoreTier.parse("High")`` is Azure's,
@@ -197,23 +218,19 @@ class RestoreTier(str, metaclass=_Registry):
     """
 
     _known: ClassVar[dict[tuple[str, str], RestoreTier]] = {}
-    provider: str
+    _kind = "restore speed"
 
     EXPEDITED: ClassVar[RestoreTier]
     STANDARD: ClassVar[RestoreTier]
     BULK: ClassVar[RestoreTier]
 
     def __new__(cls, value: str, provider: str = "s3") -> RestoreTier:
-        found = cls._known.get((provider, str(value)))
-        if found is None:
-            raise ValueError(f"{value!r} is not a {provider} restore speed")
+        found: RestoreTier = super().__new__(cls, value, provider)
         return found
 
     @classmethod
     def _register(cls, provider: str, name: str) -> RestoreTier:
-        made = str.__new__(cls, name)
-        made.provider = provider
-        cls._known[(provider, name)] = made
+        made: RestoreTier = cls._made(provider, name)
         return made
 
     @classmethod
@@ -238,33 +255,8 @@ class RestoreTier(str, metaclass=_Registry):
         )
 
     @property
-    def value(self) -> str:
-        return str(self)
-
-    @property
     def name(self) -> str:
         return str(self).upper()
-
-    def __repr__(self) -> str:
-        return f"RestoreTier({str(self)!r}, provider={self.provider!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return RestoreTier, (str(self), self.provider)
-
-    def __copy__(self) -> RestoreTier:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> RestoreTier:
-        return self
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_plain_validator_function(
-            _parse_for_pydantic(cls),
-            serialization=core_schema.plain_serializer_function_ser_schema(str),
-        )
 
 
 for _provider in PROVIDERS.values():
