@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import logging
 import os
@@ -25,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import fsspec
-from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
+from fsspec.asyn import AsyncFileSystem, _run_coros_in_chunks, sync, sync_wrapper
 from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
@@ -51,6 +52,8 @@ from archivefs.errors import (
 )
 from archivefs.hooks import Hooks
 from archivefs.keyed_paths import local_target
+from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
+from archivefs.member_reads import CONCURRENCY as READ_CONCURRENCY
 from archivefs.model import (
     ObjectState,
     Plan,
@@ -88,6 +91,11 @@ _GLOB_CHARS = frozenset("*?[")
 # first use, which keeps `archivefs ls` and other small calls from paying for it.
 DEFAULT_SHEET = "aws-us-east-1"
 _MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
+_GET_ROUND = 16 * BLOCK  # get() of many members: fetched and written this many bytes at a time
+# get() notes here the members _get_file is asked for, to fetch them coalesced afterwards
+_GET_BATCH: contextvars.ContextVar[list[tuple[MemberInfo, Location, str]] | None] = (
+    contextvars.ContextVar("archivefs_get_batch", default=None)
+)
 
 
 class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
@@ -693,24 +701,19 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 data = None
         if data is None:
             data = await self._read_bundle(where, first, last)
-        if len(data) != hi - lo:
-            raise ChecksumMismatchError(
-                f"member {member.path!r} should have {hi - lo} bytes here, the bundle gave "
-                f"{len(data)} (truncated bundle, or a catalog that disagrees with it).",
-                path=member.bundle,
-                fix="rebuild the catalog from the bundles (`archivefs catalog rebuild`).",
-            )
-        if lo == 0 and hi == member.length:
-            check_member(data, member.crc32, name=member.path, bundle=member.bundle)
-        return data
+        return _checked_member(member, lo, hi, data)
 
-    async def _read_bundle(self, where: Location, first: int, last: int) -> bytes:
+    async def _read_bundle(
+        self, where: Location, first: int, last: int, *, others: int = 0
+    ) -> bytes:
         """Bytes ``[first, last)`` of a member's bundle, from the bundle the catalog recorded.
 
         Identity: the answering object's size must be the recorded size, and its
         ETag the recorded ETag (sent as ``If-Match``). A different ETag with the
         same content (e.g. after a copy onto itself, which re-computes a multipart
         ETag) is accepted once the whole object's SHA-256 matches the catalog's.
+        ``others``: how many more members this read serves (coalesced reads), named
+        in the errors so that each of them says what was being read.
         """
         member, bundle = where.member, where.bundle
         assert member is not None
@@ -721,20 +724,154 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 bundle.key, lambda: self.store.get_range(bundle.key, first, last, if_match=etag)
             )
         except (ObjectArchivedError, RestoreInProgressError) as error:
-            raise error.in_context(f"(reading member {member.path!r})") from error
+            raise error.in_context(f"(reading {_members(member, others)})") from error
         except ObjectNotFoundError as error:
-            raise _missing_bundle(member, where.root) from error
+            raise _missing_bundle(member, where.root, others) from error
         except ArchiveError as error:
             if s3_error_code(error) != "PreconditionFailed" or etag is None:
                 raise
             if not await self._same_content(where):
-                raise _changed_bundle(member, "its ETag differs from the one recorded") from error
-            return await self._read_bundle(where, first, last)
+                raise _changed_bundle(
+                    member, "its ETag differs from the one recorded", others
+                ) from error
+            return await self._read_bundle(where, first, last, others=others)
         if got.total_size is not None and got.total_size != bundle.size:
             raise _changed_bundle(
-                member, f"it has {got.total_size} bytes, the catalog recorded {bundle.size}"
+                member, f"it has {got.total_size} bytes, the catalog recorded {bundle.size}", others
             )
         return got.data
+
+    async def _cat_members(
+        self, wanted: list[tuple[int, Location, int | None, int | None]]
+    ) -> dict[int, bytes | BaseException]:
+        """Ranges of bundle members, coalesced: one ranged GET per block of adjacent members.
+
+        ``wanted``: ``(index, location, start, end)`` with fsspec's start/end
+        semantics inside each member. Returns index -> bytes, or the error for
+        that member (the same errors, after the same checks, as single-member
+        reads: the bundle's size and ETag, each member's length, and the CRC-32
+        of each member read whole).
+        """
+        out: dict[int, bytes | BaseException] = {}
+        where_of: dict[int, Location] = {}
+        parts: list[tuple[str, Part]] = []
+        for index, where, start, end in wanted:
+            member = where.member
+            assert member is not None
+            lo, hi = _member_range(member.length, start, end)
+            where_of[index] = where
+            if hi <= lo:
+                out[index] = b""
+            else:
+                parts.append((member.bundle, Part(index, member.offset + lo, member.offset + hi)))
+        semaphore = asyncio.Semaphore(min(self.concurrency, READ_CONCURRENCY))
+
+        async def fetch(block: Block) -> None:
+            first = where_of[block.parts[0].index]
+            try:
+                async with semaphore:
+                    data = await self._read_bundle(
+                        first, block.start, block.end, others=len(block.parts) - 1
+                    )
+            except Exception as error:
+                out.update((part.index, error) for part in block.parts)
+                return
+            self.read_stats.fetched(len(data))
+            for part in block.parts:
+                member = where_of[part.index].member
+                assert member is not None
+                lo, hi = part.first - member.offset, part.last - member.offset
+                try:
+                    out[part.index] = _checked_member(member, lo, hi, block.piece(part, data))
+                except ArchiveError as error:
+                    out[part.index] = error
+
+        await asyncio.gather(*(fetch(b) for b in plan_blocks(parts)))
+        return out
+
+    async def _cat_ranges(
+        self,
+        paths: list[str],
+        starts: Any,
+        ends: Any,
+        max_gap: int | None = None,
+        batch_size: int | None = None,
+        on_error: str = "return",
+        **kwargs: Any,
+    ) -> list[Any]:
+        """fsspec's ``cat_ranges``; ranges of bundle members are coalesced per bundle.
+
+        Members of the same bundle that lie next to each other are fetched
+        together, one ranged GET per up to 8 MiB (``archivefs.member_reads``),
+        concurrently; everything else is read range by range as fsspec does.
+        With a hot store, every range is read on its own (a promoted copy may
+        answer any of them).
+        """
+        if max_gap is not None or await self._hot_store() is not None:
+            out: list[Any] = await super()._cat_ranges(
+                paths, starts, ends, max_gap=max_gap, batch_size=batch_size, on_error=on_error
+            )
+            return out
+        if not isinstance(paths, list):
+            raise TypeError("cat_ranges: paths must be a list.")
+        starts = list(starts) if isinstance(starts, (list, tuple)) else [starts] * len(paths)
+        ends = list(ends) if isinstance(ends, (list, tuple)) else [ends] * len(paths)
+        if len(starts) != len(paths) or len(ends) != len(paths):
+            raise ValueError("cat_ranges: paths, starts and ends must have the same length.")
+        results: list[Any] = [None] * len(paths)
+        members: list[tuple[int, Location, int | None, int | None]] = []
+        plain: list[int] = []
+        for index, raw in enumerate(paths):
+            path = self._strip_protocol(raw)
+            try:
+                where = await self.catalogs.locate(path)
+            except Exception as error:
+                results[index] = error
+                continue
+            if where.member is not None:
+                members.append((index, where, starts[index], ends[index]))
+            else:
+                plain.append(index)
+        coros = [self._cat_file(paths[i], start=starts[i], end=ends[i], **kwargs) for i in plain]
+        read = await _run_coros_in_chunks(
+            coros, batch_size=batch_size or self.batch_size, nofiles=True, return_exceptions=True
+        )
+        for index, value in zip(plain, read, strict=True):
+            results[index] = value  # counted by _cat_file
+        for index, value in (await self._cat_members(members)).items():
+            results[index] = value
+            if isinstance(value, bytes):
+                self.read_stats.delivered(len(value))
+        if on_error != "return":
+            failed = next((r for r in results if isinstance(r, BaseException)), None)
+            if failed is not None:
+                raise failed
+        return results
+
+    async def _cat(
+        self,
+        path: Any,
+        recursive: bool = False,
+        on_error: str = "raise",
+        batch_size: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """fsspec's ``cat``: many paths read together, bundle members coalesced per bundle."""
+        paths = await self._expand_path(path, recursive=recursive)
+        out = await self._cat_ranges(
+            paths, None, None, batch_size=batch_size, on_error="return", **kwargs
+        )
+        if on_error == "raise":
+            failed = next((r for r in out if isinstance(r, BaseException)), None)
+            if failed is not None:
+                raise failed
+        if len(paths) > 1 or isinstance(path, list) or paths[0] != self._strip_protocol(path):
+            return {
+                k: v
+                for k, v in zip(paths, out, strict=True)
+                if on_error != "omit" or not isinstance(v, BaseException)
+            }
+        return out[0]
 
     async def _same_content(self, where: Location) -> bool:
         """Whether the object now at the bundle's key has the recorded SHA-256 (read whole,
@@ -774,11 +911,77 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 pass
         where = await self.catalogs.locate(rpath)
         if where.member is not None:
+            batch = _GET_BATCH.get()
+            if batch is not None and where.member.length <= BLOCK:
+                batch.append((where.member, where, lpath))  # fetched with its neighbours later
+                return
             await self._get_member(where, lpath, callback)
             return
         await self._guarded(
             rpath, lambda: self.fs._get_file(rpath, lpath, callback=callback, **kwargs)
         )
+
+    async def _get(
+        self,
+        rpath: Any,
+        lpath: Any,
+        recursive: bool = False,
+        callback: Callback = DEFAULT_CALLBACK,
+        maxdepth: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """fsspec's ``get``; bundle members (up to 8 MiB each) are fetched coalesced per bundle.
+
+        fsspec expands the paths and calls ``_get_file`` per file as usual; members
+        are only noted there, then fetched together (one ranged GET per block of
+        adjacent members, ``archivefs.member_reads``), checked and written. Larger
+        members stream as before. With a hot store, every file is fetched on its own.
+        """
+        if await self._hot_store() is not None:
+            return await super()._get(
+                rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
+            )
+        batch: list[tuple[MemberInfo, Location, str]] = []
+        token = _GET_BATCH.set(batch)
+        try:
+            out = await super()._get(
+                rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
+            )
+        finally:
+            _GET_BATCH.reset(token)
+        await self._write_members(batch)
+        return out
+
+    async def _write_members(self, batch: list[tuple[MemberInfo, Location, str]]) -> None:
+        """Fetch members coalesced (in rounds of bounded memory), write each checked one;
+        raise the first error once every other member is written."""
+        batch = sorted(batch, key=lambda m: (m[0].bundle, m[0].offset))
+        failed: BaseException | None = None
+        start = 0
+        while start < len(batch):
+            size, stop = 0, start
+            while stop < len(batch) and (stop == start or size < _GET_ROUND):
+                size += batch[stop][0].length
+                stop += 1
+            round_ = batch[start:stop]
+            got = await self._cat_members(
+                [(i, where, None, None) for i, (_, where, _) in enumerate(round_)]
+            )
+            for i, (_, _, lpath) in enumerate(round_):
+                data = got[i]
+                if isinstance(data, BaseException):
+                    failed = failed or data
+                    continue
+                try:
+                    with open(lpath, "wb") as out:
+                        out.write(data)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.remove(lpath)  # never leave a partial copy behind
+                    raise
+            start = stop
+        if failed is not None:
+            raise failed
 
     async def _get_member(self, where: Location, lpath: str, callback: Callback) -> None:
         """Write a member to a local file: ranged reads of its bundle, CRC-checked whole."""
@@ -1462,19 +1665,39 @@ def _empty_range(start: int | None, end: int | None) -> bool:
     return start is not None and end is not None and 0 <= end <= start
 
 
-def _changed_bundle(member: MemberInfo, why: str) -> BundleChangedError:
+def _members(member: MemberInfo, others: int) -> str:
+    """'member 'a'' or, for a coalesced read, 'member 'a' and N others read with it'."""
+    more = f" and {others} other member{'s' if others > 1 else ''} read with it" if others else ""
+    return f"member {member.path!r}{more}"
+
+
+def _checked_member(member: MemberInfo, lo: int, hi: int, data: bytes) -> bytes:
+    """``data`` as bytes ``[lo, hi)`` of ``member``: its length, and its CRC-32 when whole."""
+    if len(data) != hi - lo:
+        raise ChecksumMismatchError(
+            f"member {member.path!r} should have {hi - lo} bytes here, the bundle gave "
+            f"{len(data)} (truncated bundle, or a catalog that disagrees with it).",
+            path=member.bundle,
+            fix="rebuild the catalog from the bundles (`archivefs catalog rebuild`).",
+        )
+    if lo == 0 and hi == member.length:
+        check_member(data, member.crc32, name=member.path, bundle=member.bundle)
+    return data
+
+
+def _changed_bundle(member: MemberInfo, why: str, others: int = 0) -> BundleChangedError:
     return BundleChangedError(
         f"the object at this key is not the bundle the catalog recorded ({why}); "
-        f"member {member.path!r} was not read from it.",
+        f"{_members(member, others)} was not read from it.",
         path=member.bundle,
         fix="put the recorded bundle back, or rebuild the catalog from the bundles as they "
         "are now (`archivefs catalog rebuild`) if the change was intended.",
     )
 
 
-def _missing_bundle(member: MemberInfo, root: str | None) -> MissingBundleError:
+def _missing_bundle(member: MemberInfo, root: str | None, others: int = 0) -> MissingBundleError:
     return MissingBundleError(
-        f"the catalog{f' of {root!r}' if root else ''} lists member {member.path!r} in this "
+        f"the catalog{f' of {root!r}' if root else ''} lists {_members(member, others)} in this "
         "bundle, but the bundle object does not exist: its members cannot be read "
         "(this is damage, not an absent file).",
         path=member.bundle,
