@@ -22,6 +22,7 @@ import tempfile
 import unicodedata
 import uuid
 import zlib
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -91,6 +92,7 @@ _GLOB_CHARS = frozenset("*?[")
 # first use, which keeps `archivefs ls` and other small calls from paying for it.
 DEFAULT_SHEET = "aws-us-east-1"
 _MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
+_READY_HINTS = 100_000  # objects remembered as readable (as_ready), for one-GET reads
 _GET_ROUND = 16 * BLOCK  # get() of many members: fetched and written this many bytes at a time
 # get() notes here the members _get_file is asked for, to fetch them coalesced afterwards
 _GET_BATCH: contextvars.ContextVar[list[tuple[MemberInfo, Location, str]] | None] = (
@@ -229,6 +231,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
         self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
+        self._ready: dict[str, ObjectState] = {}  # objects as_ready saw readable (read hints)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -565,9 +568,15 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         except Exception as error:
             raise_translated(error, path, action="read")
 
-    async def _on_archived(self, path: str, cause: BaseException) -> None:
-        """Returns once ``path`` reads (``wait``), or raises the policy's error."""
-        state = await self.store.head(path)
+    async def _on_archived(
+        self, path: str, cause: BaseException | None, state: ObjectState | None = None
+    ) -> None:
+        """Returns once ``path`` reads (``wait``), or raises the policy's error.
+
+        ``state``: the object's state from a HEAD just sent (else one is sent).
+        """
+        if state is None:
+            state = await self.store.head(path)
         if state.readable:
             return  # restored in between
         if self.on_archived == "raise":
@@ -670,10 +679,58 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         where = await self.catalogs.locate(path)
         if where.member is not None:
             return await self._cat_member(where, start, end)
+        return await self._read_object(path, start, end, where, **kwargs)
+
+    async def _read_object(
+        self, path: str, start: int | None, end: int | None, where: Location, **kwargs: Any
+    ) -> bytes:
+        """A plain object from the cold store, through the read policy.
+
+        s3fs sends a HEAD before every whole-object read, for the size (it fetches
+        objects above one block in parallel parts), unless its own listing cache
+        knows it, which archivefs's listings do not fill. So: a whole read of an
+        object whose size and state are known (a listing, the catalog, a restore
+        seen finished) is one GET; otherwise archivefs sends that HEAD itself and
+        keeps the state, so an archived object costs the one HEAD that says so,
+        not a HEAD, a refused GET and another HEAD.
+        """
+        if start is None and end is None and _sizes_whole_reads(self.fs, kwargs):
+            state = self._known_state(path, where)
+            fresh = None
+            if state is None:
+                with contextlib.suppress(ObjectNotFoundError):
+                    state = fresh = await self.store.head(path)
+            if state is not None and not state.readable:
+                await self._on_archived(path, None, fresh)  # raises, or returns once it reads
+            if state is None or state.size <= self.fs.default_block_size:
+                # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
+                # HEAD did not find, the GET's error says whether the key or the bucket is missing
+                kwargs["max_concurrency"] = 1
         result: bytes = await self._guarded(
             path, lambda: self.fs._cat_file(path, start=start, end=end, **kwargs)
         )
         return result
+
+    def _known_state(self, path: str, where: Location) -> ObjectState | None:
+        """What this filesystem already knows of a plain object, without asking the store.
+
+        Possibly stale, which costs nothing wrong: an object that turns out
+        archived is refused and then goes through the read policy, and one
+        believed archived is checked with a HEAD before the policy acts.
+        """
+        if where.catalog is not None and path in where.catalog.plain:
+            return ObjectState(path=path, size=where.catalog.plain[path])  # listed hot objects
+        ready = self._ready.get(path)
+        if ready is not None:
+            return ready
+        try:
+            cached = self._ls_from_cache(path)
+        except FileNotFoundError:
+            return None
+        for entry in cached or []:
+            if entry["name"] == path and entry.get("type") == "file" and "restore" in entry:
+                return _state_from_entry(entry)
+        return None
 
     async def _cat_member(self, where: Location, start: int | None, end: int | None) -> bytes:
         """A bundle member: one ranged read of its bundle, CRC-checked when read whole.
@@ -1242,10 +1299,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def invalidate_cache(self, path: str | None = None) -> None:
         if path is None:
             self.dircache.clear()
+            self._ready.clear()
         else:
             path = self._strip_protocol(path)
             self.dircache.pop(path, None)
             self.dircache.pop(self._parent(path), None)
+            self._ready.pop(path, None)
         self.fs.invalidate_cache(path)
 
     # -- restores --------------------------------------------------------------------------
@@ -1556,9 +1615,20 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         stream = self.engine.as_ready(plan, timeout=timeout).__aiter__()
         while True:
             try:
-                yield sync(self.loop, stream.__anext__)
+                group: PlannedGroup = sync(self.loop, stream.__anext__)
             except StopAsyncIteration:
                 return
+            self._note_ready(group.state)
+            yield group
+
+    def _note_ready(self, state: ObjectState) -> None:
+        """Remember that an object reads now, so that reading it whole is one GET."""
+        if not state.readable:
+            state = replace(state, restore=RestoreState.RESTORED)
+        self._ready.pop(state.path, None)
+        self._ready[state.path] = state
+        if len(self._ready) > _READY_HINTS:
+            del self._ready[next(iter(self._ready))]  # the oldest
 
 
 class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
@@ -1753,6 +1823,12 @@ def _plain_entry(path: str, size: int) -> dict[str, Any]:
         "restore_expiry": None,
         "archive_access": None,
     }
+
+
+def _sizes_whole_reads(fs: Any, kwargs: dict[str, Any]) -> bool:
+    """The cold store asks an object's size before reading it whole (s3fs, to split
+    large objects into parallel parts), and the caller did not choose how to read it."""
+    return hasattr(fs, "_cat_file_concurrent") and "max_concurrency" not in kwargs
 
 
 def _member_range(length: int, start: int | None, end: int | None) -> tuple[int, int]:
