@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).parents[1] / "src" / "archivefs"
 # layer or of lower layers only. `testing` and `demo` sit on top of everything.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"model", "paths", "stats", "keyed_paths", "member_reads"},
+    {"model", "paths", "stats", "keyed_paths", "member_reads", "readahead"},
     {"pricing"},
     {"hooks"},
     {"stores"},

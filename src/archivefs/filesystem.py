@@ -63,6 +63,7 @@ from archivefs.model import (
     StorageClass,
     raise_not_archived,
 )
+from archivefs.readahead import ReadaheadCache
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
@@ -135,13 +136,15 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
     root_marker = ""
     async_impl = True
-    # File reads: cache the first block (headers), then fetch exactly what is
-    # asked. For one time step of a chunked netCDF file this fetches ~1.4x the
-    # bytes needed, where s3fs's defaults (50 MiB readahead) fetch the whole
-    # file (measured: docs/benchmarks.md). Pass block_size/cache_type to open()
-    # for s3fs's behaviour.
+    # File reads: cache the first block (headers), fetch random reads exactly,
+    # and read ahead (growing 4x per request, up to 64 MiB) while reads run
+    # forward (archivefs.readahead). One time step of a chunked netCDF file then
+    # fetches ~1.3x the bytes needed, where s3fs's defaults (50 MiB readahead)
+    # fetch the whole file; a whole variable or a point series takes a handful
+    # of GETs, not one per chunk (measured: docs/benchmarks.md). Pass
+    # block_size/cache_type to open() for s3fs's behaviour.
     read_block_size = 64 * 1024
-    read_cache_type = "first"
+    read_cache_type = ReadaheadCache.name
 
     def __init__(
         self,
