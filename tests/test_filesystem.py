@@ -332,6 +332,47 @@ def test_reads_match_s3fs_bytes_and_request_counts(
     assert our_bytes == raw_bytes
 
 
+def test_a_whole_read_of_a_known_object_is_one_request(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, make_fs: Any
+) -> None:
+    """s3fs sends a HEAD (for the size) before a whole-object GET; archivefs does not when a
+    listing, the catalog or a finished restore already told it the size and state."""
+    archive.put_object(bucket, "d/hot", DATA)
+    archive.put_object(bucket, "d/cold", DATA, storage_class="GLACIER")
+    fsspec.asyn.sync(afs.loop, afs.catalogs.catalogs, bucket)  # the one-off catalog lookup
+    archive.requests.clear()
+    assert afs.cat_file(f"{bucket}/d/hot") == DATA  # nothing known: the HEAD s3fs would send
+    assert archive.requests.counts() == {"HEAD": 1, "GET": 1}
+    with pytest.raises(ObjectArchivedError):  # its HEAD says archived: no refused GET
+        afs.cat_file(f"{bucket}/d/cold")
+    assert archive.requests.counts() == {"HEAD": 2, "GET": 1}
+    afs.ls(f"{bucket}/d")
+    archive.requests.clear()
+    assert afs.cat_file(f"{bucket}/d/hot") == DATA
+    assert afs.cat([f"{bucket}/d/hot"]) == {f"{bucket}/d/hot": DATA}
+    assert archive.requests.counts() == {"GET": 2}
+    with pytest.raises(ObjectArchivedError):  # the listing said archived: one HEAD checks it
+        afs.cat_file(f"{bucket}/d/cold")
+    assert archive.requests.counts() == {"GET": 2, "HEAD": 1}
+    assert archive.requests.count("RestoreObject") == 0
+
+    # restored after the listing: the HEAD finds it readable and the read goes on
+    fs = make_fs(on_archived="wait", wait_timeout=600)
+    fs.ls(f"{bucket}/d")
+    plan = fs.plan(f"{bucket}/d/cold")
+    fs.restore(f"{bucket}/d/cold", wait=True, timeout=600)
+    archive.requests.clear()
+    assert fs.cat_file(f"{bucket}/d/cold") == DATA
+    assert archive.requests.counts() == {"HEAD": 1, "GET": 1}
+    # a restore that as_ready saw finish: one GET
+    fresh = make_fs()
+    fsspec.asyn.sync(fresh.loop, fresh.catalogs.catalogs, bucket)
+    for group in fresh.as_ready(plan, timeout=600):
+        archive.requests.clear()
+        assert fresh.cat_file(group.key) == DATA
+        assert archive.requests.counts() == {"GET": 1}
+
+
 # -- throttling ------------------------------------------------------------------------------
 
 

@@ -106,3 +106,26 @@ def test_measured_amplification_feeds_the_estimate(
     assert any("read amplification" in w for w in estimate.warnings)
     exact = fs.estimate_plan(plan, read_amplification=1.0)
     assert exact.components["egress"] < estimate.components["egress"]
+
+
+def test_netcdf_runs_of_chunks_take_a_few_gets_not_one_per_chunk(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """A whole variable and a point time series read every chunk in order: readahead that
+    grows along the run (archivefs.readahead) instead of one GET per chunk (60 chunks)."""
+    data = netcdf_bytes(tmp_path)
+    archive.put_object(bucket, "a.nc", data)
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(), journal=False, skip_instance_cache=True
+    )
+    fs.ls(bucket)  # the catalog lookup and the file's size, outside the measurement
+    for selection in ({}, {"y": 50, "x": 50}):
+        archive.requests.clear()
+        with fs.open(f"{bucket}/a.nc") as f:
+            xr.open_dataset(f, engine="h5netcdf")["t"].isel(**selection).load()
+        assert archive.requests.counts() == {"GET": 6}  # "first" cache: 60, one per chunk
+        assert archive.requests.bytes_sent("GET") <= len(data) * 1.01
+    archive.requests.clear()
+    with fs.open(f"{bucket}/a.nc") as f:
+        xr.open_dataset(f, engine="h5netcdf")["t"].isel(time=30).load()
+    assert archive.requests.bytes_sent("GET") <= 1.5 * (100 * 100 * 4 + 64 * 1024)

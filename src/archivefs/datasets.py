@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 LAYER_PREFIX = "open_dataset-"
 READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
-COALESCE_BLOCK = 8 * 2**20  # adjacent bundle members: one ranged GET per this many bytes
 
 
 @dataclass(frozen=True)
@@ -226,51 +225,20 @@ def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:
 
 
 def _fetch_whole(fs: ArchiveFileSystem, sizes: dict[str, int]) -> dict[str, bytes]:
-    """Whole files, fetched concurrently in one batch.
+    """Whole files, fetched concurrently in one batch (``fs.cat_ranges``).
 
     Bundle members are read as their bundle's byte ranges, neighbouring
-    members (only a zip header apart) merged into one ranged GET of up to
-    ``COALESCE_BLOCK`` bytes (a month of small files is then a request or
-    two, not one per file), each member CRC-checked. Other files are asked
-    as ranges ``[0, size)``: a whole-object read through s3fs would first
-    send a HEAD for the size the listing gave.
+    members merged into one ranged GET of up to 8 MiB (a month of small files
+    is then a request or two, not one per file), each member checked as a
+    single read is (bundle size and ETag, length, CRC-32). Other files are
+    asked as ranges ``[0, size)``: a whole-object read through s3fs would
+    first send a HEAD for the size the listing gave.
     """
     if not sizes:
         return {}
-    from fsspec.asyn import sync
-    from fsspec.utils import merge_offset_ranges
-
-    from archivefs.catalog.bundle import check_member
-
-    members = {p: sync(fs.loop, fs.catalogs.member, p) for p in sizes}
-    plain = [p for p, m in members.items() if m is None]
-    bundled = [m for m in members.values() if m is not None]
-    keys, starts, ends = merge_offset_ranges(
-        [m.bundle for m in bundled],
-        [m.offset for m in bundled],
-        [m.offset + m.length for m in bundled],
-        max_gap=4096,  # the zip local header between two members (~100 bytes)
-        max_block=COALESCE_BLOCK,
-    )
-    out: dict[str, bytes] = {}
-    if plain or keys:
-        data = fs.cat_ranges(
-            [*plain, *keys], [0] * len(plain) + starts, [sizes[p] for p in plain] + ends
-        )
-        out.update(zip(plain, data[: len(plain)], strict=True))
-        blocks = list(zip(keys, starts, data[len(plain) :], strict=True))
-        for member in bundled:
-            block = next(
-                b
-                for b in blocks
-                if b[0] == member.bundle and b[1] <= member.offset < b[1] + len(b[2])
-            )
-            lo = member.offset - block[1]
-            piece = block[2][lo : lo + member.length]
-            out[member.path] = check_member(
-                piece, member.crc32, name=member.path, bundle=member.bundle
-            )
-    return out
+    paths = list(sizes)
+    data = fs.cat_ranges(paths, [0] * len(paths), [sizes[p] for p in paths], on_error="raise")
+    return dict(zip(paths, data, strict=True))
 
 
 _ARCHIVE_KEYS = frozenset(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import logging
 import os
@@ -21,11 +22,12 @@ import tempfile
 import unicodedata
 import uuid
 import zlib
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import fsspec
-from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
+from fsspec.asyn import AsyncFileSystem, _run_coros_in_chunks, sync, sync_wrapper
 from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
@@ -51,6 +53,8 @@ from archivefs.errors import (
 )
 from archivefs.hooks import Hooks
 from archivefs.keyed_paths import local_target
+from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
+from archivefs.member_reads import CONCURRENCY as READ_CONCURRENCY
 from archivefs.model import (
     ObjectState,
     Plan,
@@ -59,6 +63,7 @@ from archivefs.model import (
     StorageClass,
     raise_not_archived,
 )
+from archivefs.readahead import ReadaheadCache
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup
 from archivefs.restore.schedule import PollSchedule
@@ -89,6 +94,12 @@ _GLOB_CHARS = frozenset("*?[")
 # first use, which keeps `archivefs ls` and other small calls from paying for it.
 DEFAULT_SHEET = "aws-us-east-1"
 _MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
+_READY_HINTS = 100_000  # objects remembered as readable (as_ready), for one-GET reads
+_GET_ROUND = 16 * BLOCK  # get() of many members: fetched and written this many bytes at a time
+# get() notes here the members _get_file is asked for, to fetch them coalesced afterwards
+_GET_BATCH: contextvars.ContextVar[list[tuple[MemberInfo, Location, str]] | None] = (
+    contextvars.ContextVar("archivefs_get_batch", default=None)
+)
 
 
 class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
@@ -126,13 +137,15 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
     root_marker = ""
     async_impl = True
-    # File reads: cache the first block (headers), then fetch exactly what is
-    # asked. For one time step of a chunked netCDF file this fetches ~1.4x the
-    # bytes needed, where s3fs's defaults (50 MiB readahead) fetch the whole
-    # file (measured: docs/benchmarks.md). Pass block_size/cache_type to open()
-    # for s3fs's behaviour.
+    # File reads: cache the first block (headers), fetch random reads exactly,
+    # and read ahead (growing 4x per request, up to 64 MiB) while reads run
+    # forward (archivefs.readahead). One time step of a chunked netCDF file then
+    # fetches ~1.3x the bytes needed, where s3fs's defaults (50 MiB readahead)
+    # fetch the whole file; a whole variable or a point series takes a handful
+    # of GETs, not one per chunk (measured: docs/benchmarks.md). Pass
+    # block_size/cache_type to open() for s3fs's behaviour.
     read_block_size = 64 * 1024
-    read_cache_type = "first"
+    read_cache_type = ReadaheadCache.name
 
     def __init__(
         self,
@@ -226,6 +239,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
         self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
+        self._ready: dict[str, ObjectState] = {}  # objects as_ready saw readable (read hints)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -572,9 +586,15 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         except Exception as error:
             raise_translated(error, path, action="read")
 
-    async def _on_archived(self, path: str, cause: BaseException) -> None:
-        """Returns once ``path`` reads (``wait``), or raises the policy's error."""
-        state = await self.store.head(path)
+    async def _on_archived(
+        self, path: str, cause: BaseException | None, state: ObjectState | None = None
+    ) -> None:
+        """Returns once ``path`` reads (``wait``), or raises the policy's error.
+
+        ``state``: the object's state from a HEAD just sent (else one is sent).
+        """
+        if state is None:
+            state = await self.store.head(path)
         if state.readable:
             return  # restored in between
         if self.on_archived == "raise":
@@ -677,10 +697,58 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         where = await self.catalogs.locate(path)
         if where.member is not None:
             return await self._cat_member(where, start, end)
+        return await self._read_object(path, start, end, where, **kwargs)
+
+    async def _read_object(
+        self, path: str, start: int | None, end: int | None, where: Location, **kwargs: Any
+    ) -> bytes:
+        """A plain object from the cold store, through the read policy.
+
+        s3fs sends a HEAD before every whole-object read, for the size (it fetches
+        objects above one block in parallel parts), unless its own listing cache
+        knows it, which archivefs's listings do not fill. So: a whole read of an
+        object whose size and state are known (a listing, the catalog, a restore
+        seen finished) is one GET; otherwise archivefs sends that HEAD itself and
+        keeps the state, so an archived object costs the one HEAD that says so,
+        not a HEAD, a refused GET and another HEAD.
+        """
+        if start is None and end is None and _sizes_whole_reads(self.fs, kwargs):
+            state = self._known_state(path, where)
+            fresh = None
+            if state is None:
+                with contextlib.suppress(ObjectNotFoundError):
+                    state = fresh = await self.store.head(path)
+            if state is not None and not state.readable:
+                await self._on_archived(path, None, fresh)  # raises, or returns once it reads
+            if state is None or state.size <= self.fs.default_block_size:
+                # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
+                # HEAD did not find, the GET's error says whether the key or the bucket is missing
+                kwargs["max_concurrency"] = 1
         result: bytes = await self._guarded(
             path, lambda: self.fs._cat_file(path, start=start, end=end, **kwargs)
         )
         return result
+
+    def _known_state(self, path: str, where: Location) -> ObjectState | None:
+        """What this filesystem already knows of a plain object, without asking the store.
+
+        Possibly stale, which costs nothing wrong: an object that turns out
+        archived is refused and then goes through the read policy, and one
+        believed archived is checked with a HEAD before the policy acts.
+        """
+        if where.catalog is not None and path in where.catalog.plain:
+            return ObjectState(path=path, size=where.catalog.plain[path])  # listed hot objects
+        ready = self._ready.get(path)
+        if ready is not None:
+            return ready
+        try:
+            cached = self._ls_from_cache(path)
+        except FileNotFoundError:
+            return None
+        for entry in cached or []:
+            if entry["name"] == path and entry.get("type") == "file" and "restore" in entry:
+                return _state_from_entry(entry)
+        return None
 
     async def _cat_member(self, where: Location, start: int | None, end: int | None) -> bytes:
         """A bundle member: one ranged read of its bundle, CRC-checked when read whole.
@@ -708,24 +776,19 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 data = None
         if data is None:
             data = await self._read_bundle(where, first, last)
-        if len(data) != hi - lo:
-            raise ChecksumMismatchError(
-                f"member {member.path!r} should have {hi - lo} bytes here, the bundle gave "
-                f"{len(data)} (truncated bundle, or a catalog that disagrees with it).",
-                path=member.bundle,
-                fix="rebuild the catalog from the bundles (`archivefs catalog rebuild`).",
-            )
-        if lo == 0 and hi == member.length:
-            check_member(data, member.crc32, name=member.path, bundle=member.bundle)
-        return data
+        return _checked_member(member, lo, hi, data)
 
-    async def _read_bundle(self, where: Location, first: int, last: int) -> bytes:
+    async def _read_bundle(
+        self, where: Location, first: int, last: int, *, others: int = 0
+    ) -> bytes:
         """Bytes ``[first, last)`` of a member's bundle, from the bundle the catalog recorded.
 
         Identity: the answering object's size must be the recorded size, and its
         ETag the recorded ETag (sent as ``If-Match``). A different ETag with the
         same content (e.g. after a copy onto itself, which re-computes a multipart
         ETag) is accepted once the whole object's SHA-256 matches the catalog's.
+        ``others``: how many more members this read serves (coalesced reads), named
+        in the errors so that each of them says what was being read.
         """
         member, bundle = where.member, where.bundle
         assert member is not None
@@ -736,20 +799,154 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 bundle.key, lambda: self.store.get_range(bundle.key, first, last, if_match=etag)
             )
         except (ObjectArchivedError, RestoreInProgressError) as error:
-            raise error.in_context(f"(reading member {member.path!r})") from error
+            raise error.in_context(f"(reading {_members(member, others)})") from error
         except ObjectNotFoundError as error:
-            raise _missing_bundle(member, where.root) from error
+            raise _missing_bundle(member, where.root, others) from error
         except ArchiveError as error:
             if s3_error_code(error) != "PreconditionFailed" or etag is None:
                 raise
             if not await self._same_content(where):
-                raise _changed_bundle(member, "its ETag differs from the one recorded") from error
-            return await self._read_bundle(where, first, last)
+                raise _changed_bundle(
+                    member, "its ETag differs from the one recorded", others
+                ) from error
+            return await self._read_bundle(where, first, last, others=others)
         if got.total_size is not None and got.total_size != bundle.size:
             raise _changed_bundle(
-                member, f"it has {got.total_size} bytes, the catalog recorded {bundle.size}"
+                member, f"it has {got.total_size} bytes, the catalog recorded {bundle.size}", others
             )
         return got.data
+
+    async def _cat_members(
+        self, wanted: list[tuple[int, Location, int | None, int | None]]
+    ) -> dict[int, bytes | BaseException]:
+        """Ranges of bundle members, coalesced: one ranged GET per block of adjacent members.
+
+        ``wanted``: ``(index, location, start, end)`` with fsspec's start/end
+        semantics inside each member. Returns index -> bytes, or the error for
+        that member (the same errors, after the same checks, as single-member
+        reads: the bundle's size and ETag, each member's length, and the CRC-32
+        of each member read whole).
+        """
+        out: dict[int, bytes | BaseException] = {}
+        where_of: dict[int, Location] = {}
+        parts: list[tuple[str, Part]] = []
+        for index, where, start, end in wanted:
+            member = where.member
+            assert member is not None
+            lo, hi = _member_range(member.length, start, end)
+            where_of[index] = where
+            if hi <= lo:
+                out[index] = b""
+            else:
+                parts.append((member.bundle, Part(index, member.offset + lo, member.offset + hi)))
+        semaphore = asyncio.Semaphore(min(self.concurrency, READ_CONCURRENCY))
+
+        async def fetch(block: Block) -> None:
+            first = where_of[block.parts[0].index]
+            try:
+                async with semaphore:
+                    data = await self._read_bundle(
+                        first, block.start, block.end, others=len(block.parts) - 1
+                    )
+            except Exception as error:
+                out.update((part.index, error) for part in block.parts)
+                return
+            self.read_stats.fetched(len(data))
+            for part in block.parts:
+                member = where_of[part.index].member
+                assert member is not None
+                lo, hi = part.first - member.offset, part.last - member.offset
+                try:
+                    out[part.index] = _checked_member(member, lo, hi, block.piece(part, data))
+                except ArchiveError as error:
+                    out[part.index] = error
+
+        await asyncio.gather(*(fetch(b) for b in plan_blocks(parts)))
+        return out
+
+    async def _cat_ranges(
+        self,
+        paths: list[str],
+        starts: Any,
+        ends: Any,
+        max_gap: int | None = None,
+        batch_size: int | None = None,
+        on_error: str = "return",
+        **kwargs: Any,
+    ) -> list[Any]:
+        """fsspec's ``cat_ranges``; ranges of bundle members are coalesced per bundle.
+
+        Members of the same bundle that lie next to each other are fetched
+        together, one ranged GET per up to 8 MiB (``archivefs.member_reads``),
+        concurrently; everything else is read range by range as fsspec does.
+        With a hot store, every range is read on its own (a promoted copy may
+        answer any of them).
+        """
+        if max_gap is not None or await self._hot_store() is not None:
+            out: list[Any] = await super()._cat_ranges(
+                paths, starts, ends, max_gap=max_gap, batch_size=batch_size, on_error=on_error
+            )
+            return out
+        if not isinstance(paths, list):
+            raise TypeError("cat_ranges: paths must be a list.")
+        starts = list(starts) if isinstance(starts, (list, tuple)) else [starts] * len(paths)
+        ends = list(ends) if isinstance(ends, (list, tuple)) else [ends] * len(paths)
+        if len(starts) != len(paths) or len(ends) != len(paths):
+            raise ValueError("cat_ranges: paths, starts and ends must have the same length.")
+        results: list[Any] = [None] * len(paths)
+        members: list[tuple[int, Location, int | None, int | None]] = []
+        plain: list[int] = []
+        for index, raw in enumerate(paths):
+            path = self._strip_protocol(raw)
+            try:
+                where = await self.catalogs.locate(path)
+            except Exception as error:
+                results[index] = error
+                continue
+            if where.member is not None:
+                members.append((index, where, starts[index], ends[index]))
+            else:
+                plain.append(index)
+        coros = [self._cat_file(paths[i], start=starts[i], end=ends[i], **kwargs) for i in plain]
+        read = await _run_coros_in_chunks(
+            coros, batch_size=batch_size or self.batch_size, nofiles=True, return_exceptions=True
+        )
+        for index, value in zip(plain, read, strict=True):
+            results[index] = value  # counted by _cat_file
+        for index, value in (await self._cat_members(members)).items():
+            results[index] = value
+            if isinstance(value, bytes):
+                self.read_stats.delivered(len(value))
+        if on_error != "return":
+            failed = next((r for r in results if isinstance(r, BaseException)), None)
+            if failed is not None:
+                raise failed
+        return results
+
+    async def _cat(
+        self,
+        path: Any,
+        recursive: bool = False,
+        on_error: str = "raise",
+        batch_size: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """fsspec's ``cat``: many paths read together, bundle members coalesced per bundle."""
+        paths = await self._expand_path(path, recursive=recursive)
+        out = await self._cat_ranges(
+            paths, None, None, batch_size=batch_size, on_error="return", **kwargs
+        )
+        if on_error == "raise":
+            failed = next((r for r in out if isinstance(r, BaseException)), None)
+            if failed is not None:
+                raise failed
+        if len(paths) > 1 or isinstance(path, list) or paths[0] != self._strip_protocol(path):
+            return {
+                k: v
+                for k, v in zip(paths, out, strict=True)
+                if on_error != "omit" or not isinstance(v, BaseException)
+            }
+        return out[0]
 
     async def _same_content(self, where: Location) -> bool:
         """Whether the object now at the bundle's key has the recorded SHA-256 (read whole,
@@ -789,11 +986,77 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 pass
         where = await self.catalogs.locate(rpath)
         if where.member is not None:
+            batch = _GET_BATCH.get()
+            if batch is not None and where.member.length <= BLOCK:
+                batch.append((where.member, where, lpath))  # fetched with its neighbours later
+                return
             await self._get_member(where, lpath, callback)
             return
         await self._guarded(
             rpath, lambda: self.fs._get_file(rpath, lpath, callback=callback, **kwargs)
         )
+
+    async def _get(
+        self,
+        rpath: Any,
+        lpath: Any,
+        recursive: bool = False,
+        callback: Callback = DEFAULT_CALLBACK,
+        maxdepth: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """fsspec's ``get``; bundle members (up to 8 MiB each) are fetched coalesced per bundle.
+
+        fsspec expands the paths and calls ``_get_file`` per file as usual; members
+        are only noted there, then fetched together (one ranged GET per block of
+        adjacent members, ``archivefs.member_reads``), checked and written. Larger
+        members stream as before. With a hot store, every file is fetched on its own.
+        """
+        if await self._hot_store() is not None:
+            return await super()._get(
+                rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
+            )
+        batch: list[tuple[MemberInfo, Location, str]] = []
+        token = _GET_BATCH.set(batch)
+        try:
+            out = await super()._get(
+                rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
+            )
+        finally:
+            _GET_BATCH.reset(token)
+        await self._write_members(batch)
+        return out
+
+    async def _write_members(self, batch: list[tuple[MemberInfo, Location, str]]) -> None:
+        """Fetch members coalesced (in rounds of bounded memory), write each checked one;
+        raise the first error once every other member is written."""
+        batch = sorted(batch, key=lambda m: (m[0].bundle, m[0].offset))
+        failed: BaseException | None = None
+        start = 0
+        while start < len(batch):
+            size, stop = 0, start
+            while stop < len(batch) and (stop == start or size < _GET_ROUND):
+                size += batch[stop][0].length
+                stop += 1
+            round_ = batch[start:stop]
+            got = await self._cat_members(
+                [(i, where, None, None) for i, (_, where, _) in enumerate(round_)]
+            )
+            for i, (_, _, lpath) in enumerate(round_):
+                data = got[i]
+                if isinstance(data, BaseException):
+                    failed = failed or data
+                    continue
+                try:
+                    with open(lpath, "wb") as out:
+                        out.write(data)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.remove(lpath)  # never leave a partial copy behind
+                    raise
+            start = stop
+        if failed is not None:
+            raise failed
 
     async def _get_member(self, where: Location, lpath: str, callback: Callback) -> None:
         """Write a member to a local file: ranged reads of its bundle, CRC-checked whole."""
@@ -1060,10 +1323,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def invalidate_cache(self, path: str | None = None) -> None:
         if path is None:
             self.dircache.clear()
+            self._ready.clear()
         else:
             path = self._strip_protocol(path)
             self.dircache.pop(path, None)
             self.dircache.pop(self._parent(path), None)
+            self._ready.pop(path, None)
         self.fs.invalidate_cache(path)
 
     # -- restores --------------------------------------------------------------------------
@@ -1381,9 +1646,20 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         stream = self.engine.as_ready(plan, timeout=timeout, on_round=on_round).__aiter__()
         while True:
             try:
-                yield sync(self.loop, stream.__anext__)
+                group: PlannedGroup = sync(self.loop, stream.__anext__)
             except StopAsyncIteration:
                 return
+            self._note_ready(group.state)
+            yield group
+
+    def _note_ready(self, state: ObjectState) -> None:
+        """Remember that an object reads now, so that reading it whole is one GET."""
+        if not state.readable:
+            state = replace(state, restore=RestoreState.RESTORED)
+        self._ready.pop(state.path, None)
+        self._ready[state.path] = state
+        if len(self._ready) > _READY_HINTS:
+            del self._ready[next(iter(self._ready))]  # the oldest
 
 
 class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
@@ -1491,19 +1767,39 @@ def _empty_range(start: int | None, end: int | None) -> bool:
     return start is not None and end is not None and 0 <= end <= start
 
 
-def _changed_bundle(member: MemberInfo, why: str) -> BundleChangedError:
+def _members(member: MemberInfo, others: int) -> str:
+    """'member 'a'' or, for a coalesced read, 'member 'a' and N others read with it'."""
+    more = f" and {others} other member{'s' if others > 1 else ''} read with it" if others else ""
+    return f"member {member.path!r}{more}"
+
+
+def _checked_member(member: MemberInfo, lo: int, hi: int, data: bytes) -> bytes:
+    """``data`` as bytes ``[lo, hi)`` of ``member``: its length, and its CRC-32 when whole."""
+    if len(data) != hi - lo:
+        raise ChecksumMismatchError(
+            f"member {member.path!r} should have {hi - lo} bytes here, the bundle gave "
+            f"{len(data)} (truncated bundle, or a catalog that disagrees with it).",
+            path=member.bundle,
+            fix="rebuild the catalog from the bundles (`archivefs catalog rebuild`).",
+        )
+    if lo == 0 and hi == member.length:
+        check_member(data, member.crc32, name=member.path, bundle=member.bundle)
+    return data
+
+
+def _changed_bundle(member: MemberInfo, why: str, others: int = 0) -> BundleChangedError:
     return BundleChangedError(
         f"the object at this key is not the bundle the catalog recorded ({why}); "
-        f"member {member.path!r} was not read from it.",
+        f"{_members(member, others)} was not read from it.",
         path=member.bundle,
         fix="put the recorded bundle back, or rebuild the catalog from the bundles as they "
         "are now (`archivefs catalog rebuild`) if the change was intended.",
     )
 
 
-def _missing_bundle(member: MemberInfo, root: str | None) -> MissingBundleError:
+def _missing_bundle(member: MemberInfo, root: str | None, others: int = 0) -> MissingBundleError:
     return MissingBundleError(
-        f"the catalog{f' of {root!r}' if root else ''} lists member {member.path!r} in this "
+        f"the catalog{f' of {root!r}' if root else ''} lists {_members(member, others)} in this "
         "bundle, but the bundle object does not exist: its members cannot be read "
         "(this is damage, not an absent file).",
         path=member.bundle,
@@ -1560,6 +1856,12 @@ def _plain_entry(path: str, size: int) -> dict[str, Any]:
         "restore_expiry": None,
         "archive_access": None,
     }
+
+
+def _sizes_whole_reads(fs: Any, kwargs: dict[str, Any]) -> bool:
+    """The cold store asks an object's size before reading it whole (s3fs, to split
+    large objects into parallel parts), and the caller did not choose how to read it."""
+    return hasattr(fs, "_cat_file_concurrent") and "max_concurrency" not in kwargs
 
 
 def _member_range(length: int, start: int | None, end: int | None) -> tuple[int, int]:
