@@ -45,6 +45,7 @@ class Coordination:
     """The names one coordinated computation uses on the scheduler."""
 
     token: str
+    scope: str  # the store read hints are for (ArchiveFileSystem.store_scope)
 
     @property
     def key(self) -> str:
@@ -131,7 +132,7 @@ def start_coordinator(
     client: Any, fs: ArchiveFileSystem, plan: Plan, timeout: float | None
 ) -> Coordination:
     """Start the coordinator for ``plan`` on the cluster; it runs until every group reads."""
-    coordination = Coordination(uuid.uuid4().hex)
+    coordination = Coordination(uuid.uuid4().hex, fs.store_scope)
     notifications = fs.notifications if isinstance(fs.notifications, ClusterNotifications) else None
     future = client.submit(
         _coordinate,
@@ -184,13 +185,22 @@ def _coordinate(
 
 
 def await_group(
-    coordination: Coordination, group: str, timeout: float | None, check_interval: float
-) -> str:
+    coordination: Coordination, group: ObjectState, timeout: float | None, check_interval: float
+) -> tuple[str, ObjectState]:
     """A group's ready task: wait for the coordinator's event, sending no request.
 
     Every ``check_interval`` seconds it looks at the coordinator: if that failed
     (a time-out, an error from the store), this task fails with the same error.
+    Returns the store's scope and the group's state, which the reading task
+    remembers so that its reads of the group are one GET each.
     """
+    _wait(coordination, group.path, timeout, check_interval)
+    return coordination.scope, group
+
+
+def _wait(
+    coordination: Coordination, group: str, timeout: float | None, check_interval: float
+) -> None:
     distributed = _distributed()
     event = distributed.Event(coordination.event_name(group))
     seceded = _secede(distributed.secede)
@@ -202,7 +212,7 @@ def await_group(
             if deadline is not None:
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
             if event.wait(timeout=wait):
-                return group
+                return
             _raise_if_coordinator_failed(coordinator, event, group)
             if deadline is not None and time.monotonic() >= deadline:
                 raise RestoreTimeoutError(

@@ -19,7 +19,8 @@ from archivefs.coordinator import Coordination, await_group, default_client, sta
 from archivefs.coordinator import stats as coordinator_stats
 from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
-from archivefs.model import Plan
+from archivefs.hints import note_readable
+from archivefs.model import ObjectState, Plan
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -557,7 +558,7 @@ def restore_aware(
             "coordinate=True needs a distributed client, and none is running.",
             fix="create one first (`distributed.Client(...)`), or leave coordinate unset.",
         )
-    group_of: dict[str, tuple[ArchiveFileSystem, str]] = {}
+    group_of: dict[str, tuple[ArchiveFileSystem, ObjectState]] = {}
     coordinations: dict[int, Coordination] = {}
     for fs, paths in per_fs.items():
         plan = fs.plan(paths)
@@ -566,7 +567,7 @@ def restore_aware(
             coordinations[id(fs)] = start_coordinator(client, fs, plan, timeout)
         for group in plan.groups:
             for path in group.paths:
-                group_of[path] = (fs, group.key)
+                group_of[path] = (fs, group.state)
     return _rewire(obj, group_of, timeout, poll_interval, coordinations)
 
 
@@ -587,13 +588,13 @@ def coordination_stats(obj: Any) -> list[dict[str, int]]:
 
 def _rewire(
     obj: Any,
-    group_of: dict[str, tuple[ArchiveFileSystem, str]],
+    group_of: dict[str, tuple[ArchiveFileSystem, ObjectState]],
     timeout: float | None,
     poll_interval: float,
     coordinations: dict[int, Coordination],
 ) -> Any:
     import dask.array as da
-    from dask._task_spec import DataNode, Task, TaskRef
+    from dask._task_spec import Task, TaskRef
 
     layouts: dict[tuple[int, str, str], _ArrayLayout] = {}
 
@@ -619,20 +620,15 @@ def _rewire(
                 if path not in group_of:
                     continue  # an absent chunk (fill value): nothing to wait for
                 fs, group = group_of[path]
-                ready_key = ("archivefs-ready", group)
+                ready_key = ("archivefs-ready", group.path)
                 if ready_key not in ready_tasks:
-                    coordination = coordinations.get(id(fs))
-                    ready_tasks[ready_key] = Task(
-                        ready_key,
-                        _wait_until_readable if coordination is None else await_group,
-                        DataNode(None, fs.to_json() if coordination is None else coordination),
-                        DataNode(None, group),
-                        DataNode(None, timeout),
-                        DataNode(None, poll_interval),
+                    ready_tasks[ready_key] = _ready_task(
+                        ready_key, fs, group, coordinations.get(id(fs)), timeout, poll_interval
                     )
                 refs.append(TaskRef(ready_key))
-            if refs:
-                graph[key] = Task(key, _after, *refs, task)
+            if refs:  # remember the groups first: arguments are evaluated in order
+                remember = Task(("archivefs-remember", *key), _remember_ready, *refs)
+                graph[key] = Task(key, _after, remember, task)
         graph.update(ready_tasks)
         return da.Array(  # type: ignore[no-untyped-call]
             graph, array.name, array.chunks, array.dtype, meta=array._meta
@@ -647,6 +643,30 @@ def _rewire(
     return obj.copy(data=rewired(obj.data))
 
 
+def _ready_task(
+    key: Any,
+    fs: ArchiveFileSystem,
+    group: ObjectState,
+    coordination: Coordination | None,
+    timeout: float | None,
+    poll_interval: float,
+) -> Any:
+    """The task a group's chunk reads wait for: the coordinator's event, or its own polls."""
+    from dask._task_spec import DataNode, Task
+
+    wait = DataNode(None, timeout), DataNode(None, poll_interval)
+    if coordination is None:
+        polling = DataNode(None, fs.to_json()), DataNode(None, group.path)
+        return Task(key, _wait_until_readable, *polling, *wait)
+    return Task(key, await_group, DataNode(None, coordination), DataNode(None, group), *wait)
+
+
+def _remember_ready(*ready: tuple[str, ObjectState]) -> None:
+    """On the worker about to read: these groups read now (one GET per read, no HEAD)."""
+    for scope, state in ready:
+        note_readable(scope, state)
+
+
 def _after(*values: Any) -> Any:
     """Return the last value once every earlier dependency (a ready task) is done."""
     return values[-1]
@@ -654,7 +674,7 @@ def _after(*values: Any) -> Any:
 
 def _wait_until_readable(
     fs_json: str, group: str, timeout: float | None, poll_interval: float
-) -> str:
+) -> tuple[str, ObjectState]:
     """Poll one group until it reads (runs as a task, on a worker)."""
     import time
 
@@ -665,7 +685,7 @@ def _wait_until_readable(
     while True:
         state = fs.state(group)
         if state.readable:
-            return group
+            return fs.store_scope, state
         if deadline is not None and time.monotonic() >= deadline:
             from archivefs.errors import RestoreTimeoutError
 

@@ -22,7 +22,6 @@ import tempfile
 import unicodedata
 import uuid
 import zlib
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -51,6 +50,8 @@ from archivefs.errors import (
     PriceSheetError,
     RestoreInProgressError,
 )
+from archivefs.hints import forget_readable, readable_state
+from archivefs.hints import note_readable as remember_readable
 from archivefs.hooks import Hooks
 from archivefs.keyed_paths import local_target
 from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
@@ -94,7 +95,6 @@ _GLOB_CHARS = frozenset("*?[")
 # first use, which keeps `archivefs ls` and other small calls from paying for it.
 DEFAULT_SHEET = "aws-us-east-1"
 _MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
-_READY_HINTS = 100_000  # objects remembered as readable (as_ready), for one-GET reads
 _GET_ROUND = 16 * BLOCK  # get() of many members: fetched and written this many bytes at a time
 # get() notes here the members _get_file is asked for, to fetch them coalesced afterwards
 _GET_BATCH: contextvars.ContextVar[list[tuple[MemberInfo, Location, str]] | None] = (
@@ -239,7 +239,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
         self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
-        self._ready: dict[str, ObjectState] = {}  # objects as_ready saw readable (read hints)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -738,7 +737,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """
         if where.catalog is not None and path in where.catalog.plain:
             return ObjectState(path=path, size=where.catalog.plain[path])  # listed hot objects
-        ready = self._ready.get(path)
+        ready = readable_state(self.store_scope, path)
         if ready is not None:
             return ready
         try:
@@ -1323,12 +1322,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def invalidate_cache(self, path: str | None = None) -> None:
         if path is None:
             self.dircache.clear()
-            self._ready.clear()
+            forget_readable(self.store_scope)
         else:
             path = self._strip_protocol(path)
             self.dircache.pop(path, None)
             self.dircache.pop(self._parent(path), None)
-            self._ready.pop(path, None)
+            forget_readable(self.store_scope, path)
         self.fs.invalidate_cache(path)
 
     # -- restores --------------------------------------------------------------------------
@@ -1649,17 +1648,22 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 group: PlannedGroup = sync(self.loop, stream.__anext__)
             except StopAsyncIteration:
                 return
-            self._note_ready(group.state)
+            self.note_readable(group.state)
             yield group
 
-    def _note_ready(self, state: ObjectState) -> None:
-        """Remember that an object reads now, so that reading it whole is one GET."""
-        if not state.readable:
-            state = replace(state, restore=RestoreState.RESTORED)
-        self._ready.pop(state.path, None)
-        self._ready[state.path] = state
-        if len(self._ready) > _READY_HINTS:
-            del self._ready[next(iter(self._ready))]  # the oldest
+    def note_readable(self, state: ObjectState) -> None:
+        """Remember (for this process) that an object reads now: reading it whole is one GET."""
+        remember_readable(self.store_scope, state)
+
+    @property
+    def store_scope(self) -> str:
+        """The store this filesystem reads (protocol and endpoint): what read hints are per."""
+        protocol = self.storage_options.get("target_protocol") or "s3"
+        options = self.storage_options.get("target_options") or {}
+        endpoint = (options.get("client_kwargs") or {}).get("endpoint_url") or options.get(
+            "endpoint_url", ""
+        )
+        return f"{protocol}|{endpoint or options.get('account_name', '')}"
 
 
 class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
