@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from archivefs.errors import RestoreFailedError
+from archivefs.errors import RestoreFailedError, RestoreTimeoutError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Action, RestoreTier, StorageClass
 from archivefs.restore.journal import Journal
@@ -176,6 +176,38 @@ def test_pipelined_as_ready_yields_groups_as_they_return(
     order = [g.key for g in fs.as_ready(plan, timeout=600)]
     assert order[0] == f"{bucket}/hot"  # readable groups come first, at once
     assert sorted(order[1:]) == paths
+
+
+def test_as_ready_polls_while_the_caller_reads(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    import threading
+
+    archive.put_object(bucket, "hot", b"h")
+    paths = seed(archive, bucket, 5)
+    archive.set_restore_delay(0.5)
+    fs = make_fs(journal=False)
+    plan = fs.plan([f"{bucket}/hot", *paths])
+    fs.submit(plan)
+    polled = threading.Event()
+    stream = fs.as_ready(plan, timeout=600, on_round=lambda _: polled.set())
+    assert next(stream).key == f"{bucket}/hot"
+    # the caller is busy with the first group and asks for nothing: polls go on anyway
+    # (before: the poller ran only inside next(), so this waited out its bound)
+    assert polled.wait(timeout=600)
+    assert sorted(g.key for g in stream) == paths
+
+
+def test_as_ready_hands_a_timeout_from_the_background_poller_to_the_caller(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    paths = seed(archive, bucket, 3)
+    archive.set_restore_delay(3600)
+    fs = make_fs(journal=False)
+    plan = fs.plan(paths)
+    fs.submit(plan)
+    with pytest.raises(RestoreTimeoutError, match="3 restore"):
+        next(fs.as_ready(plan, timeout=0.5))
 
 
 def test_restored_copies_expiring_too_soon_are_renewed(

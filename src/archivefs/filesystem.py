@@ -18,6 +18,7 @@ import contextvars
 import hashlib
 import logging
 import os
+import queue
 import tempfile
 import unicodedata
 import uuid
@@ -1639,17 +1640,30 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """Yield each planned group as soon as it reads (blocking iterator).
 
         Readable groups come first, at once; the rest as bulk polls find them
-        restored. Start reading each one while the others are still restoring.
+        restored. Start reading each one while the others are still restoring:
+        polling goes on in the background while the caller reads, so a group
+        that comes back meanwhile is handed over at the next ``next()``.
         ``on_round`` hears the states each bulk poll found.
         """
-        stream = self.engine.as_ready(plan, timeout=timeout, on_round=on_round).__aiter__()
-        while True:
+        ready: queue.Queue[PlannedGroup | BaseException | None] = queue.Queue()
+
+        async def pump() -> None:
             try:
-                group: PlannedGroup = sync(self.loop, stream.__anext__)
-            except StopAsyncIteration:
-                return
-            self.note_readable(group.state)
-            yield group
+                async for group in self.engine.as_ready(plan, timeout=timeout, on_round=on_round):
+                    self.note_readable(group.state)
+                    ready.put(group)
+            except Exception as error:  # handed to the caller, raised there
+                ready.put(error)
+            ready.put(None)
+
+        polling = asyncio.run_coroutine_threadsafe(pump(), self.loop)
+        try:
+            while (item := ready.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            polling.cancel()  # the caller stopped early: stop polling
 
     def note_readable(self, state: ObjectState) -> None:
         """Remember (for this process) that an object reads now: reading it whole is one GET."""
