@@ -31,6 +31,7 @@ from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import AbstractBufferedFile, make_instance
 
+from archivefs.catalog import members as catalog_members
 from archivefs.catalog.bundle import check_member
 from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir, is_reserved, registry_path
@@ -436,7 +437,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         entries = None if refresh else self.dircache.get(path)
         found = await self.catalogs.root_for(path) if entries is None else None
         if found is not None:  # inside a catalog root: the catalog answers, the store is not asked
-            entries = _catalog_listing(found[1], path)
+            entries = catalog_members.listing(found[1], path)
             if not entries:
                 info = await self._info(path)
                 entries = [info]
@@ -499,16 +500,20 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         **kwargs: Any,
     ) -> Any:
         path = self._strip_protocol(path)
-        if maxdepth is not None or withdirs:
-            # a walk (find with depth, glob): states from the catalog, no probe per folder
-            kwargs.setdefault("probe_bundles", False)
-            return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         detail = kwargs.get("detail", False)
         found = await self.catalogs.root_for(path)
+        if maxdepth is not None or withdirs:
+            # a walk (find with depth, glob): states from the catalog, no probe per folder
+            if found is not None and await self._walkable(found[1], path, maxdepth):
+                if detail:
+                    return catalog_members.walk_entries(found[1], path, maxdepth, withdirs)
+                return catalog_members.walk_names(found[1], path, maxdepth, withdirs)
+            kwargs.setdefault("probe_bundles", False)
+            return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
-            files = {e["name"]: e for e in _catalog_find(found[1], path)}
-            names = sorted(files)
-            return {n: files[n] for n in names} if detail else names
+            if detail:
+                return catalog_members.find_entries(found[1], path)
+            return catalog_members.find_names(found[1], path)
         files = await self._files_below(path)
         key = split_path(path)[1]
         if not files and key:
@@ -520,6 +525,31 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 files = {info["name"]: info}
         names = sorted(files)
         return {n: files[n] for n in names} if detail else names
+
+    async def _walkable(self, catalog: Catalog, path: str, maxdepth: int | None) -> bool:
+        """Whether the catalog alone answers a walk below ``path`` (no catalog root nested
+        below it, and a directory of members as :func:`catalog_members.walkable` says)."""
+        if maxdepth is not None and maxdepth < 1:
+            return False  # fsspec's walk raises its ValueError
+        roots = await self.catalogs.registered(split_path(path)[0])
+        if any(r.startswith(path + "/") for r in roots):
+            return False
+        return catalog_members.walkable(catalog, path)
+
+    async def _du(
+        self, path: str, total: bool = True, maxdepth: int | None = None, **kwargs: Any
+    ) -> Any:
+        """Sizes of the files below ``path`` (fsspec's ``du``) from one ``find``: inside a
+        catalog root from the catalog's arrays, never a request per member."""
+        path = self._strip_protocol(path)
+        if total and maxdepth is None and not kwargs.get("withdirs"):
+            found = await self.catalogs.root_for(path)
+            if found is not None:
+                return catalog_members.du_total(found[1], path)
+        kwargs["detail"] = True
+        files = await self._find(path, maxdepth=maxdepth, **kwargs)
+        sizes = {name: info["size"] for name, info in files.items()}
+        return sum(sizes.values()) if total else sizes
 
     async def _files_below(self, path: str) -> dict[str, dict[str, Any]]:
         """Every file below a folder outside any catalog root: one recursive listing, plus
@@ -538,7 +568,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         for root, catalog in await self.catalogs.under(path):  # loads only those below
             if isinstance(catalog, ArchiveError):
                 raise catalog
-            files.update((e["name"], e) for e in _catalog_find(catalog, root))
+            files.update(catalog_members.find_entries(catalog, root))
         return files
 
     # -- reads -----------------------------------------------------------------------------
@@ -1484,52 +1514,6 @@ def _missing_bundle(member: MemberInfo, root: str | None) -> MissingBundleError:
         if root
         else "put the bundle back (from a backup or an earlier object version).",
     )
-
-
-def _catalog_listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:
-    """``ls`` inside a catalog root, from the catalog alone (states from the bundles' class)."""
-    files, dirs = catalog.ls(path)
-    entries = [_member_entry(m, catalog.bundles[m.bundle].storage_class) for m in files]
-    names = set(dirs)
-    prefix = path.rstrip("/") + "/"
-    for plain, size in catalog.plain.items():
-        if plain.startswith(prefix):
-            rest = plain[len(prefix) :]
-            if "/" in rest:
-                names.add(prefix + rest.split("/", 1)[0])
-            else:
-                entries.append(_plain_entry(plain, size))
-    entries += [{"name": d, "size": 0, "type": "directory"} for d in sorted(names)]
-    return entries
-
-
-def _catalog_find(catalog: Catalog, path: str) -> list[dict[str, Any]]:
-    entries = []
-    for name in catalog.find(path):
-        member = catalog.lookup(name)
-        if member is not None:
-            entries.append(_member_entry(member, catalog.bundles[member.bundle].storage_class))
-    prefix = path.rstrip("/") + "/"
-    entries += [
-        _plain_entry(p, size)
-        for p, size in catalog.plain.items()
-        if p.startswith(prefix) or p == path
-    ]
-    return entries
-
-
-def _plain_entry(path: str, size: int) -> dict[str, Any]:
-    """A hot object listed by a catalog (e.g. zarr metadata kept out of bundles)."""
-    return {
-        "name": path,
-        "size": size,
-        "type": "file",
-        "StorageClass": "STANDARD",
-        "storage_class": "STANDARD",
-        "restore": RestoreState.HOT.value,
-        "restore_expiry": None,
-        "archive_access": None,
-    }
 
 
 def _member_range(length: int, start: int | None, end: int | None) -> tuple[int, int]:
