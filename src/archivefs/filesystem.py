@@ -61,7 +61,7 @@ from archivefs.model import (
     raise_not_archived,
 )
 from archivefs.restore.journal import Journal
-from archivefs.restore.planner import PathInGroup
+from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
 from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
@@ -505,9 +505,14 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         if maxdepth is not None or withdirs:
             # a walk (find with depth, glob): states from the catalog, no probe per folder
             if found is not None and await self._walkable(found[1], path, maxdepth):
+                # ``prefix`` (a name stem, from glob): only names that start path/prefix,
+                # as s3fs and gcsfs read it; glob's pattern keeps no other name anyway
+                stem = str(kwargs.get("prefix") or "")
+                if "/" in stem:
+                    stem = ""
                 if detail:
-                    return catalog_members.walk_entries(found[1], path, maxdepth, withdirs)
-                return catalog_members.walk_names(found[1], path, maxdepth, withdirs)
+                    return catalog_members.walk_entries(found[1], path, maxdepth, withdirs, stem)
+                return catalog_members.walk_names(found[1], path, maxdepth, withdirs, stem)
             kwargs.setdefault("probe_bundles", False)
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
@@ -1148,7 +1153,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _resolve(
         self, paths: str | list[str]
-    ) -> tuple[list[PathInGroup], dict[str, ObjectState | None], list[str]]:
+    ) -> tuple[list[PathInGroup | PathsInGroup], dict[str, ObjectState | None], list[str]]:
         """Where each requested path lives (object or bundle) and the state of each group.
 
         Globs and directories expand to the files they hold (as ``find`` lists
@@ -1169,20 +1174,25 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     break
             else:
                 missing.append(raw)
-        placements = [PathInGroup(p, p, s.size) for p, s in states.items() if s is not None]
+        placements: list[PathInGroup | PathsInGroup] = [
+            PathInGroup(p, p, s.size) for p, s in states.items() if s is not None
+        ]
         groups: dict[str, ObjectState | None] = dict(states)
         groups.update((m, None) for m in missing)
-        placements += [PathInGroup(m.path, m.bundle, m.length) for m in members.values()]
-        bundles = sorted({m.bundle for m in members.values()})
+        selected = members.groups()
+        placements += [
+            PathsInGroup(tuple(g.paths), g.bundle, g.read_bytes, len(g.paths)) for g in selected
+        ]
+        bundles = sorted({g.bundle for g in selected})
         if bundles:
             groups.update(await self.store.probe(bundles))
         return placements, groups, missing
 
     async def _resolve_pass(
         self, raws: list[str], *, literal: bool
-    ) -> tuple[dict[str, MemberInfo], dict[str, ObjectState], list[str]]:
+    ) -> tuple[catalog_members.Picks, dict[str, ObjectState], list[str]]:
         """One resolution of ``raws``: members, object states, and the raws matching nothing."""
-        members: dict[str, MemberInfo] = {}
+        members = catalog_members.Picks()
         states: dict[str, ObjectState] = {}
         matched: set[str] = set()
         plain: dict[str, str] = {}  # plain path -> the raw path it came from
@@ -1197,12 +1207,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     matched.add(raw)
                 continue
             where = await self.catalogs.locate(path)
-            if where.member is not None:
-                members[path] = where.member
+            if where.member is not None and where.catalog is not None:
+                row = where.catalog.row(path)
+                assert row is not None
+                members.add(where.catalog, row)
                 matched.add(raw)
-            elif where.is_catalog_dir:
-                found = await self._find(path, detail=True)
-                if await self._sort_files(found, members, states):
+            elif where.is_catalog_dir and where.catalog is not None:
+                if await self._pick_below(where.catalog, path, members, states):
                     matched.add(raw)
             else:
                 plain[path] = raw
@@ -1215,8 +1226,26 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     matched.add(plain[path])
         return members, states, [raw for raw in dict.fromkeys(raws) if raw not in matched]
 
+    async def _pick_below(
+        self,
+        catalog: Catalog,
+        path: str,
+        members: catalog_members.Picks,
+        states: dict[str, ObjectState],
+    ) -> int:
+        """The files below a catalog directory, picked from the catalog's arrays (what
+        ``find`` lists, without a dict per member); returns how many there were."""
+        roots = await self.catalogs.registered(split_path(path)[0])
+        if any(r.startswith(path + "/") for r in roots):  # nested catalogs: file by file
+            return await self._sort_files(await self._find(path, detail=True), members, states)
+        rows, plain = catalog_members.find_rows(catalog, path)
+        members.add_rows(catalog, rows)
+        for name, size in plain.items():
+            states[name] = _state_from_entry(catalog_members.plain_entry(name, size))
+        return len(rows) + len(plain)
+
     async def _sort_glob(
-        self, path: str, members: dict[str, MemberInfo], states: dict[str, ObjectState]
+        self, path: str, members: catalog_members.Picks, states: dict[str, ObjectState]
     ) -> int:
         """A glob's files, and the files below the directories it matches (``2023/*/mag/``)
         unless the glob already matched files inside them (``**``)."""
@@ -1237,7 +1266,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _sort_files(
         self,
         files: dict[str, dict[str, Any]],
-        members: dict[str, MemberInfo],
+        members: catalog_members.Picks,
         states: dict[str, ObjectState],
     ) -> int:
         """File entries (from a glob or ``find``) into bundle members and plain objects;
@@ -1247,9 +1276,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if entry.get("type") != "file":
                 continue
             count += 1
-            member = await self._member_at(name) if "bundle" in entry else None
-            if member is not None:
-                members[name] = member
+            where = await self.catalogs.locate(name) if "bundle" in entry else None
+            if where is not None and where.member is not None and where.catalog is not None:
+                row = where.catalog.row(name)
+                assert row is not None
+                members.add(where.catalog, row)
             else:
                 states[name] = _state_from_entry(entry)
         return count

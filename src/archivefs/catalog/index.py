@@ -254,6 +254,10 @@ class Catalog:
         """The rows of the members strictly below directory ``path``: ``[start, end)``."""
         return self._range(path.rstrip("/") + "/")
 
+    def starting(self, stem: str) -> tuple[int, int]:
+        """The rows of the members whose path starts with ``stem``: ``[start, end)``."""
+        return self._range(stem)
+
     def row(self, path: str) -> int | None:
         """The row of the member at ``path``, or ``None``."""
         return self._find(path)
@@ -290,11 +294,63 @@ class Catalog:
 
     def merge(self, other: Catalog) -> Catalog:
         """A catalog with both sets of bundles; paths may not repeat."""
-        return Catalog(
-            [*self.members(), *other.members()],
-            [*self.bundles.values(), *other.bundles.values()],
-            {**self.plain, **other.plain},
+        return Catalog.concat([self, other])
+
+    @classmethod
+    def concat(cls, catalogs: Sequence[Catalog]) -> Catalog:
+        """One catalog of all of these (column by column); paths may not repeat."""
+        bundles = {k: b for c in catalogs for k, b in c.bundles.items()}
+        keys = sorted(bundles)
+        paths: list[str] = []
+        codes = []
+        for c in catalogs:
+            paths += c._paths
+            remap = np.searchsorted(
+                np.array(keys, dtype=object), np.array(c._bundle_keys, dtype=object)
+            )
+            codes.append(remap.astype(np.int32)[c._bundle] if len(c._bundle) else c._bundle)
+
+        def column(name: str) -> np.ndarray[Any, Any]:
+            return np.concatenate([getattr(c, name) for c in catalogs])
+
+        catalog = cls.from_arrays(
+            paths,
+            [bundles[k] for k in keys],
+            bundle=np.concatenate(codes) if codes else np.zeros(0, np.int32),
+            offset=column("_offset"),
+            length=column("_length"),
+            crc32=column("_crc"),
+            sha256=column("_sha"),
+            storage_class=column("_class"),
+            mtime=column("_mtime"),
         )
+        catalog.plain = {k: v for c in catalogs for k, v in c.plain.items()}
+        return catalog
+
+    def without(self, paths: Iterable[str]) -> Catalog:
+        """This catalog without the members at ``paths``; bundles left empty drop out."""
+        drop = sorted({i for i in (self._find(p) for p in paths) if i is not None})
+        if not drop:
+            return self
+        keep = np.ones(len(self._paths), dtype=bool)
+        keep[drop] = False
+        rows = np.flatnonzero(keep)
+        used = np.unique(self._bundle[rows])
+        remap = np.full(len(self._bundle_keys), -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        catalog = Catalog.from_arrays(
+            [self._paths[i] for i in rows.tolist()],
+            [self.bundles[self._bundle_keys[int(u)]] for u in used],
+            bundle=remap[self._bundle[rows]],
+            offset=self._offset[rows],
+            length=self._length[rows],
+            crc32=self._crc[rows],
+            sha256=self._sha[rows],
+            storage_class=self._class[rows],
+            mtime=self._mtime[rows],
+        )
+        catalog.plain = dict(self.plain)
+        return catalog
 
     def with_plain(self, plain: dict[str, int]) -> Catalog:
         """The same catalog, also listing these ordinary (hot) objects."""

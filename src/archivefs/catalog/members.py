@@ -16,6 +16,8 @@ taken from its bundle's class (listings probe nothing).
 from __future__ import annotations
 
 import bisect
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,15 +26,37 @@ import numpy as np
 from archivefs.model import RestoreState
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from archivefs.catalog.index import Catalog
 
 _TOP = "\U0010ffff"  # sorts after every character: ``p + "/" + _TOP`` ends p's block
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many acyclic dicts (it would rescan them all)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _by_name(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    with _gc_paused():
+        return dict(zip([e["name"] for e in entries], entries, strict=True))
+
+
 def member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
     """fsspec info dicts of the members in ``rows`` (class and state from their bundles)."""
+    with _gc_paused():
+        return _member_entries(catalog, rows)
+
+
+def _member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
     paths = catalog.paths
     names = paths[rows] if isinstance(rows, slice) else [paths[i] for i in rows.tolist()]
     if not names:
@@ -117,32 +141,18 @@ def find_names(catalog: Catalog, path: str) -> list[str]:
 def find_entries(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
     """Info dicts of every file at or below ``path``, by sorted name (plain wins a clash)."""
     rows, extra, plain = _find_parts(catalog, path)
-    entries = member_entries(catalog, rows)
     if not extra and not plain:
-        return {e["name"]: e for e in entries}
-    out = {e["name"]: e for e in entries}
-    for name in extra:
-        row = catalog.row(name)
-        assert row is not None
-        out[name] = member_entries(catalog, slice(row, row + 1))[0]
+        return _by_name(member_entries(catalog, rows))
+    picked, plain = find_rows(catalog, path)
+    out = _by_name(member_entries(catalog, picked))
     out.update((p, plain_entry(p, s)) for p, s in plain.items())
     return {name: out[name] for name in sorted(out)}
 
 
 def du_total(catalog: Catalog, path: str) -> int:
     """Total bytes of the files :func:`find_entries` lists, with no dict built."""
-    rows, extra, plain = _find_parts(catalog, path)
-    length = catalog.columns().length
-    total = int(length[rows].sum()) + sum(plain.values())
-    for name in extra:
-        row = catalog.row(name)
-        assert row is not None
-        total += int(length[row])
-    for name in plain:  # a plain object at a member's path replaces it
-        row = catalog.row(name)
-        if row is not None and (rows.start <= row < rows.stop or name in extra):
-            total -= int(length[row])
-    return total
+    rows, plain = find_rows(catalog, path)
+    return int(catalog.columns().length[rows].sum()) + sum(plain.values())
 
 
 # -- walk: find with maxdepth / withdirs (fsspec's walk over ls) --------------------------------
@@ -187,9 +197,12 @@ def _odd(catalog: Catalog, start: int, end: int) -> bool:
     return i < len(odd) and int(odd[i]) < end
 
 
-def walk(catalog: Catalog, path: str, maxdepth: int | None) -> Walk:
-    """Files and directories fsspec's walk (over :func:`listing`) finds below ``path``."""
-    start, end = catalog.below(path)
+def walk(catalog: Catalog, path: str, maxdepth: int | None, prefix: str = "") -> Walk:
+    """Files and directories fsspec's walk (over :func:`listing`) finds below ``path``;
+    with ``prefix`` (a name stem, as ``glob`` passes it), only names starting
+    ``path/prefix``."""
+    stem = path + "/" + prefix
+    start, end = catalog.starting(stem)
     base = path.count("/")
     limit = maxdepth if maxdepth is not None else 1 << 30
     relative = catalog.depths()[start:end] - base
@@ -205,16 +218,15 @@ def walk(catalog: Catalog, path: str, maxdepth: int | None) -> Walk:
     directories: set[str] = set()
     if inside:
         _subdirectories(catalog.paths, inside, path + "/", start, end, 1, out=directories)
-    prefix = path + "/"
     plain: dict[str, int] = {}
     for name, size in catalog.plain.items():
-        if not name.startswith(prefix):
+        if not name.startswith(stem):
             continue
-        parts = name[len(prefix) :].split("/")
+        parts = name[len(path) + 1 :].split("/")
         if len(parts) <= limit:
             plain[name] = size
         for level in range(1, min(len(parts), limit + 1)):
-            directories.add(prefix + "/".join(parts[:level]))
+            directories.add(path + "/" + "/".join(parts[:level]))
     return Walk(rows, plain, sorted(directories))
 
 
@@ -242,9 +254,11 @@ def _subdirectories(
         i = int(np.searchsorted(deep, stop))
 
 
-def walk_names(catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool) -> list[str]:
+def walk_names(
+    catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool, prefix: str = ""
+) -> list[str]:
     """``find(path, maxdepth, withdirs)`` names (the root itself included with ``withdirs``)."""
-    found = walk(catalog, path, maxdepth)
+    found = walk(catalog, path, maxdepth, prefix)
     if isinstance(found.rows, slice):
         names = list(catalog.paths[found.rows])
     else:
@@ -259,13 +273,13 @@ def walk_names(catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool
 
 
 def walk_entries(
-    catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool
+    catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool, prefix: str = ""
 ) -> dict[str, dict[str, Any]]:
     """``find(path, maxdepth, withdirs, detail=True)``: plain objects win a clash with a
     member, directories (``withdirs``) a clash with a file, as in fsspec's walk."""
-    found = walk(catalog, path, maxdepth)
+    found = walk(catalog, path, maxdepth, prefix)
     entries = member_entries(catalog, found.rows)
-    out = {e["name"]: e for e in entries}
+    out = _by_name(entries)
     out.update((p, plain_entry(p, s)) for p, s in found.plain.items())
     if withdirs:
         out.update((d, _directory(d)) for d in found.directories)
@@ -346,3 +360,57 @@ def by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelect
         for s, e, size in zip(starts.tolist(), ends.tolist(), sizes.tolist(), strict=True)
     ]
     return [groups[i] for i in np.argsort(first, kind="stable").tolist()]
+
+
+def find_rows(catalog: Catalog, path: str) -> tuple[np.ndarray[Any, Any], dict[str, int]]:
+    """What :func:`find_entries` lists, as member rows (ascending) and plain objects."""
+    rows, extra, plain = _find_parts(catalog, path)
+    picked = np.arange(rows.start, rows.stop, dtype=np.int64)
+    for name in extra:
+        row = catalog.row(name)
+        assert row is not None
+        picked = np.union1d(picked, [row])
+    if plain:  # a plain object at a member's path replaces it
+        shadowed = [r for r in (catalog.row(p) for p in plain) if r is not None]
+        picked = np.setdiff1d(picked, shadowed)
+    return picked, plain
+
+
+class Picks:
+    """Members chosen for a plan, catalog by catalog, each once, in the order chosen."""
+
+    def __init__(self) -> None:
+        self._chunks: list[tuple[Catalog, list[int] | np.ndarray[Any, Any]]] = []
+
+    def __len__(self) -> int:
+        return sum(len(rows) for _, rows in self._chunks)
+
+    def add(self, catalog: Catalog, row: int) -> None:
+        if self._chunks and self._chunks[-1][0] is catalog:
+            last = self._chunks[-1][1]
+            if isinstance(last, list):
+                last.append(row)
+                return
+        self._chunks.append((catalog, [row]))
+
+    def add_rows(self, catalog: Catalog, rows: np.ndarray[Any, Any]) -> None:
+        if len(rows):
+            self._chunks.append((catalog, rows))
+
+    def update(self, other: Picks) -> None:
+        self._chunks += other._chunks
+
+    def groups(self) -> list[BundleSelection]:
+        """The picked members by bundle (duplicates dropped, first choice kept)."""
+        catalogs: dict[int, tuple[Catalog, list[np.ndarray[Any, Any]]]] = {}
+        for catalog, rows in self._chunks:
+            entry = catalogs.setdefault(id(catalog), (catalog, []))
+            entry[1].append(np.asarray(rows, dtype=np.int64))
+        out: list[BundleSelection] = []
+        for catalog, chunks in catalogs.values():
+            rows = np.concatenate(chunks)
+            if len(chunks) > 1:
+                _, first = np.unique(rows, return_index=True)
+                rows = rows[np.sort(first)]
+            out += by_bundle(catalog, rows)
+        return out
