@@ -247,7 +247,11 @@ def _bundle_one(
 ) -> tuple[Catalog, bool]:
     """Write, verify and (unless the same bytes are there already) upload one bundle."""
 
+    on_disk = is_local(src_fs)
+
     def opener(item: SourceItem) -> Any:
+        if on_disk:  # the listing read this very path: no fsspec file object per member
+            return lambda: open(f"{root}/{item.path}", "rb")
         return lambda: src_fs.open(f"{root}/{item.path}", "rb")
 
     sources = [Source(i.path, i.size, i.mtime, opener(i)) for i in group]
