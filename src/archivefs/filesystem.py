@@ -1240,8 +1240,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             return await self._sort_files(await self._find(path, detail=True), members, states)
         rows, plain = catalog_members.find_rows(catalog, path)
         members.add_rows(catalog, rows)
-        for name, size in plain.items():
-            states[name] = _state_from_entry(catalog_members.plain_entry(name, size))
+        for name in sorted(plain):  # in find's order
+            states[name] = _state_from_entry(catalog_members.plain_entry(name, plain[name]))
         return len(rows) + len(plain)
 
     async def _sort_glob(
