@@ -165,12 +165,17 @@ def _write_member(stream: _Counter, source: Source, name: str, bundle: str) -> E
     data_offset = stream.offset
     crc, digest, written = 0, hashlib.sha256(), 0
     with source.open() as handle:
-        # read what is expected plus one byte (then EOF): small files cost small buffers
-        while chunk := handle.read(min(_CHUNK, max(source.size - written, 0) + 1)):
+        # ask for what is expected plus one byte: a small file costs one small read, and a
+        # short read is the end (a stream that reads short early fails the size check below)
+        while True:
+            want = min(_CHUNK, max(source.size - written, 0) + 1)
+            chunk = handle.read(want)
             crc = zlib.crc32(chunk, crc)
             digest.update(chunk)
             written += len(chunk)
             stream.write(chunk)
+            if len(chunk) < want:
+                break
     if written != source.size:
         raise BundleError(
             f"member {name!r} had {written} bytes, {source.size} were expected "
