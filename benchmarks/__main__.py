@@ -21,6 +21,7 @@ MODULES = [
     "hot_read",
     "planning",
     "catalog_listing",
+    "scale",
     "bundling",
     "read_amplification",
     "time_to_first_result",

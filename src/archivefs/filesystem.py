@@ -33,6 +33,7 @@ from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import AbstractBufferedFile, make_instance
 
+from archivefs.catalog import members as catalog_members
 from archivefs.catalog.bundle import check_member
 from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir, is_reserved, registry_path
@@ -67,7 +68,7 @@ from archivefs.model import (
 )
 from archivefs.readahead import ReadaheadCache
 from archivefs.restore.journal import Journal
-from archivefs.restore.planner import PathInGroup
+from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
 from archivefs.stores import make_store, provider_of
@@ -464,7 +465,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         entries = None if refresh else self.dircache.get(path)
         found = await self.catalogs.root_for(path) if entries is None else None
         if found is not None:  # inside a catalog root: the catalog answers, the store is not asked
-            entries = _catalog_listing(found[1], path)
+            entries = catalog_members.listing(found[1], path)
             if not entries:
                 info = await self._info(path)
                 entries = [info]
@@ -528,16 +529,25 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         **kwargs: Any,
     ) -> Any:
         path = self._strip_protocol(path)
-        if maxdepth is not None or withdirs:
-            # a walk (find with depth, glob): states from the catalog, no probe per folder
-            kwargs.setdefault("probe_bundles", False)
-            return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         detail = kwargs.get("detail", False)
         found = await self.catalogs.root_for(path)
+        if maxdepth is not None or withdirs:
+            # a walk (find with depth, glob): states from the catalog, no probe per folder
+            if found is not None and await self._walkable(found[1], path, maxdepth):
+                # ``prefix`` (a name stem, from glob): only names that start path/prefix,
+                # as s3fs and gcsfs read it; glob's pattern keeps no other name anyway
+                stem = str(kwargs.get("prefix") or "")
+                if "/" in stem:
+                    stem = ""
+                if detail:
+                    return catalog_members.walk_entries(found[1], path, maxdepth, withdirs, stem)
+                return catalog_members.walk_names(found[1], path, maxdepth, withdirs, stem)
+            kwargs.setdefault("probe_bundles", False)
+            return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
-            files = {e["name"]: e for e in _catalog_find(found[1], path)}
-            names = sorted(files)
-            return {n: files[n] for n in names} if detail else names
+            if detail:
+                return catalog_members.find_entries(found[1], path)
+            return catalog_members.find_names(found[1], path)
         files = await self._files_below(path)
         key = split_path(path)[1]
         if not files and key:
@@ -549,6 +559,31 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 files = {info["name"]: info}
         names = sorted(files)
         return {n: files[n] for n in names} if detail else names
+
+    async def _walkable(self, catalog: Catalog, path: str, maxdepth: int | None) -> bool:
+        """Whether the catalog alone answers a walk below ``path`` (no catalog root nested
+        below it, and a directory of members as :func:`catalog_members.walkable` says)."""
+        if maxdepth is not None and maxdepth < 1:
+            return False  # fsspec's walk raises its ValueError
+        roots = await self.catalogs.registered(split_path(path)[0])
+        if any(r.startswith(path + "/") for r in roots):
+            return False
+        return catalog_members.walkable(catalog, path)
+
+    async def _du(
+        self, path: str, total: bool = True, maxdepth: int | None = None, **kwargs: Any
+    ) -> Any:
+        """Sizes of the files below ``path`` (fsspec's ``du``) from one ``find``: inside a
+        catalog root from the catalog's arrays, never a request per member."""
+        path = self._strip_protocol(path)
+        if total and maxdepth is None and not kwargs.get("withdirs"):
+            found = await self.catalogs.root_for(path)
+            if found is not None:
+                return catalog_members.du_total(found[1], path)
+        kwargs["detail"] = True
+        files = await self._find(path, maxdepth=maxdepth, **kwargs)
+        sizes = {name: info["size"] for name, info in files.items()}
+        return sum(sizes.values()) if total else sizes
 
     async def _files_below(self, path: str) -> dict[str, dict[str, Any]]:
         """Every file below a folder outside any catalog root: one recursive listing, plus
@@ -567,7 +602,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         for root, catalog in await self.catalogs.under(path):  # loads only those below
             if isinstance(catalog, ArchiveError):
                 raise catalog
-            files.update((e["name"], e) for e in _catalog_find(catalog, root))
+            files.update(catalog_members.find_entries(catalog, root))
         return files
 
     # -- reads -----------------------------------------------------------------------------
@@ -1404,7 +1439,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _resolve(
         self, paths: str | list[str]
-    ) -> tuple[list[PathInGroup], dict[str, ObjectState | None], list[str]]:
+    ) -> tuple[list[PathInGroup | PathsInGroup], dict[str, ObjectState | None], list[str]]:
         """Where each requested path lives (object or bundle) and the state of each group.
 
         Globs and directories expand to the files they hold (as ``find`` lists
@@ -1425,20 +1460,25 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     break
             else:
                 missing.append(raw)
-        placements = [PathInGroup(p, p, s.size) for p, s in states.items() if s is not None]
+        placements: list[PathInGroup | PathsInGroup] = [
+            PathInGroup(p, p, s.size) for p, s in states.items() if s is not None
+        ]
         groups: dict[str, ObjectState | None] = dict(states)
         groups.update((m, None) for m in missing)
-        placements += [PathInGroup(m.path, m.bundle, m.length) for m in members.values()]
-        bundles = sorted({m.bundle for m in members.values()})
+        selected = members.groups()
+        placements += [
+            PathsInGroup(tuple(g.paths), g.bundle, g.read_bytes, len(g.paths)) for g in selected
+        ]
+        bundles = sorted({g.bundle for g in selected})
         if bundles:
             groups.update(await self.store.probe(bundles))
         return placements, groups, missing
 
     async def _resolve_pass(
         self, raws: list[str], *, literal: bool
-    ) -> tuple[dict[str, MemberInfo], dict[str, ObjectState], list[str]]:
+    ) -> tuple[catalog_members.Picks, dict[str, ObjectState], list[str]]:
         """One resolution of ``raws``: members, object states, and the raws matching nothing."""
-        members: dict[str, MemberInfo] = {}
+        members = catalog_members.Picks()
         states: dict[str, ObjectState] = {}
         matched: set[str] = set()
         plain: dict[str, str] = {}  # plain path -> the raw path it came from
@@ -1453,12 +1493,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     matched.add(raw)
                 continue
             where = await self.catalogs.locate(path)
-            if where.member is not None:
-                members[path] = where.member
+            if where.member is not None and where.catalog is not None:
+                row = where.catalog.row(path)
+                assert row is not None
+                members.add(where.catalog, row)
                 matched.add(raw)
-            elif where.is_catalog_dir:
-                found = await self._find(path, detail=True)
-                if await self._sort_files(found, members, states):
+            elif where.is_catalog_dir and where.catalog is not None:
+                if await self._pick_below(where.catalog, path, members, states):
                     matched.add(raw)
             else:
                 plain[path] = raw
@@ -1471,8 +1512,26 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     matched.add(plain[path])
         return members, states, [raw for raw in dict.fromkeys(raws) if raw not in matched]
 
+    async def _pick_below(
+        self,
+        catalog: Catalog,
+        path: str,
+        members: catalog_members.Picks,
+        states: dict[str, ObjectState],
+    ) -> int:
+        """The files below a catalog directory, picked from the catalog's arrays (what
+        ``find`` lists, without a dict per member); returns how many there were."""
+        roots = await self.catalogs.registered(split_path(path)[0])
+        if any(r.startswith(path + "/") for r in roots):  # nested catalogs: file by file
+            return await self._sort_files(await self._find(path, detail=True), members, states)
+        rows, plain = catalog_members.find_rows(catalog, path)
+        members.add_rows(catalog, rows)
+        for name in sorted(plain):  # in find's order
+            states[name] = _state_from_entry(catalog_members.plain_entry(name, plain[name]))
+        return len(rows) + len(plain)
+
     async def _sort_glob(
-        self, path: str, members: dict[str, MemberInfo], states: dict[str, ObjectState]
+        self, path: str, members: catalog_members.Picks, states: dict[str, ObjectState]
     ) -> int:
         """A glob's files, and the files below the directories it matches (``2023/*/mag/``)
         unless the glob already matched files inside them (``**``)."""
@@ -1493,7 +1552,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _sort_files(
         self,
         files: dict[str, dict[str, Any]],
-        members: dict[str, MemberInfo],
+        members: catalog_members.Picks,
         states: dict[str, ObjectState],
     ) -> int:
         """File entries (from a glob or ``find``) into bundle members and plain objects;
@@ -1503,9 +1562,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if entry.get("type") != "file":
                 continue
             count += 1
-            member = await self._member_at(name) if "bundle" in entry else None
-            if member is not None:
-                members[name] = member
+            where = await self.catalogs.locate(name) if "bundle" in entry else None
+            if where is not None and where.member is not None and where.catalog is not None:
+                row = where.catalog.row(name)
+                assert row is not None
+                members.add(where.catalog, row)
             else:
                 states[name] = _state_from_entry(entry)
         return count
@@ -1827,53 +1888,6 @@ def _missing_bundle(member: MemberInfo, root: str | None, others: int = 0) -> Mi
         if root
         else "put the bundle back (from a backup or an earlier object version).",
     )
-
-
-def _catalog_listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:
-    """``ls`` inside a catalog root, from the catalog alone (states from the bundles' class)."""
-    files, dirs = catalog.ls(path)
-    entries = [_member_entry(m, catalog.bundles[m.bundle].storage_class) for m in files]
-    names = set(dirs)
-    prefix = path.rstrip("/") + "/"
-    for plain, size in catalog.plain.items():
-        if plain.startswith(prefix):
-            rest = plain[len(prefix) :]
-            if "/" in rest:
-                names.add(prefix + rest.split("/", 1)[0])
-            else:
-                entries.append(_plain_entry(plain, size))
-    entries += [{"name": d, "size": 0, "type": "directory"} for d in sorted(names)]
-    return entries
-
-
-def _catalog_find(catalog: Catalog, path: str) -> list[dict[str, Any]]:
-    entries = []
-    for name in catalog.find(path):
-        member = catalog.lookup(name)
-        if member is not None:
-            entries.append(_member_entry(member, catalog.bundles[member.bundle].storage_class))
-    prefix = path.rstrip("/") + "/"
-    entries += [
-        _plain_entry(p, size)
-        for p, size in catalog.plain.items()
-        if p.startswith(prefix) or p == path
-    ]
-    return entries
-
-
-def _plain_entry(path: str, size: int) -> dict[str, Any]:
-    """A hot object listed by a catalog (e.g. zarr metadata kept out of bundles)."""
-    return {
-        "name": path,
-        "size": size,
-        "type": "file",
-        "StorageClass": "STANDARD",
-        "storage_class": "STANDARD",
-        "access": "immediate",
-        "restore": RestoreState.HOT.value,
-        "restore_expiry": None,
-        "archive_access": None,
-    }
 
 
 def _sizes_whole_reads(fs: Any, kwargs: dict[str, Any]) -> bool:

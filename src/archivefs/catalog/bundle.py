@@ -16,11 +16,12 @@ file or overlapping each other, unsafe or duplicate names.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 import time
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from archivefs.catalog.names import normalize_member_name
@@ -68,6 +69,7 @@ class Entry:
     mtime: float
 
 
+@functools.lru_cache(maxsize=1 << 14)  # each member's is needed twice (header, directory)
 def _dos_time(mtime: float) -> tuple[int, int]:
     t = time.gmtime(max(mtime, 315532800))  # DOS time starts in 1980
     year = min(max(t.tm_year, 1980), 2107)
@@ -114,12 +116,16 @@ def write_bundle(
     sources: Iterable[Source], out: BinaryIO, *, bundle: str = "bundle"
 ) -> list[Entry]:
     """Stream ``sources`` into ``out`` as a bundle; return each member's entry."""
-    members = sorted(sources, key=lambda s: normalize_member_name(s.name, bundle=bundle))
-    if not members:
+    keyed = sorted(
+        ((normalize_member_name(s.name, bundle=bundle), s) for s in sources),
+        key=lambda pair: pair[0],
+    )
+    if not keyed:
         raise BundleError(
             "a bundle needs at least one member.", path=bundle, fix="leave empty groups out."
         )
-    names = [normalize_member_name(s.name, bundle=bundle) for s in members]
+    names = [name for name, _ in keyed]
+    members = [source for _, source in keyed]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)
         raise BundleError(
@@ -159,11 +165,17 @@ def _write_member(stream: _Counter, source: Source, name: str, bundle: str) -> E
     data_offset = stream.offset
     crc, digest, written = 0, hashlib.sha256(), 0
     with source.open() as handle:
-        while chunk := handle.read(_CHUNK):
+        # ask for what is expected plus one byte: a small file costs one small read, and a
+        # short read is the end (a stream that reads short early fails the size check below)
+        while True:
+            want = min(_CHUNK, max(source.size - written, 0) + 1)
+            chunk = handle.read(want)
             crc = zlib.crc32(chunk, crc)
             digest.update(chunk)
             written += len(chunk)
             stream.write(chunk)
+            if len(chunk) < want:
+                break
     if written != source.size:
         raise BundleError(
             f"member {name!r} had {written} bytes, {source.size} were expected "
@@ -454,7 +466,17 @@ def verify_bundle_bytes(data: bytes, entries: Sequence[Entry], *, bundle: str) -
             csize == usize == entry.length or csize == usize == 0xFFFFFFFF
         ):
             raise bad(entry, "its local header gives other sizes or CRC")
-        checked.append(replace(entry, sha256=hashlib.sha256(member).hexdigest()))
+        checked.append(
+            Entry(
+                entry.name,
+                entry.header_offset,
+                entry.data_offset,
+                entry.length,
+                entry.crc32,
+                hashlib.sha256(member).hexdigest(),
+                entry.mtime,
+            )
+        )
     return checked
 
 

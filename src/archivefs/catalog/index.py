@@ -66,6 +66,19 @@ class MemberInfo:
         return Member(self.path, self.bundle, self.offset, self.length, self.crc32, self.sha256)
 
 
+@dataclass(frozen=True, slots=True)
+class MemberColumns:
+    """A catalog's member records as arrays (read-only views, one row per member)."""
+
+    bundle: np.ndarray[Any, np.dtype[np.int32]]  # index into Catalog.bundle_keys
+    offset: np.ndarray[Any, np.dtype[np.int64]]
+    length: np.ndarray[Any, np.dtype[np.int64]]
+    crc32: np.ndarray[Any, np.dtype[np.uint32]]
+    sha256: np.ndarray[Any, Any]  # S32
+    storage_class: np.ndarray[Any, np.dtype[np.uint8]]  # index into list(StorageClass)
+    mtime: np.ndarray[Any, np.dtype[np.float64]]
+
+
 class Catalog:
     """An immutable index of bundle members; build new ones with :meth:`merge`."""
 
@@ -102,6 +115,61 @@ class Catalog:
         self._sha = np.array([bytes.fromhex(m.sha256) for m in rows], dtype="S32")
         self._class = np.array([_CLASSES.index(m.storage_class) for m in rows], dtype=np.uint8)
         self._mtime = np.array([m.mtime for m in rows], dtype=np.float64)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        paths: Sequence[str],
+        bundles: Sequence[BundleInfo],
+        *,
+        bundle: np.ndarray[Any, Any],
+        offset: np.ndarray[Any, Any],
+        length: np.ndarray[Any, Any],
+        crc32: np.ndarray[Any, Any],
+        sha256: np.ndarray[Any, Any],
+        storage_class: np.ndarray[Any, Any],
+        mtime: np.ndarray[Any, Any],
+    ) -> Catalog:
+        """A catalog straight from columns (row ``i`` is member ``paths[i]``).
+
+        ``bundle`` holds indices into ``bundles`` sorted by key; ``sha256`` raw
+        32-byte digests; ``storage_class`` indices into :class:`StorageClass`.
+        Builds no per-member object: how large catalogs are made and merged.
+        """
+        n = len(paths)
+        columns = (bundle, offset, length, crc32, sha256, storage_class, mtime)
+        if any(len(c) != n for c in columns):
+            raise CatalogError(
+                "the catalog's paths and records disagree.",
+                fix="give one value per member in every column.",
+            )
+        order = sorted(range(n), key=paths.__getitem__)
+        catalog = cls.__new__(cls)
+        catalog.plain = {}
+        catalog.bundles = {b.key: b for b in bundles}
+        catalog._bundle_keys = sorted(catalog.bundles)
+        catalog._paths = [paths[i] for i in order]
+        take = np.asarray(order, dtype=np.int64)
+        catalog._bundle = np.asarray(bundle, dtype=np.int32)[take]
+        catalog._offset = np.asarray(offset, dtype=np.int64)[take]
+        catalog._length = np.asarray(length, dtype=np.int64)[take]
+        catalog._crc = np.asarray(crc32, dtype=np.uint32)[take]
+        catalog._sha = np.asarray(sha256, dtype="S32")[take]
+        catalog._class = np.asarray(storage_class, dtype=np.uint8)[take]
+        catalog._mtime = np.asarray(mtime, dtype=np.float64)[take]
+        for earlier, later in zip(catalog._paths, catalog._paths[1:], strict=False):
+            if earlier == later:
+                raise CatalogError(
+                    f"two members are both at {earlier!r}.",
+                    path=earlier,
+                    fix="bundle each path once; remove one copy before merging catalogs.",
+                )
+        if n and (catalog._bundle.min() < 0 or catalog._bundle.max() >= len(bundles)):
+            raise CatalogError(
+                "members refer to bundles the catalog does not list.",
+                fix="add the bundles' BundleInfo, or rebuild the catalog from the bundles.",
+            )
+        return catalog
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -175,13 +243,114 @@ class Catalog:
                 i += 1
         return files, dirs
 
+    # -- columns (for catalog.members: operations over many members at array speed) -----------
+
+    @property
+    def paths(self) -> Sequence[str]:
+        """Every member path, sorted (the catalog's own list: do not change it)."""
+        return self._paths
+
+    def below(self, path: str) -> tuple[int, int]:
+        """The rows of the members strictly below directory ``path``: ``[start, end)``."""
+        return self._range(path.rstrip("/") + "/")
+
+    def starting(self, stem: str) -> tuple[int, int]:
+        """The rows of the members whose path starts with ``stem``: ``[start, end)``."""
+        return self._range(stem)
+
+    def row(self, path: str) -> int | None:
+        """The row of the member at ``path``, or ``None``."""
+        return self._find(path)
+
+    def depths(self) -> np.ndarray[Any, np.dtype[np.int32]]:
+        """How many ``/`` each member path holds (computed once, vectorised)."""
+        cached: np.ndarray[Any, np.dtype[np.int32]] | None = getattr(self, "_depths", None)
+        if cached is None:
+            blob = np.frombuffer("\n".join(self._paths).encode("utf-8"), dtype=np.uint8)
+            ends = np.flatnonzero(blob == ord("\n"))  # one per row but the last
+            slashes = np.flatnonzero(blob == ord("/"))
+            bounds = np.searchsorted(slashes, ends)  # slashes before each row's end
+            counts = np.diff(np.concatenate(([0], bounds, [len(slashes)])))
+            cached = counts.astype(np.int32) if self._paths else np.zeros(0, np.int32)
+            self._depths = cached
+        return cached
+
+    def columns(self) -> MemberColumns:
+        """The member records as arrays, row for row with :attr:`paths`."""
+        return MemberColumns(
+            self._bundle,
+            self._offset,
+            self._length,
+            self._crc,
+            self._sha,
+            self._class,
+            self._mtime,
+        )
+
+    @property
+    def bundle_keys(self) -> Sequence[str]:
+        """Bundle keys in the order the ``bundle`` column indexes them."""
+        return self._bundle_keys
+
     def merge(self, other: Catalog) -> Catalog:
         """A catalog with both sets of bundles; paths may not repeat."""
-        return Catalog(
-            [*self.members(), *other.members()],
-            [*self.bundles.values(), *other.bundles.values()],
-            {**self.plain, **other.plain},
+        return Catalog.concat([self, other])
+
+    @classmethod
+    def concat(cls, catalogs: Sequence[Catalog]) -> Catalog:
+        """One catalog of all of these (column by column); paths may not repeat."""
+        bundles = {k: b for c in catalogs for k, b in c.bundles.items()}
+        keys = sorted(bundles)
+        paths: list[str] = []
+        codes = []
+        for c in catalogs:
+            paths += c._paths
+            remap = np.searchsorted(
+                np.array(keys, dtype=object), np.array(c._bundle_keys, dtype=object)
+            )
+            codes.append(remap.astype(np.int32)[c._bundle] if len(c._bundle) else c._bundle)
+
+        def column(name: str) -> np.ndarray[Any, Any]:
+            return np.concatenate([getattr(c, name) for c in catalogs])
+
+        catalog = cls.from_arrays(
+            paths,
+            [bundles[k] for k in keys],
+            bundle=np.concatenate(codes) if codes else np.zeros(0, np.int32),
+            offset=column("_offset"),
+            length=column("_length"),
+            crc32=column("_crc"),
+            sha256=column("_sha"),
+            storage_class=column("_class"),
+            mtime=column("_mtime"),
         )
+        catalog.plain = {k: v for c in catalogs for k, v in c.plain.items()}
+        return catalog
+
+    def without(self, paths: Iterable[str]) -> Catalog:
+        """This catalog without the members at ``paths``; bundles left empty drop out."""
+        drop = sorted({i for i in (self._find(p) for p in paths) if i is not None})
+        if not drop:
+            return self
+        keep = np.ones(len(self._paths), dtype=bool)
+        keep[drop] = False
+        rows = np.flatnonzero(keep)
+        used = np.unique(self._bundle[rows])
+        remap = np.full(len(self._bundle_keys), -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        catalog = Catalog.from_arrays(
+            [self._paths[i] for i in rows.tolist()],
+            [self.bundles[self._bundle_keys[int(u)]] for u in used],
+            bundle=remap[self._bundle[rows]],
+            offset=self._offset[rows],
+            length=self._length[rows],
+            crc32=self._crc[rows],
+            sha256=self._sha[rows],
+            storage_class=self._class[rows],
+            mtime=self._mtime[rows],
+        )
+        catalog.plain = dict(self.plain)
+        return catalog
 
     def with_plain(self, plain: dict[str, int]) -> Catalog:
         """The same catalog, also listing these ordinary (hot) objects."""

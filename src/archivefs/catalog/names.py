@@ -7,6 +7,7 @@ characters, at most 1,024 UTF-8 bytes (S3's key limit).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from pathlib import Path
@@ -20,7 +21,12 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 
 def normalize_member_name(name: str, *, bundle: str | None = None) -> str:
     """The normal form of ``name``, or :class:`BundleError` saying what is wrong with it."""
+    if not isinstance(name, str):
+        return _normalize(name, bundle)  # refused there, without hashing it
+    return _normalize_cached(name, bundle)
 
+
+def _normalize(name: str, bundle: str | None) -> str:
     def refuse(problem: str) -> BundleError:
         return BundleError(
             f"member name {name!r} {problem}.",
@@ -43,6 +49,11 @@ def normalize_member_name(name: str, *, bundle: str | None = None) -> str:
     if len(normal.encode("utf-8")) > MAX_NAME_BYTES:
         raise refuse(f"is longer than {MAX_NAME_BYTES} UTF-8 bytes")
     return normal
+
+
+# bundling normalises each name when sorting, writing and verifying a bundle: once is enough
+# (only answers are cached; a refused name raises again each time)
+_normalize_cached = functools.lru_cache(maxsize=1 << 16)(_normalize)
 
 
 def safe_target_path(root: str | Path, name: str, *, bundle: str | None = None) -> Path:

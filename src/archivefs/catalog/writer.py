@@ -135,7 +135,7 @@ def bundle_tree(
     base = dest_fs._strip_protocol(dest_root).rstrip("/")
     with _store_errors(layout.bundle_dir(dest_root), "list"):
         uploaded = _uploaded_bundles(dest_fs, dest_root)
-    pending = 0
+    parts: list[Catalog] = []  # bundles written since the catalog was last merged and saved
     for group in groups:
         if not group:
             continue
@@ -145,18 +145,18 @@ def bundle_tree(
             continue
         part, sent = _bundle_one(src_fs, root, dest_fs, dest_root, group, klass, scratch, uploaded)
         key = next(iter(part.bundles))
-        if key in catalog.bundles:
+        if key in catalog.bundles or any(key in p.bundles for p in parts):
             report.bundles_reused.append(key)
             continue
-        catalog = _without_paths(catalog, {m.path for m in part.members()}).merge(part)
+        parts.append(part)
         (report.bundles_written if sent else report.bundles_reused).append(key)
         uploaded[key] = (part.bundles[key].size, klass.value)
         report.members += len(group)
-        pending += 1
-        if pending >= save_every:
+        if len(parts) >= save_every:
+            catalog = _merged(catalog, parts)
             with _store_errors(catalog_dir, "save the catalog"):
                 catalog.save(dest_fs, catalog_dir)
-            pending = 0
+    catalog = _merged(catalog, parts)
     plain: dict[str, int] = {}
     for item in hot:
         target = layout.member_path(dest_root, item.path)
@@ -247,7 +247,11 @@ def _bundle_one(
 ) -> tuple[Catalog, bool]:
     """Write, verify and (unless the same bytes are there already) upload one bundle."""
 
+    on_disk = is_local(src_fs)
+
     def opener(item: SourceItem) -> Any:
+        if on_disk:  # the listing read this very path: no fsspec file object per member
+            return lambda: open(f"{root}/{item.path}", "rb")
         return lambda: src_fs.open(f"{root}/{item.path}", "rb")
 
     sources = [Source(i.path, i.size, i.mtime, opener(i)) for i in group]
@@ -292,13 +296,18 @@ def _bundle_one(
     return part, sent
 
 
-def _without_paths(catalog: Catalog, paths: set[str]) -> Catalog:
-    """``catalog`` without the records of ``paths`` (re-bundled); emptied bundles drop out."""
-    if not any(p in catalog for p in paths):
+def _merged(catalog: Catalog, parts: list[Catalog]) -> Catalog:
+    """``catalog`` with the bundles in ``parts`` (emptying ``parts``): members they hold
+    replace earlier records of the same paths (re-bundled); emptied bundles drop out.
+
+    One merge of all of them, column by column: merging bundle by bundle rebuilt
+    the whole catalog per bundle (quadratic in the number of files).
+    """
+    if not parts:
         return catalog
-    kept = [m for m in catalog.members() if m.path not in paths]
-    used = {m.bundle for m in kept}
-    return Catalog(kept, [b for k, b in catalog.bundles.items() if k in used], catalog.plain)
+    merged = Catalog.concat([catalog.without(p for part in parts for p in part.paths), *parts])
+    parts.clear()
+    return merged
 
 
 def _same_upload(

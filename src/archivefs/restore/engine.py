@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 
 from archivefs.errors import ObjectNotFoundError, RestoreFailedError
 from archivefs.model import Action, Plan, PlannedGroup, RestoreTier, check_restore_request
-from archivefs.restore.planner import PathInGroup, make_plan, single_object_groups
+from archivefs.restore.planner import (
+    PathInGroup,
+    PathsInGroup,
+    make_plan,
+    single_object_groups,
+)
 from archivefs.restore.poller import Poller
 from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import DEFAULT_CONCURRENCY, RetryPolicy, SubmitReport, Submitter
@@ -165,7 +170,7 @@ class RestoreEngine:
         tier: RestoreTier | str = RestoreTier.STANDARD,
         days: int = 1,
         needed_until: datetime | None = None,
-        placements: Iterable[PathInGroup] | None = None,
+        placements: Iterable[PathInGroup | PathsInGroup] | None = None,
         missing: Iterable[str] = (),
         upgrade: bool = False,
     ) -> Plan:

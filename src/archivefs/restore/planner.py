@@ -29,6 +29,17 @@ class PathInGroup:
     read_requests: int = 1
 
 
+@dataclass(frozen=True, slots=True)
+class PathsInGroup:
+    """Many logical paths in one group at once (bundle members picked from a catalog's
+    arrays): planning them costs one step per group, not one object per path."""
+
+    paths: tuple[str, ...]
+    group: str
+    read_bytes: int  # all of them together
+    read_requests: int
+
+
 def single_object_groups(states: Mapping[str, ObjectState | None]) -> list[PathInGroup]:
     """The trivial grouping: every object is its own group, read whole with one GET."""
     return [
@@ -59,7 +70,7 @@ def decide(state: ObjectState, *, needed_until: datetime | None, upgrade: bool =
 
 
 def make_plan(
-    placements: Iterable[PathInGroup],
+    placements: Iterable[PathInGroup | PathsInGroup],
     group_states: Mapping[str, ObjectState | None],
     *,
     tier: RestoreTier = RestoreTier.STANDARD,
@@ -74,7 +85,7 @@ def make_plan(
     Parameters
     ----------
     placements:
-        Every requested path with the group that holds it.
+        Every requested path with the group that holds it (one by one, or many at once).
     group_states:
         The probed state of every group's cold object (``None``: it does not exist).
     needed_until:
@@ -100,7 +111,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _make_plan(
-    placements: Iterable[PathInGroup],
+    placements: Iterable[PathInGroup | PathsInGroup],
     group_states: Mapping[str, ObjectState | None],
     tier: RestoreTier,
     days: int,
@@ -116,10 +127,16 @@ def _make_plan(
         if entry is None:
             state = group_states.get(placement.group)
             if state is None:
-                lost.append(placement.path)
+                if isinstance(placement, PathsInGroup):
+                    lost.extend(placement.paths)
+                else:
+                    lost.append(placement.path)
                 continue
             entry = acc[placement.group] = (state, [], [0, 0])
-        entry[1].append(placement.path)
+        if isinstance(placement, PathsInGroup):
+            entry[1].extend(placement.paths)
+        else:
+            entry[1].append(placement.path)
         totals = entry[2]
         totals[0] += placement.read_bytes
         totals[1] += placement.read_requests

@@ -1,0 +1,420 @@
+"""Operations over many catalog members at array speed: find, walk, ls, du, group by bundle.
+
+A catalog keeps its member paths sorted, so everything below a directory is
+one range of rows (two binary searches); depths come from one vectorised pass
+over the paths, and sizes, bundles and classes are numpy columns. Python
+objects are built only for what a call returns: names-only answers are slices
+of the catalog's own path list, and info dicts are made column by column.
+
+The answers are exactly those of the straightforward per-member code they
+replace (``tests/test_catalog_members.py`` compares them on generated trees):
+fsspec's ``find`` (with ``maxdepth``/``withdirs`` meaning its walk), ``ls``
+and ``du`` over a catalog root, with each member's class and restore state
+taken from its bundle's class (listings probe nothing).
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from archivefs.model import RestoreState
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from archivefs.catalog.index import Catalog
+
+_TOP = "\U0010ffff"  # sorts after every character: ``p + "/" + _TOP`` ends p's block
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many acyclic dicts (it would rescan them all)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _by_name(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    with _gc_paused():
+        return dict(zip([e["name"] for e in entries], entries, strict=True))
+
+
+def member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
+    """fsspec info dicts of the members in ``rows`` (class and state from their bundles)."""
+    with _gc_paused():
+        return _member_entries(catalog, rows)
+
+
+def _member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
+    paths = catalog.paths
+    names = paths[rows] if isinstance(rows, slice) else [paths[i] for i in rows.tolist()]
+    if not names:
+        return []
+    columns = catalog.columns()
+    codes = columns.bundle[rows]
+    keys = catalog.bundle_keys
+    classes = [catalog.bundles[k].storage_class for k in keys]
+    class_of = np.array([c.value for c in classes] or [""], dtype=object)
+    access_of = np.array([c.access.value for c in classes] or [""], dtype=object)
+    state_of = np.array(
+        [(RestoreState.ARCHIVED if c.needs_restore else RestoreState.HOT).value for c in classes]
+        or [""],
+        dtype=object,
+    )
+    bundles = np.array(list(keys) or [""], dtype=object)[codes].tolist()
+    klass = class_of[codes].tolist()
+    access = access_of[codes].tolist()
+    state = state_of[codes].tolist()
+    sizes = columns.length[rows].tolist()
+    crcs = columns.crc32[rows].tolist()
+    mtimes = columns.mtime[rows].tolist()
+    return [
+        {
+            "name": name,
+            "size": size,
+            "type": "file",
+            "StorageClass": cls,
+            "storage_class": cls,
+            "access": reads,
+            "restore": restore,
+            "restore_expiry": None,
+            "archive_access": None,
+            "bundle": bundle,
+            "crc32": crc,
+            "mtime": mtime,
+        }
+        for name, size, cls, reads, restore, bundle, crc, mtime in zip(
+            names, sizes, klass, access, state, bundles, crcs, mtimes, strict=True
+        )
+    ]
+
+
+def plain_entry(path: str, size: int) -> dict[str, Any]:
+    """A hot object listed by a catalog (e.g. zarr metadata kept out of bundles)."""
+    return {
+        "name": path,
+        "size": size,
+        "type": "file",
+        "StorageClass": "STANDARD",
+        "storage_class": "STANDARD",
+        "access": "immediate",
+        "restore": RestoreState.HOT.value,
+        "restore_expiry": None,
+        "archive_access": None,
+    }
+
+
+def _directory(path: str) -> dict[str, Any]:
+    return {"name": path, "size": 0, "type": "directory"}
+
+
+# -- find: everything below a path ------------------------------------------------------------
+
+
+def _find_parts(catalog: Catalog, path: str) -> tuple[slice, list[str], dict[str, int]]:
+    """Member rows below ``path`` (plus ``path`` itself if a member), as a slice when they
+    are contiguous; the extra member row; and the listed plain objects that match."""
+    start, end = catalog.below(path)
+    own = catalog.row(path)
+    extra = [path] if own is not None else []
+    prefix = path.rstrip("/") + "/"
+    plain = {p: s for p, s in catalog.plain.items() if p.startswith(prefix) or p == path}
+    return slice(start, end), extra, plain
+
+
+def find_names(catalog: Catalog, path: str) -> list[str]:
+    """Sorted paths of every file at or below ``path``: members and listed plain objects."""
+    rows, extra, plain = _find_parts(catalog, path)
+    names = list(catalog.paths[rows])
+    if not extra and not plain:
+        return names
+    return sorted({*names, *extra, *plain})
+
+
+def find_entries(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
+    """Info dicts of every file at or below ``path``, by sorted name (plain wins a clash)."""
+    rows, extra, plain = _find_parts(catalog, path)
+    if not extra and not plain:
+        return _by_name(member_entries(catalog, rows))
+    picked, plain = find_rows(catalog, path)
+    out = _by_name(member_entries(catalog, picked))
+    out.update((p, plain_entry(p, s)) for p, s in plain.items())
+    return {name: out[name] for name in sorted(out)}
+
+
+def du_total(catalog: Catalog, path: str) -> int:
+    """Total bytes of the files :func:`find_entries` lists, with no dict built."""
+    rows, plain = find_rows(catalog, path)
+    return int(catalog.columns().length[rows].sum()) + sum(plain.values())
+
+
+# -- walk: find with maxdepth / withdirs (fsspec's walk over ls) --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """What fsspec's walk below a catalog directory finds: file rows and paths, directories."""
+
+    rows: slice | np.ndarray[Any, Any]  # member rows within maxdepth, ascending
+    plain: dict[str, int]  # listed plain objects within maxdepth
+    directories: list[str]  # every directory the walk lists (within maxdepth), sorted
+
+
+def walkable(catalog: Catalog, path: str) -> bool:
+    """Whether :func:`walk` answers for ``path``: a directory of the catalog whose names
+    hold no empty part (those, a member file at a directory's own path, and an empty
+    directory are left to fsspec's generic walk, which has its own ways with them)."""
+    if not path or catalog.row(path) is not None or path in catalog.plain:
+        return False
+    start, end = catalog.below(path)
+    prefix = path + "/"
+    plain = [p for p in catalog.plain if p.startswith(prefix)]
+    if end == start and not plain:
+        return False
+    return not (any(p.endswith("/") or "//" in p for p in plain) or _odd(catalog, start, end))
+
+
+def _odd(catalog: Catalog, start: int, end: int) -> bool:
+    """Whether members in rows ``[start, end)`` have an empty part (``a//b``, ``a/``)."""
+    odd: np.ndarray[Any, Any] | None = getattr(catalog, "_odd_rows", None)
+    if odd is None:
+        odd = np.flatnonzero(
+            np.fromiter(
+                (p.endswith("/") or "//" in p for p in catalog.paths),
+                dtype=bool,
+                count=len(catalog.paths),
+            )
+        )
+        catalog._odd_rows = odd  # type: ignore[attr-defined]
+    i = int(np.searchsorted(odd, start))
+    return i < len(odd) and int(odd[i]) < end
+
+
+def walk(catalog: Catalog, path: str, maxdepth: int | None, prefix: str = "") -> Walk:
+    """Files and directories fsspec's walk (over :func:`listing`) finds below ``path``;
+    with ``prefix`` (a name stem, as ``glob`` passes it), only names starting
+    ``path/prefix``."""
+    stem = path + "/" + prefix
+    start, end = catalog.starting(stem)
+    base = path.count("/")
+    limit = maxdepth if maxdepth is not None else 1 << 30
+    relative = catalog.depths()[start:end] - base
+    deepest = int(relative.max()) if len(relative) else 0
+    rows: slice | np.ndarray[Any, Any] = slice(start, end)
+    if deepest > limit:
+        rows = np.flatnonzero(relative <= limit) + start
+    # rows inside a directory of level k (members at relative depth > k), per level
+    inside = {
+        level: np.flatnonzero(relative > level) + start
+        for level in range(1, min(limit, deepest - 1) + 1)
+    }
+    directories: set[str] = set()
+    if inside:
+        _subdirectories(catalog.paths, inside, path + "/", start, end, 1, out=directories)
+    plain: dict[str, int] = {}
+    for name, size in catalog.plain.items():
+        if not name.startswith(stem):
+            continue
+        parts = name[len(path) + 1 :].split("/")
+        if len(parts) <= limit:
+            plain[name] = size
+        for level in range(1, min(len(parts), limit + 1)):
+            directories.add(path + "/" + "/".join(parts[:level]))
+    return Walk(rows, plain, sorted(directories))
+
+
+def _subdirectories(
+    paths: Sequence[str],
+    inside: dict[int, np.ndarray[Any, Any]],
+    prefix: str,
+    start: int,
+    end: int,
+    level: int,
+    *,
+    out: set[str],
+) -> None:
+    """The directories of level ``level`` and below under ``prefix`` (rows ``[start,
+    end)``): one step per directory, jumping over its members by binary search."""
+    deep = inside[level]
+    i = int(np.searchsorted(deep, start))
+    while i < len(deep) and int(deep[i]) < end:
+        row = int(deep[i])
+        name = prefix + paths[row][len(prefix) :].split("/", 1)[0]
+        out.add(name)
+        stop = bisect.bisect_left(paths, name + "/" + _TOP, row, end)
+        if level + 1 in inside:
+            _subdirectories(paths, inside, name + "/", row, stop, level + 1, out=out)
+        i = int(np.searchsorted(deep, stop))
+
+
+def walk_names(
+    catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool, prefix: str = ""
+) -> list[str]:
+    """``find(path, maxdepth, withdirs)`` names (the root itself included with ``withdirs``)."""
+    found = walk(catalog, path, maxdepth, prefix)
+    if isinstance(found.rows, slice):
+        names = list(catalog.paths[found.rows])
+    else:
+        names = [catalog.paths[i] for i in found.rows.tolist()]
+    extra = set(found.plain)
+    if withdirs:
+        extra.update(found.directories)
+        extra.add(path)
+    if not extra:
+        return names
+    return sorted({*names, *extra})
+
+
+def walk_entries(
+    catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool, prefix: str = ""
+) -> dict[str, dict[str, Any]]:
+    """``find(path, maxdepth, withdirs, detail=True)``: plain objects win a clash with a
+    member, directories (``withdirs``) a clash with a file, as in fsspec's walk."""
+    found = walk(catalog, path, maxdepth, prefix)
+    entries = member_entries(catalog, found.rows)
+    out = _by_name(entries)
+    out.update((p, plain_entry(p, s)) for p, s in found.plain.items())
+    if withdirs:
+        out.update((d, _directory(d)) for d in found.directories)
+        out[path] = _directory(path)
+    if len(out) == len(entries):
+        return out  # member rows ascend, so their names are already sorted
+    return {name: out[name] for name in sorted(out)}
+
+
+# -- ls: one directory -------------------------------------------------------------------------
+
+
+def listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:
+    """``ls`` of a directory inside a catalog root: its members and listed plain objects,
+    then its subdirectories (sorted); empty if it holds nothing."""
+    start, end = catalog.below(path)
+    prefix = path.rstrip("/") + "/"
+    paths = catalog.paths
+    rows: list[int] = []
+    names: set[str] = set()
+    i = start
+    while i < end:
+        rest = paths[i][len(prefix) :]
+        if "/" in rest:
+            sub = prefix + rest.split("/", 1)[0]
+            names.add(sub)
+            i = bisect.bisect_left(paths, sub + "/" + _TOP, i, end)
+        else:
+            rows.append(i)
+            i += 1
+    entries = member_entries(catalog, np.asarray(rows, dtype=np.int64))
+    for plain, size in catalog.plain.items():
+        if plain.startswith(prefix):
+            rest = plain[len(prefix) :]
+            if "/" in rest:
+                names.add(prefix + rest.split("/", 1)[0])
+            else:
+                entries.append(plain_entry(plain, size))
+    entries += [_directory(d) for d in sorted(names)]
+    return entries
+
+
+# -- planning: members grouped by bundle ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BundleSelection:
+    """Selected members of one bundle: their paths (in selection order) and total bytes."""
+
+    bundle: str
+    paths: list[str]
+    read_bytes: int
+
+
+def by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelection]:
+    """Members ``rows`` grouped by bundle, bundles in order of first appearance in ``rows``
+    and members in ``rows`` order within each (as a per-member dictionary pass would)."""
+    if not len(rows):
+        return []
+    columns = catalog.columns()
+    codes = columns.bundle[rows]
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    cuts = np.flatnonzero(np.diff(sorted_codes)) + 1
+    starts = np.concatenate(([0], cuts))
+    ends = np.concatenate((cuts, [len(order)]))
+    first = order[starts]  # position in ``rows`` of each bundle's first member
+    sizes = np.add.reduceat(columns.length[rows][order], starts)
+    paths = catalog.paths
+    ordered_rows = rows[order].tolist()
+    keys = catalog.bundle_keys
+    groups = [
+        BundleSelection(
+            keys[int(sorted_codes[s])],
+            [paths[r] for r in ordered_rows[s:e]],
+            int(size),
+        )
+        for s, e, size in zip(starts.tolist(), ends.tolist(), sizes.tolist(), strict=True)
+    ]
+    return [groups[i] for i in np.argsort(first, kind="stable").tolist()]
+
+
+def find_rows(catalog: Catalog, path: str) -> tuple[np.ndarray[Any, Any], dict[str, int]]:
+    """What :func:`find_entries` lists, as member rows (ascending) and plain objects."""
+    rows, extra, plain = _find_parts(catalog, path)
+    picked = np.arange(rows.start, rows.stop, dtype=np.int64)
+    for name in extra:
+        row = catalog.row(name)
+        assert row is not None
+        picked = np.union1d(picked, [row])
+    if plain:  # a plain object at a member's path replaces it
+        shadowed = [r for r in (catalog.row(p) for p in plain) if r is not None]
+        picked = np.setdiff1d(picked, shadowed)
+    return picked, plain
+
+
+class Picks:
+    """Members chosen for a plan, catalog by catalog, each once, in the order chosen."""
+
+    def __init__(self) -> None:
+        self._chunks: list[tuple[Catalog, list[int] | np.ndarray[Any, Any]]] = []
+
+    def __len__(self) -> int:
+        return sum(len(rows) for _, rows in self._chunks)
+
+    def add(self, catalog: Catalog, row: int) -> None:
+        if self._chunks and self._chunks[-1][0] is catalog:
+            last = self._chunks[-1][1]
+            if isinstance(last, list):
+                last.append(row)
+                return
+        self._chunks.append((catalog, [row]))
+
+    def add_rows(self, catalog: Catalog, rows: np.ndarray[Any, Any]) -> None:
+        if len(rows):
+            self._chunks.append((catalog, rows))
+
+    def update(self, other: Picks) -> None:
+        self._chunks += other._chunks
+
+    def groups(self) -> list[BundleSelection]:
+        """The picked members by bundle (duplicates dropped, first choice kept)."""
+        catalogs: dict[int, tuple[Catalog, list[np.ndarray[Any, Any]]]] = {}
+        for catalog, rows in self._chunks:
+            entry = catalogs.setdefault(id(catalog), (catalog, []))
+            entry[1].append(np.asarray(rows, dtype=np.int64))
+        out: list[BundleSelection] = []
+        for catalog, chunks in catalogs.values():
+            rows = np.concatenate(chunks)
+            if len(chunks) > 1:
+                _, first = np.unique(rows, return_index=True)
+                rows = rows[np.sort(first)]
+            out += by_bundle(catalog, rows)
+        return out

@@ -1,0 +1,223 @@
+"""Member operations on the catalog's arrays give exactly what the per-member code gave.
+
+Generated trees (unicode names, names that sort between a directory and its
+members, files beside folders of the same stem, plain hot objects) are put
+into a real catalog on the emulated server; every ``find`` (names and
+detail, with ``maxdepth``/``withdirs``), ``glob``, ``du`` and ``plan`` of the
+filesystem is compared with a filesystem that answers them the
+straightforward way: fsspec's own walk over ``ls``, one dict per member,
+one lookup per member when planning.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+from fsspec.asyn import AsyncFileSystem
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archivefs.catalog import BundleInfo, Catalog, MemberInfo
+from archivefs.catalog import members as catalog_members
+from archivefs.catalog.layout import catalog_dir, registry_path
+from archivefs.catalog.registry import dump_registry
+from archivefs.filesystem import ArchiveFileSystem, _member_entry
+from archivefs.model import StorageClass
+
+if TYPE_CHECKING:
+    from archivefs.catalog.members import Picks
+    from archivefs.model import ObjectState
+    from archivefs.testing import EmulatedArchive
+
+PARTS = st.sampled_from(["a", "b", "a-b", "ab", "é", "e\u0301", "中", "z.nc", "a.b"])
+TREES = st.lists(
+    st.lists(PARTS, min_size=1, max_size=4).map("/".join), min_size=1, max_size=40, unique=True
+)
+
+
+def reference_find(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
+    """find(path) inside a catalog root as it was: a lookup and a dict per member."""
+    entries = []
+    for name in catalog.find(path):
+        member = catalog.lookup(name)
+        assert member is not None
+        entries.append(_member_entry(member, catalog.bundles[member.bundle].storage_class))
+    prefix = path.rstrip("/") + "/"
+    entries += [
+        catalog_members.plain_entry(p, size)
+        for p, size in catalog.plain.items()
+        if p.startswith(prefix) or p == path
+    ]
+    files = {e["name"]: e for e in entries}
+    return {n: files[n] for n in sorted(files)}
+
+
+def reference_listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:
+    """ls inside a catalog root as it was: Catalog.ls and one MemberInfo per member."""
+    files, dirs = catalog.ls(path)
+    entries = [_member_entry(m, catalog.bundles[m.bundle].storage_class) for m in files]
+    names = set(dirs)
+    prefix = path.rstrip("/") + "/"
+    for plain, size in catalog.plain.items():
+        if plain.startswith(prefix):
+            rest = plain[len(prefix) :]
+            if "/" in rest:
+                names.add(prefix + rest.split("/", 1)[0])
+            else:
+                entries.append(catalog_members.plain_entry(plain, size))
+    entries += [{"name": d, "size": 0, "type": "directory"} for d in sorted(names)]
+    return entries
+
+
+class Straightforward(ArchiveFileSystem):
+    """The same filesystem answering member operations one member at a time."""
+
+    async def _find(
+        self, path: str, maxdepth: int | None = None, withdirs: bool = False, **kwargs: Any
+    ) -> Any:
+        path = self._strip_protocol(path)
+        if maxdepth is not None or withdirs:
+            kwargs.setdefault("probe_bundles", False)
+            kwargs.pop("prefix", None)
+            return await AsyncFileSystem._find(self, path, maxdepth, withdirs, **kwargs)
+        found = await self.catalogs.root_for(path)
+        assert found is not None
+        files = reference_find(found[1], path)
+        return files if kwargs.get("detail") else list(files)
+
+    async def _du(
+        self, path: str, total: bool = True, maxdepth: int | None = None, **kwargs: Any
+    ) -> Any:
+        sizes = {}
+        for name in await self._find(path, maxdepth=maxdepth, **kwargs):
+            sizes[name] = (await self._info(name))["size"]
+        return sum(sizes.values()) if total else sizes
+
+    async def _pick_below(
+        self, catalog: Catalog, path: str, members: Picks, states: dict[str, ObjectState]
+    ) -> int:
+        return await self._sort_files(await self._find(path, detail=True), members, states)
+
+
+def make_catalog(root: str, names: list[str], plain: list[str]) -> Catalog:
+    bundles = [
+        BundleInfo(f"{root}/.archivefs/bundles/b{i}.zip", 1000, klass, 1, "00" * 32)
+        for i, klass in enumerate([StorageClass.DEEP_ARCHIVE, StorageClass.STANDARD])
+    ]
+    members = [
+        MemberInfo(
+            f"{root}/{name}",
+            bundles[i % 2].key,
+            64 * i,
+            i + 1,
+            i,
+            f"{i:064x}",
+            StorageClass.STANDARD,
+            1.7e9 + i,
+        )
+        for i, name in enumerate(names)
+    ]
+    catalog = Catalog(members, bundles)
+    if plain:
+        catalog = catalog.with_plain({f"{root}/{p}": 7 for p in plain})
+    return catalog
+
+
+def queries(root: str, names: list[str]) -> list[str]:
+    """The root, every directory and member, and name stems that are no directory."""
+    out = {root, f"{root}/a", f"{root}/e", f"{root}/a-", f"{root}/nothing"}
+    for name in names:
+        parts = name.split("/")
+        out.update(f"{root}/{'/'.join(parts[:i])}" for i in range(1, len(parts) + 1))
+    return sorted(out)
+
+
+@settings(max_examples=30, deadline=None)
+@given(names=TREES, plain=st.lists(st.sampled_from(["a/zarr.json", "b", "q/r/.zattrs"])))
+def test_listing_and_find_match_the_per_member_code(names: list[str], plain: list[str]) -> None:
+    root = "bucket/root"
+    catalog = make_catalog(root, names, plain)
+    for path in queries(root, names):
+        assert catalog_members.find_entries(catalog, path) == reference_find(catalog, path)
+        assert catalog_members.find_names(catalog, path) == list(reference_find(catalog, path))
+        assert catalog_members.listing(catalog, path) == reference_listing(catalog, path)
+        assert catalog_members.du_total(catalog, path) == sum(
+            e["size"] for e in reference_find(catalog, path).values()
+        )
+
+
+def test_bundle_groups_keep_the_order_of_choice() -> None:
+    root = "bucket/root"
+    catalog = make_catalog(root, [f"f{i}" for i in range(6)], [])
+    picks = catalog_members.Picks()
+    picks.add_rows(catalog, np.array([3, 1, 4]))
+    picks.add(catalog, 1)  # chosen twice: kept once, where first chosen
+    picks.add(catalog, 0)
+    groups = catalog_members.by_bundle(catalog, np.array([3, 1, 4, 0]))
+    assert [(g.bundle.rsplit("/", 1)[1], g.paths) for g in groups] == [
+        ("b1.zip", [f"{root}/f3", f"{root}/f1"]),
+        ("b0.zip", [f"{root}/f4", f"{root}/f0"]),
+    ]
+    assert picks.groups() == groups
+    assert [g.read_bytes for g in groups] == [4 + 2, 5 + 1]
+
+
+@pytest.fixture
+def stores(archive: EmulatedArchive) -> tuple[ArchiveFileSystem, ArchiveFileSystem]:
+    def make(cls: type[ArchiveFileSystem]) -> ArchiveFileSystem:
+        return cls(
+            target_options=archive.storage_options(),
+            journal=False,
+            restore_status_in_listings=True,
+            skip_instance_cache=True,
+        )
+
+    return make(ArchiveFileSystem), make(Straightforward)
+
+
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(names=TREES, plain=st.lists(st.sampled_from(["a/zarr.json", "q/r/.zattrs"])))
+def test_filesystem_member_operations_match_the_straightforward_ones(
+    archive: EmulatedArchive,
+    stores: tuple[ArchiveFileSystem, ArchiveFileSystem],
+    names: list[str],
+    plain: list[str],
+) -> None:
+    bucket = f"t-{uuid.uuid4().hex[:12]}"
+    archive.create_bucket(bucket)
+    root = f"{bucket}/root"
+    catalog = make_catalog(root, names, plain)
+    for key in catalog.bundles:
+        archive.put_objects(bucket, {key.split("/", 1)[1]: b"x" * 1000}, storage_class="GLACIER")
+    for path in catalog.plain:
+        archive.put_objects(bucket, {path.split("/", 1)[1]: b"x" * 7})
+    fast, slow = stores
+    catalog.save(fast.fs, catalog_dir(root))
+    fast.fs.pipe_file(registry_path(bucket), dump_registry([root]))
+    for fs in (fast, slow):
+        fs.catalogs.invalidate()
+    requests = archive.requests
+    for path in queries(root, names):
+        for maxdepth in (None, 1, 2, 3):
+            for withdirs in (False, True):
+                for detail in (False, True):
+                    got = fast.find(path, maxdepth=maxdepth, withdirs=withdirs, detail=detail)
+                    want = slow.find(path, maxdepth=maxdepth, withdirs=withdirs, detail=detail)
+                    assert got == want, (path, maxdepth, withdirs, detail)
+        assert fast.du(path) == slow.du(path)
+        if fast.find(path):
+            plan, reference = fast.plan(path), slow.plan(path)
+            assert [(g.key, g.paths, g.read_bytes) for g in plan.groups] == [
+                (g.key, g.paths, g.read_bytes) for g in reference.groups
+            ]
+    for pattern in ("*", "*/*", "a*", "a*/*", "**/*.nc", "*/a*/**", "中*"):
+        full = f"{root}/{pattern}"
+        assert fast.glob(full, detail=True) == slow.glob(full, detail=True), pattern
+    requests.clear()
+    fast.du(root)
+    assert requests.counts().get("HEAD", 0) == 0  # sizes from the catalog, no HEAD per member
