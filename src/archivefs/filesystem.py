@@ -121,6 +121,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     notifications:
         A source of "this key is restored" events (S3 event notifications through a
         queue, or a callback) that lets the poller check at once instead of waiting.
+    store_options:
+        Options of the provider's store adapter. Azure (``AzureStore``):
+        ``rehydrate_to`` (Hot, Cool or Cold), ``retry`` (``{"attempts": 6,
+        "backoff": 0.1, "max_backoff": 5.0}``: retries of throttled tier changes and
+        listings) and ``batch_size`` (Set Blob Tier per Blob Batch, up to 256).
     """
 
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
@@ -158,6 +163,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         bucket_claims: bool = False,
         pickle_credentials: bool = False,
         credentials: str | None = None,
+        store_options: dict[str, Any] | None = None,
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
@@ -220,7 +226,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self._hot_url = hot
         self._hot_options = dict(hot_options or {})
         self._hot: tuple[Any, str] | None = None
-        self.store = make_store(provider, fs, restore_status_in_listings=restore_status_in_listings)
+        self.store = make_store(
+            provider,
+            fs,
+            restore_status_in_listings=restore_status_in_listings,
+            **(store_options or {}),  # the adapter's own, e.g. Azure's rehydrate_to, retry
+        )
         self.store_protocol = provider.protocols[0]
         self.catalogs = CatalogView(self.store.get_bytes)
         self.read_stats = ReadStats()

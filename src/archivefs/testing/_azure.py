@@ -151,9 +151,7 @@ class AzureRequestLog:
 
     def counts(self, *, batched: bool | None = False) -> dict[str, int]:
         """Requests per operation (only operations that occurred; ``batched`` as in count)."""
-        return dict(
-            Counter(r.op for r in self.records if batched is None or r.batched == batched)
-        )
+        return dict(Counter(r.op for r in self.records if batched is None or r.batched == batched))
 
     def clear(self) -> None:
         with self._lock:
