@@ -233,6 +233,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             **(store_options or {}),  # the adapter's own, e.g. Azure's rehydrate_to, retry
         )
         self.store_protocol = provider.protocols[0]
+        self.provider = provider
         self.catalogs = CatalogView(self.store.get_bytes)
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
@@ -1268,11 +1269,20 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """
         plan = await self._plan(paths, tier=tier, days=days, upgrade=upgrade)
         named_paths = _named_paths(paths, self._strip_protocol)
-        for group in plan.groups:
-            named = group.key in named_paths
-            state = group.state
-            if named and not state.storage_class.needs_restore and state.archive_access is None:
-                raise_not_archived(state.path, state.storage_class)
+        online = [
+            g.state
+            for g in plan.groups
+            if g.key in named_paths
+            and not g.state.storage_class.needs_restore
+            and g.state.archive_access is None
+        ]
+        if online and self.provider.targets and self.engine.journal is not None:
+            # Azure: a finished rehydration leaves the blob Hot, like one never archived;
+            # the journal tells them apart, so running the same restore again is no error
+            done = {r.key for r in self.engine.journal.records([s.path for s in online])}
+            online = [s for s in online if s.path not in done]
+        for state in online:
+            raise_not_archived(state.path, state.storage_class)
         result = await self.engine.restore(
             plan, wait=wait or promote, timeout=timeout, on_progress=on_progress
         )
