@@ -399,10 +399,18 @@ class AzureStore:
             from azure.core import MatchConditions
 
             kwargs = {"etag": if_match, "match_condition": MatchConditions.IfNotModified}
-        client = self._service().get_blob_client(container, blob)
-        stream = await client.download_blob(offset=start, length=end - start, **kwargs)
-        data: bytes = await stream.readall()
-        return RangeRead(data, int(stream.properties.size), stream.properties.etag)
+        try:
+            client = self._service().get_blob_client(container, blob)
+            stream = await client.download_blob(offset=start, length=end - start, **kwargs)
+            data: bytes = await stream.readall()
+        except Exception as error:
+            raise_translated(error, path, action="read")
+        # properties.size is the ranged download's length; the blob's own size is the
+        # total in Content-Range ("bytes 506-865/11397")
+        content_range = str(getattr(stream.properties, "content_range", "") or "")
+        total = content_range.rsplit("/", 1)[-1]
+        size = int(total) if total.isdigit() else int(stream.properties.size)
+        return RangeRead(data, size, stream.properties.etag)
 
     async def is_directory(self, path: str) -> bool:
         """Whether anything is stored below ``path`` (one List Blobs request)."""
@@ -519,6 +527,32 @@ class AzureStore:
 
     async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
         raise _no_claims(path)
+
+
+def upload_at_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str, str]) -> None:
+    """Upload a local file to ``container/blob`` directly in ``tier`` (blocking).
+
+    One Put Blob with ``x-ms-access-tier`` (azure-storage-blob's
+    ``standard_blob_tier``): adlfs's ``put_file`` cannot set a tier, and a
+    second Set Blob Tier request would make the blob Hot first.
+    """
+    from azure.storage.blob import StandardBlobTier
+    from fsspec.asyn import sync
+
+    container, blob = split_path(fs._strip_protocol(path))
+    standard = StandardBlobTier(AZURE.find_class(tier).name if AZURE.find_class(tier) else tier)
+
+    async def put() -> None:
+        client = fs.service_client.get_blob_client(container, blob)
+        with open(local, "rb") as data:
+            await client.upload_blob(
+                data, overwrite=True, standard_blob_tier=standard, metadata=metadata
+            )
+
+    try:
+        sync(fs.loop, put)
+    except Exception as error:
+        raise_translated(error, path, action="upload")
 
 
 def _sub_error(code: str | None, status: int, path: str) -> ArchiveError:
