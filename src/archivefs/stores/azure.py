@@ -540,7 +540,8 @@ def upload_at_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str
     from fsspec.asyn import sync
 
     container, blob = split_path(fs._strip_protocol(path))
-    standard = StandardBlobTier(AZURE.find_class(tier).name if AZURE.find_class(tier) else tier)
+    spec = AZURE.find_class(tier)
+    standard = StandardBlobTier(spec.name if spec is not None else tier)
 
     async def put() -> None:
         client = fs.service_client.get_blob_client(container, blob)
