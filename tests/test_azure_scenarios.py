@@ -295,3 +295,19 @@ def test_bundles_are_restored_as_groups_then_members_read(
     assert sub_requests(azure_archive) == 3
     assert set(azure_archive.rehydrations.values()) == {1}
     assert fs.cat_file(f"{dest}/d2/f059.dat") == files["d2/f059.dat"]
+
+
+def test_a_pending_read_says_how_a_finished_rehydration_shows(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    from archivefs.errors import RestoreInProgressError
+
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    azure_archive.put_blob(azure_container, "a.bin", b"data", tier="Archive")
+    fs = make_az(store_options={"rehydrate_to": "Cool"})
+    fs.restore(f"{azure_container}/a.bin")
+    assert azure_archive.pending() == {f"{azure_container}/a.bin": ("Cool", "Standard")}
+    with pytest.raises(RestoreInProgressError) as caught:
+        fs.cat_file(f"{azure_container}/a.bin")
+    assert "fs.info() shows storage_class='Cool' and restore='hot'" in str(caught.value)
+    assert "restore='restored'" not in str(caught.value)  # S3's wording, not Azure's

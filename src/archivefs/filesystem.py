@@ -623,7 +623,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 f"object is in {klass} and its restore is in progress; a {self.tier.value} "
                 f"restore takes {wait}.",
                 path=state.path,
-                fix="read again once it is done (fs.info() shows restore='restored'), or open "
+                fix=f"read again once it is done ({self._done_shows()}), or open "
                 "the filesystem with on_archived='wait' to block until it is back.",
                 ready_at=self._ready_at(state),
             )
@@ -635,6 +635,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             fix=_archived_fix(state.path, restore_call, self.store_protocol),
             storage_class=state.storage_class.value,
         )
+
+    def _done_shows(self) -> str:
+        """How ``info()`` shows a finished restore, in this provider's terms."""
+        if self.provider.targets:  # Azure: the blob moves to an online tier for good
+            target = getattr(self.store, "rehydrate_to", None) or self.provider.default_target
+            return f"fs.info() shows storage_class={target!r} and restore='hot'"
+        return "fs.info() shows restore='restored'"
 
     def _cost_phrase(self, state: ObjectState) -> str:
         """', costs about $X (sheet)' for restoring and reading one object, if priceable."""
