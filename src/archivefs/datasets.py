@@ -286,6 +286,10 @@ def _fetch_whole(fs: ArchiveFileSystem, sizes: dict[str, int]) -> dict[str, byte
 
 _ARCHIVE_KEYS = frozenset(
     {
+        "price_sheet",  # e.g. azure-eastus for az:// URLs
+        "egress",
+        "max_cost",
+        "store_options",  # the provider adapter's (Azure: rehydrate_to, retry, batch_size)
         "on_archived",
         "tier",
         "days",
@@ -298,11 +302,6 @@ _ARCHIVE_KEYS = frozenset(
         "concurrency",
         "skip_instance_cache",
         "pickle_credentials",
-        "price_sheet",
-        "egress",
-        "max_cost",
-        "bucket_claims",
-        "store_options",
     }
 )
 
