@@ -125,6 +125,7 @@ def test_killed_submission_resumes_without_a_duplicate(
         "store_options": {"batch_size": 20},  # small batches: a kill lands between them
     }
     kill_when(WORKER, config, lambda: sub_requests(azure_archive) >= 60)
+    azure_archive.wait_idle()  # a batch the killed worker sent is still applied
     before_kill = sum(azure_archive.rehydrations.values())
     assert 60 <= before_kill < 300
 

@@ -200,11 +200,17 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         op = classify(self.command, blob, query, self.headers)
-        archive._complete_due()
-        status, headers, payload = archive._answer(
-            self.command, parsed, container, blob, query, dict(self.headers.items()), body, op
-        )
-        archive.requests.append(AzureRequest(op, container, blob, status))
+        with archive._lock:
+            archive._in_flight += 1
+        try:
+            archive._complete_due()
+            status, headers, payload = archive._answer(
+                self.command, parsed, container, blob, query, dict(self.headers.items()), body, op
+            )
+            archive.requests.append(AzureRequest(op, container, blob, status))
+        finally:
+            with archive._lock:
+                archive._in_flight -= 1
         self.send_response(status)
         length_header = str(len(payload))
         for name, value in headers:
@@ -251,6 +257,7 @@ class EmulatedAzureArchive:
         self.rehydrations: Counter[str] = Counter()  # container/blob -> rehydrations started
         self.batch_enabled = True  # False: Blob Batch is refused, as on accounts without it
         self._lock = threading.RLock()
+        self._in_flight = 0  # requests the proxy is answering now
         self._process: subprocess.Popen[bytes] | None = None
         self._proxy: _ProxyServer | None = None
         self._location: tempfile.TemporaryDirectory[str] | None = None
@@ -433,6 +440,21 @@ class EmulatedAzureArchive:
                     self.injected += 1
                     return rule.status, rule.code
         return None
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Return once the proxy answers no request (e.g. after a client was killed mid-batch:
+        its batch is still applied, and counted, after the client is gone)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if self._in_flight == 0:
+                    return
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the emulated Azure archive still answers {self._in_flight} request(s) "
+                    f"after {timeout} s. Fix: look for a request that hangs (a fault rule?)."
+                )
+            time.sleep(0.01)
 
     def complete_rehydrations(self) -> None:
         """Finish every pending rehydration now (as if its delay had passed)."""
