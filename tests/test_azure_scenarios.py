@@ -312,3 +312,15 @@ def test_a_pending_read_says_how_a_finished_rehydration_shows(
         fs.cat_file(f"{azure_container}/a.bin")
     assert "fs.info() shows storage_class='Cool' and restore='hot'" in str(caught.value)
     assert "restore='restored'" not in str(caught.value)  # S3's wording, not Azure's
+
+
+def test_adapter_options_are_checked_with_a_fix(
+    azure_archive: EmulatedAzureArchive, make_az: Callable[..., Any]
+) -> None:
+    with pytest.raises(ValueError, match=r"outside Azure's 1\.\.256\. Fix"):
+        make_az(store_options={"batch_size": 300})
+    with pytest.raises(ValueError, match=r"unknown option\(s\) tries\. Fix"):
+        make_az(store_options={"retry": {"tries": 3}})
+    fs = make_az(store_options={"retry": {"attempts": 2, "backoff": 0.0}, "batch_size": 1})
+    assert (fs.store.retry.attempts, fs.store.restore_batch_size) == (2, 1)
+    assert azure_archive.requests.counts() == {}  # checked before any request
