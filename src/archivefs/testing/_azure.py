@@ -24,6 +24,7 @@ so its requests are never counted.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import http.client
 import random
@@ -304,9 +305,13 @@ class EmulatedAzureArchive:
         self._proxy = _ProxyServer(("127.0.0.1", 0), _Handler)
         self._proxy.archive = self
         threading.Thread(target=self._proxy.serve_forever, daemon=True).start()
+        # a script that raises before stop() (a doc page under test) must not leave
+        # Azurite running: stop at interpreter exit too (stop() is idempotent)
+        atexit.register(self.stop)
         return self
 
     def stop(self) -> None:
+        atexit.unregister(self.stop)
         if self._proxy is not None:
             self._proxy.shutdown()
             self._proxy.server_close()
