@@ -153,7 +153,9 @@ def test_restore_of_n_blobs_is_n_set_tier_requests_and_a_repeat_sends_none(
     result = fs.restore(f"{azure_container}/run/*", tier="High")
 
     counts = azure_archive.requests.counts()
-    assert counts["SetBlobTier"] == n  # one per blob (Blob Batch: not implemented yet)
+    assert counts["BlobBatch"] == 1  # one Blob Batch of 40 Set Blob Tier sub-requests
+    assert "SetBlobTier" not in counts
+    assert azure_archive.requests.count("SetBlobTier", batched=True) == n
     assert counts.get("GetBlobProperties", 0) <= 2  # glob expansion, never one per blob
     assert len(azure_archive.pending()) == n
     assert set(azure_archive.pending().values()) == {("Hot", "High")}

@@ -10,7 +10,7 @@ import xarray as xr
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from archivefs.testing import EmulatedArchive
+    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive
 
 METADATA = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
 
@@ -39,3 +39,17 @@ def upload_zarr(
     archive.put_objects(bucket, hot)
     archive.put_objects(bucket, cold, storage_class="DEEP_ARCHIVE")
     return f"s3://{bucket}/store.zarr"
+
+
+def upload_zarr_azure(
+    archive: EmulatedAzureArchive, container: str, tmp_path: Path, ds: Any
+) -> str:
+    """The same store on the emulated Azure archive: chunks in Archive, metadata Hot."""
+    local = tmp_path / "src.zarr"
+    ds.to_zarr(local, mode="w", consolidated=False, zarr_format=3)
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        rel = file.relative_to(local).as_posix()
+        is_coord = rel.split("/")[0] in ("time", "x", "y")
+        tier = "Hot" if file.name in METADATA or is_coord else "Archive"
+        archive.put_blob(container, f"store.zarr/{rel}", file.read_bytes(), tier=tier)
+    return f"az://{container}/store.zarr"

@@ -33,6 +33,7 @@ class Context:
     def __init__(self) -> None:
         self.endpoint_url: str | None = None
         self.profile: str | None = None
+        self.account_name: str | None = None
         self.raw_options: str | None = None
         self.journal: str | None = None
         self.as_json = False
@@ -40,7 +41,8 @@ class Context:
         self.restore_time_scale = 1.0
         self.bucket_claims = False
 
-    def storage_options(self) -> dict[str, Any]:
+    def storage_options(self, protocol: str = "s3") -> dict[str, Any]:
+        """The cold store's options: s3fs's for s3://, adlfs's for az:// (abfs://)."""
         opts: dict[str, Any] = {}
         if self.raw_options:
             try:
@@ -55,28 +57,79 @@ class Context:
             from archivefs.stores.options import check_storage_options
 
             try:
-                check_storage_options(opts)
+                check_storage_options(opts, protocol=protocol)
             except ValueError as error:
                 raise click.UsageError(str(error)) from None
+        if protocol != "s3":
+            if self.profile:
+                raise click.UsageError(
+                    "--profile names an AWS profile; for Azure give --account-name, or "
+                    "AZURE_STORAGE_CONNECTION_STRING / AZURE_STORAGE_ACCOUNT_KEY in the "
+                    "environment, or --storage-options with adlfs options."
+                )
+            if self.account_name:
+                opts["account_name"] = self.account_name
+            return opts  # --endpoint-url is S3's; Azure endpoints come with the account
+        if self.account_name:
+            raise click.UsageError(
+                "--account-name is an Azure storage account; use it with az:// URLs."
+            )
         if self.endpoint_url:
             opts.setdefault("client_kwargs", {})["endpoint_url"] = self.endpoint_url
         if self.profile:
             opts["profile"] = self.profile
         return opts
 
-    def filesystem(self, **kwargs: Any) -> ArchiveFileSystem:
+    def filesystem(self, urls: Iterable[str] = (), **kwargs: Any) -> ArchiveFileSystem:
+        """The archive filesystem over the store the URLs name (S3 unless they say az://)."""
         from archivefs.filesystem import ArchiveFileSystem
 
+        protocol = target_protocol(urls)
+        if kwargs.get("price_sheet") is None:  # not given: the provider's shipped sheet
+            kwargs["price_sheet"] = default_price_sheet(protocol)
         journal: Any = self.journal
         return ArchiveFileSystem(
-            target_protocol="s3",
-            target_options=self.storage_options(),
+            target_protocol=protocol,
+            target_options=self.storage_options(protocol),
             journal=journal,
             restore_time_scale=self.restore_time_scale,
             skip_instance_cache=True,
             bucket_claims=self.bucket_claims,
             **kwargs,
         )
+
+
+_PRICE_SHEETS = {"s3": "aws-us-east-1", "azure": "azure-eastus"}
+
+
+def target_protocol(urls: Iterable[str]) -> str:
+    """``s3`` or ``az`` (``abfs``...) from the URLs' scheme; one provider per command."""
+    from archivefs.providers import provider_for_protocol
+
+    found: dict[str, str] = {}
+    for url in urls:
+        scheme = url.split("://", 1)[0] if "://" in url else "s3"
+        try:
+            provider = provider_for_protocol(scheme).name
+        except ArchiveError:
+            continue  # not a store URL (a local path): the command reports it
+        found.setdefault(provider, scheme)
+    if len(found) > 1:
+        raise click.UsageError(
+            f"the URLs name {' and '.join(sorted(found))} at once; give one provider's URLs "
+            "per command (e.g. all s3:// or all az://)."
+        )
+    return next(iter(found.values()), "s3")
+
+
+def default_price_sheet(protocol: str) -> str:
+    """The shipped price sheet of the provider behind ``protocol``."""
+    from archivefs.providers import provider_for_protocol
+
+    try:
+        return _PRICE_SHEETS.get(provider_for_protocol(protocol).name, "aws-us-east-1")
+    except ArchiveError:
+        return "aws-us-east-1"
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
@@ -193,10 +246,18 @@ _GLOBAL_OPTIONS = [
         "--profile", callback=_set_global("profile"), expose_value=False, help="AWS profile name."
     ),
     click.option(
+        "--account-name",
+        envvar="AZURE_STORAGE_ACCOUNT_NAME",
+        callback=_set_global("account_name"),
+        expose_value=False,
+        help="Azure storage account (az:// URLs; the key or token from the environment, as "
+        "adlfs reads it). [env: AZURE_STORAGE_ACCOUNT_NAME]",
+    ),
+    click.option(
         "--storage-options",
         callback=_set_global("raw_options"),
         expose_value=False,
-        help="JSON object of s3fs options.",
+        help="JSON object of s3fs options (adlfs options for az:// URLs).",
     ),
     click.option(
         "--journal",
@@ -282,7 +343,7 @@ def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
     """
 
     def body() -> None:
-        fs = ctx.filesystem()
+        fs = ctx.filesystem([url])
         entries = list(fs.find(url, detail=True).values()) if recursive else fs.ls(url, detail=True)
         if ctx.as_json:
             click.echo(json.dumps([_jsonable(e) for e in entries], indent=1))
@@ -328,8 +389,9 @@ def status_command(
     """
 
     def body() -> None:
-        fs = ctx.filesystem()
-        plan = fs.plan(read_paths(urls, from_file))
+        paths = read_paths(urls, from_file)
+        fs = ctx.filesystem(paths)
+        plan = fs.plan(paths)
         report_unmatched(plan)
         summary = summarize(plan)
         eta = _restore_eta(fs, plan)
@@ -472,7 +534,10 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.option("--wait", is_flag=True, help="Wait until everything reads.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
-@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@click.option(
+    "--price-sheet",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+)
 @global_options
 @click.pass_obj
 def restore_command(
@@ -484,7 +549,7 @@ def restore_command(
     wait: bool,
     timeout: float | None,
     max_cost: float | None,
-    price_sheet: str,
+    price_sheet: str | None,
 ) -> None:
     """Restore archived objects in one batch (one request per object, never twice).
 
@@ -495,8 +560,8 @@ def restore_command(
     """
 
     def body() -> None:
-        fs = ctx.filesystem(tier=tier, days=days, max_cost=max_cost, price_sheet=price_sheet)
         paths = read_paths(urls, from_file)
+        fs = ctx.filesystem(paths, tier=tier, days=days, max_cost=max_cost, price_sheet=price_sheet)
         result = restore_with_display(ctx, fs, paths, wait=wait, timeout=timeout)
         summary = {
             "groups": len(result.plan),
@@ -538,7 +603,10 @@ def restore_command(
 @click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
-@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@click.option(
+    "--price-sheet",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+)
 @global_options
 @click.pass_obj
 def prefetch_command(
@@ -551,7 +619,7 @@ def prefetch_command(
     days: int,
     timeout: float | None,
     max_cost: float | None,
-    price_sheet: str,
+    price_sheet: str | None,
 ) -> None:
     """Restore in one batch, wait with a progress bar, optionally copy to a hot store.
 
@@ -576,8 +644,8 @@ def prefetch_command(
         if hot and not local:
             options["hot"] = hot
             options["hot_options"] = ctx.storage_options()
-        fs = ctx.filesystem(**options)
         paths = read_paths(urls, from_file)
+        fs = ctx.filesystem(paths, **options)
         if local:
             assert hot is not None
             summary = _prefetch_to_directory(ctx, fs, paths, hot, timeout)
@@ -699,7 +767,10 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.option("--days", type=int, help="Days the restored copy stays (default 1).")
 @click.option("--egress", default="same_region", show_default=True, help="Network path.")
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
-@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@click.option(
+    "--price-sheet",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+)
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
 @click.option("--storage-class", help="What-if: their storage class, e.g. GLACIER.")
@@ -713,7 +784,7 @@ def estimate_command(
     days: int | None,
     egress: str,
     reads: int,
-    price_sheet: str,
+    price_sheet: str | None,
     objects: int | None,
     size: str | None,
     storage_class: str | None,
@@ -735,16 +806,16 @@ def estimate_command(
                 )
             from archivefs.model import StorageClass
 
-            work = Workload(
-                objects=objects,
-                total_bytes=objects * _size(size),
-                storage_class=StorageClass.parse(storage_class),
+            klass = StorageClass.parse(storage_class)
+            work = Workload(objects=objects, total_bytes=objects * _size(size), storage_class=klass)
+            sheet = load_price_sheet(
+                price_sheet or _PRICE_SHEETS.get(klass.provider, "aws-us-east-1")
             )
-            sheet = load_price_sheet(price_sheet)
             result = estimate(work, sheet, tier=tier, days=days, egress=egress, reads=reads)
         else:
-            fs = ctx.filesystem(price_sheet=price_sheet, egress=egress)
-            plan = fs.plan(read_paths(urls, from_file), tier=tier, days=days)
+            paths = read_paths(urls, from_file)
+            fs = ctx.filesystem(paths, price_sheet=price_sheet, egress=egress)
+            plan = fs.plan(paths, tier=tier, days=days)
             report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)
             summary = summarize(plan)
@@ -762,25 +833,27 @@ def estimate_command(
 @click.option("--size", required=True, help="Size of each object, e.g. 40MiB.")
 @click.option(
     "--classes",
-    default="STANDARD,STANDARD_IA,GLACIER_IR,GLACIER,DEEP_ARCHIVE",
-    show_default=True,
-    help="Comma-separated storage classes to compare.",
+    help="Comma-separated storage classes to compare (default: STANDARD,STANDARD_IA,"
+    "GLACIER_IR,GLACIER,DEEP_ARCHIVE; on another provider's sheet, all its classes).",
 )
 @click.option("--tier", default="Standard", show_default=True, help="Restore tier for archives.")
 @click.option("--egress", default="same_region", show_default=True, help="Network path.")
 @click.option("--lifecycle-after-days", type=float, help="Also: first class, then last, after N d.")
-@click.option("--price-sheet", default="aws-us-east-1", show_default=True, help="Name or YAML.")
+@click.option(
+    "--price-sheet",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+)
 @global_options
 @click.pass_obj
 def advise_command(
     ctx: Context,
     objects: int,
     size: str,
-    classes: str,
+    classes: str | None,
     tier: str,
     egress: str,
     lifecycle_after_days: float | None,
-    price_sheet: str,
+    price_sheet: str | None,
 ) -> None:
     """Which storage class is cheapest at which read frequency (break-even table).
 
@@ -792,13 +865,27 @@ def advise_command(
     from archivefs.pricing import Workload, advise, load_price_sheet
 
     def body() -> None:
+        from archivefs.pricing.advise import DEFAULT_CLASSES, sheet_provider
+
+        sheet = load_price_sheet(price_sheet or default_price_sheet("s3"))
+        provider = sheet_provider(sheet)
+        if classes is not None:
+            names: list[str] = [c.strip() for c in classes.split(",") if c.strip()]
+        elif provider == "s3":
+            names = [c.value for c in DEFAULT_CLASSES]
+        else:
+            names = [c.value for c in sheet.classes]
+        compared = [
+            StorageClass.parse(n) if provider == "s3" else StorageClass.parse(n, provider=provider)
+            for n in names
+        ]
         work = Workload(
-            objects=objects, total_bytes=objects * _size(size), storage_class=StorageClass.STANDARD
+            objects=objects, total_bytes=objects * _size(size), storage_class=compared[0]
         )
         advice = advise(
             work,
-            load_price_sheet(price_sheet),
-            [StorageClass.parse(c.strip()) for c in classes.split(",") if c.strip()],
+            sheet,
+            compared,
             tier=tier,
             egress=egress,
             lifecycle_after_days=lifecycle_after_days,

@@ -43,10 +43,21 @@ class _Source:
 _SOURCES: dict[str, _Source] = {}  # dask layer name -> source
 
 
-def _make_fs(storage_options: dict[str, Any] | None, archive_options: dict[str, Any]) -> Any:
+def _make_fs(
+    storage_options: dict[str, Any] | None,
+    archive_options: dict[str, Any],
+    protocol: str = "s3",
+) -> Any:
     return ArchiveFileSystem(
-        target_protocol="s3", target_options=dict(storage_options or {}), **archive_options
+        target_protocol=protocol, target_options=dict(storage_options or {}), **archive_options
     )
+
+
+def _target_protocol(url: str) -> str:
+    """The cold store's protocol in ``url`` (``az://c/p``, ``archive::az://c/p``); S3 if none."""
+    last = url.rsplit("::", 1)[-1]
+    protocol = last.split("://", 1)[0] if "://" in last else "s3"
+    return "s3" if protocol in ("archive", "archivefs") else protocol
 
 
 def _split_url(
@@ -56,7 +67,7 @@ def _split_url(
     archive_options: dict[str, Any],
 ) -> tuple[ArchiveFileSystem, str]:
     if fs is None:
-        fs = _make_fs(options, archive_options)
+        fs = _make_fs(options, archive_options, _target_protocol(url))
     return fs, fs._strip_protocol(url)
 
 
@@ -244,6 +255,10 @@ def _fetch_whole(fs: ArchiveFileSystem, sizes: dict[str, int]) -> dict[str, byte
 
 _ARCHIVE_KEYS = frozenset(
     {
+        "price_sheet",  # e.g. azure-eastus for az:// URLs
+        "egress",
+        "max_cost",
+        "store_options",  # the provider adapter's (Azure: rehydrate_to, retry, batch_size)
         "on_archived",
         "tier",
         "days",

@@ -134,6 +134,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     notifications:
         A source of "this key is restored" events (S3 event notifications through a
         queue, or a callback) that lets the poller check at once instead of waiting.
+    store_options:
+        Options of the provider's store adapter. Azure (``AzureStore``):
+        ``rehydrate_to`` (Hot, Cool or Cold), ``retry`` (``{"attempts": 6,
+        "backoff": 0.1, "max_backoff": 5.0}``: retries of throttled tier changes and
+        listings) and ``batch_size`` (Set Blob Tier per Blob Batch, up to 256).
     """
 
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
@@ -173,6 +178,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         bucket_claims: bool = False,
         pickle_credentials: bool = False,
         credentials: str | None = None,
+        store_options: dict[str, Any] | None = None,
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
@@ -235,8 +241,14 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self._hot_url = hot
         self._hot_options = dict(hot_options or {})
         self._hot: tuple[Any, str] | None = None
-        self.store = make_store(provider, fs, restore_status_in_listings=restore_status_in_listings)
+        self.store = make_store(
+            provider,
+            fs,
+            restore_status_in_listings=restore_status_in_listings,
+            **(store_options or {}),  # the adapter's own, e.g. Azure's rehydrate_to, retry
+        )
         self.store_protocol = provider.protocols[0]
+        self.provider = provider
         self.catalogs = CatalogView(self.store.get_bytes)
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
@@ -676,7 +688,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 f"object is in {klass} and its restore is in progress; a {self.tier.value} "
                 f"restore takes {wait}.",
                 path=state.path,
-                fix="read again once it is done (fs.info() shows restore='restored'), or open "
+                fix=f"read again once it is done ({self._done_shows()}), or open "
                 "the filesystem with on_archived='wait' to block until it is back.",
                 ready_at=self._ready_at(state),
             )
@@ -688,6 +700,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             fix=_archived_fix(state.path, restore_call, self.store_protocol),
             storage_class=state.storage_class.value,
         )
+
+    def _done_shows(self) -> str:
+        """How ``info()`` shows a finished restore, in this provider's terms."""
+        if self.provider.targets:  # Azure: the blob moves to an online tier for good
+            target = getattr(self.store, "rehydrate_to", None) or self.provider.default_target
+            return f"fs.info() shows storage_class={target!r} and restore='hot'"
+        return "fs.info() shows restore='restored'"
 
     def _cost_phrase(self, state: ObjectState) -> str:
         """', costs about $X (sheet)' for restoring and reading one object, if priceable."""
@@ -1593,11 +1612,20 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """
         plan = await self._plan(paths, tier=tier, days=days, upgrade=upgrade)
         named_paths = _named_paths(paths, self._strip_protocol)
-        for group in plan.groups:
-            named = group.key in named_paths
-            state = group.state
-            if named and not state.storage_class.needs_restore and state.archive_access is None:
-                raise_not_archived(state.path, state.storage_class)
+        online = [
+            g.state
+            for g in plan.groups
+            if g.key in named_paths
+            and not g.state.storage_class.needs_restore
+            and g.state.archive_access is None
+        ]
+        if online and self.provider.targets and self.engine.journal is not None:
+            # Azure: a finished rehydration leaves the blob Hot, like one never archived;
+            # the journal tells them apart, so running the same restore again is no error
+            done = {r.key for r in self.engine.journal.records([s.path for s in online])}
+            online = [s for s in online if s.path not in done]
+        for state in online:
+            raise_not_archived(state.path, state.storage_class)
         result = await self.engine.restore(
             plan, wait=wait or promote, timeout=timeout, on_progress=on_progress
         )

@@ -340,6 +340,11 @@ def _store_errors(path: str, action: str) -> Iterator[None]:
 def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass, digest: str) -> None:
     if type(dest_fs).__name__ == "S3FileSystem":
         dest_fs.put_file(local, key, StorageClass=klass.value, Metadata={DIGEST_METADATA: digest})
+    elif klass.provider == "azure" and hasattr(dest_fs, "service_client"):
+        from archivefs.stores.azure import upload_at_tier  # only when writing to Azure
+
+        # Azure metadata names are C# identifiers: no hyphen
+        upload_at_tier(dest_fs, local, key, klass.value, {"archivefs_sha256": digest})
     else:
         dest_fs.makedirs(dest_fs._parent(key), exist_ok=True)
         dest_fs.put_file(local, key)

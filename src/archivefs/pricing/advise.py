@@ -181,10 +181,21 @@ def lifecycle_option(
     )
 
 
+def sheet_provider(sheet: PriceSheet) -> str:
+    """The provider whose classes a price sheet prices (``s3`` for a sheet with none)."""
+    return next((c.provider for c in sheet.classes), "s3")
+
+
+def _parse_class(name: StorageClass | str, provider: str) -> StorageClass:
+    if isinstance(name, StorageClass) or provider == "s3":
+        return StorageClass.parse(str(name) if not isinstance(name, StorageClass) else name)
+    return StorageClass.parse(str(name), provider=provider)
+
+
 def advise(
     workload: Workload,
     sheet: PriceSheet,
-    classes: Sequence[StorageClass | str] = DEFAULT_CLASSES,
+    classes: Sequence[StorageClass | str] | None = None,
     *,
     tier: RestoreTier | str | Sequence[RestoreTier | str] = RestoreTier.STANDARD,
     egress: str = "same_region",
@@ -194,15 +205,22 @@ def advise(
 ) -> Advice:
     """Compare storage classes for a workload: monthly cost against reads per month.
 
-    Archive classes get one option per restore ``tier`` (one tier or several).
+    Archive classes get one option per restore ``tier`` (one tier or several), in
+    the provider's names (Azure: rehydrate priority). ``classes`` defaults to S3's
+    five usual classes on an S3 sheet, and to all of a sheet's classes otherwise.
     With ``lifecycle_after_days``, one more option stores the data in the first
     class and moves it to the last one after that many days (see
     :func:`lifecycle_option`).
     """
-    tiers = [RestoreTier.parse(t) for t in ([tier] if isinstance(tier, str) else tier)]
+    provider = sheet_provider(sheet)
+    if classes is None:  # S3's usual five, or every class another provider's sheet prices
+        classes = DEFAULT_CLASSES if provider == "s3" else list(sheet.classes)
+    names = [tier] if isinstance(tier, str) else list(tier)
     options: list[Option] = []
     for name in classes:
-        klass = StorageClass.parse(str(name))
+        klass = _parse_class(name, provider)
+        # tiers in the class's provider's names (Azure's Standard is not S3's Standard)
+        tiers = [RestoreTier.parse(str(t), provider=klass.provider) for t in names]
         for restore_tier in tiers if klass.needs_restore else tiers[:1]:
             options.append(option_for(workload, sheet, klass, tier=restore_tier, egress=egress))
     if lifecycle_after_days is not None and len(options) >= 2:

@@ -148,7 +148,11 @@ class Submitter:
             )
         claimed_set = set(claimed)
         report.skipped = [k for k in by_key if k not in claimed_set]
-        semaphore = asyncio.Semaphore(self.concurrency)
+        # A store that coalesces restore calls into batches (Azure's Blob Batch: 256 per
+        # request) declares restore_batch_size; keep enough calls in flight to fill its
+        # batches, so ``concurrency`` still bounds the requests in flight.
+        batch = max(1, int(getattr(self.store, "restore_batch_size", 1)))
+        semaphore = asyncio.Semaphore(self.concurrency * batch)
         throttle = _Throttle(self.retry)
 
         async def one(key: str) -> None:

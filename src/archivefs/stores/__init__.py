@@ -33,7 +33,7 @@ def make_store(provider: ProviderSpec, fs: Any, **options: Any) -> ColdStore:
     if provider.name == "azure":
         from archivefs.stores.azure import AzureStore
 
-        return AzureStore(fs)
+        return AzureStore(fs, **options)
     if provider.name != "s3":
         raise ArchiveError(
             f"archivefs describes {provider.name} but has no store adapter for it yet.",

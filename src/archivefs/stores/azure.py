@@ -12,18 +12,39 @@ Which library does what, and why:
   decide whether a blob reads at once. One List Blobs page answers up to 5,000
   blobs with tier and ``archive_status``: no per-blob request when the listing
   says it.
-* **Tier changes** (rehydration) use azure-storage-blob's ``set_standard_blob_tier``
-  on that same client: adlfs has no Set Blob Tier call.
+* **Tier changes** (rehydration) use azure-storage-blob on that same client: adlfs
+  has no Set Blob Tier call. Concurrent ``restore()`` calls (the engine's submitter
+  sends one per group, all at once) are coalesced into **Blob Batch** requests of up
+  to 256 Set Blob Tier sub-requests (``ContainerClient.set_standard_blob_tier_blobs``):
+  500 blobs are 2 requests. A service that refuses batches gets one Set Blob Tier
+  per blob from then on.
+
+Retries: azure-storage-blob's default policy waits 15 s, then 60 s after a 503
+``ServerBusy``, which would stall a submission of thousands of blobs behind one
+throttled request. This adapter turns the SDK's retries off for its own requests
+(``retry_total=0``) and retries them itself with :class:`AzureRetry` (short,
+growing pauses with jitter; configurable through ``store_options={"retry": ...}``),
+so the engine's submitter sees throttling only when it persists, as with S3. A
+throttled sub-request of a batch is sent again in the next batch, alone with the
+others that were throttled; accepted ones never are. Reads keep adlfs's own policy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from archivefs.errors import ArchiveError, InvalidPathError, ObjectNotFoundError
+from archivefs.errors import (
+    ArchiveError,
+    InvalidPathError,
+    ObjectNotFoundError,
+    StoreUnavailableError,
+)
 from archivefs.model import (
     ObjectState,
     RestoreState,
@@ -33,13 +54,74 @@ from archivefs.model import (
 )
 from archivefs.providers import AZURE
 from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
-from archivefs.stores.translate import raise_translated
+from archivefs.stores.translate import (
+    TRANSIENT_CODES,
+    is_transient,
+    raise_translated,
+    translate,
+    translate_azure,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
+
+T = TypeVar("T")
 
 LIST_PAGE = 5000  # Azure's maximum per List Blobs page
+BATCH_LIMIT = 256  # Azure's maximum sub-requests per Blob Batch
 _PENDING = "rehydrate-pending-to-"
+_NO_SDK_RETRY: dict[str, Any] = {"retry_total": 0}  # AzureRetry retries instead
+_NOT_A_REFUSAL = frozenset(
+    {"ContainerNotFound", "AuthenticationFailed", "AuthorizationFailure"}
+    | {"AuthorizationPermissionMismatch", "InsufficientAccountPermissions"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AzureRetry:
+    """How :class:`AzureStore` retries its own requests on throttling and 5xx.
+
+    ``attempts`` tries per request (1: no retry); the pause before try ``n`` is
+    ``backoff * 2**(n-2)`` seconds, at most ``max_backoff``, with up to 50 % jitter.
+    """
+
+    attempts: int = 6
+    backoff: float = 0.1
+    max_backoff: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.backoff < 0 or self.max_backoff < 0:
+            raise ValueError(
+                f"AzureRetry: attempts must be >= 1 and pauses >= 0, got {self!r}. "
+                "Fix: e.g. store_options={'retry': {'attempts': 6, 'backoff': 0.1}}."
+            )
+
+    @classmethod
+    def of(cls, value: AzureRetry | Mapping[str, Any] | None) -> AzureRetry:
+        """An :class:`AzureRetry` from itself, a mapping of its fields, or ``None`` (defaults)."""
+        if value is None:
+            return cls()
+        if isinstance(value, AzureRetry):
+            return value
+        unknown = set(value) - {"attempts", "backoff", "max_backoff"}
+        if unknown:
+            raise ValueError(
+                f"AzureRetry: unknown option(s) {', '.join(sorted(unknown))}. "
+                "Fix: use attempts, backoff and max_backoff."
+            )
+        return cls(**value)
+
+    def pause(self, attempt: int) -> float:
+        """Seconds to wait before try number ``attempt`` (2, 3, ...)."""
+        base = min(self.max_backoff, self.backoff * 2.0 ** max(0, attempt - 2))
+        return base * (1 + random.random() / 2)  # jitter, not security
+
+
+@dataclass(slots=True)
+class _Queued:
+    blob: str
+    path: str
+    done: asyncio.Future[RestoreOutcome]
 
 
 def split_path(path: str) -> tuple[str, str]:
@@ -91,13 +173,47 @@ class AzureStore:
         An ``adlfs.AzureBlobFileSystem``.
     rehydrate_to:
         The online tier rehydrated blobs go to (Hot, Cool or Cold).
+    retry:
+        :class:`AzureRetry` (or a mapping of its fields) for this adapter's requests.
+    batch_size:
+        Set Blob Tier sub-requests per Blob Batch (1 to 256; 1: no batches).
     """
 
     provider = AZURE
 
-    def __init__(self, fs: Any, *, rehydrate_to: str = "Hot", **_: Any) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        *,
+        rehydrate_to: str = "Hot",
+        retry: AzureRetry | Mapping[str, Any] | None = None,
+        batch_size: int = BATCH_LIMIT,
+        **_: Any,
+    ) -> None:
+        if not 1 <= batch_size <= BATCH_LIMIT:
+            raise ValueError(
+                f"AzureStore: batch_size={batch_size} is outside Azure's 1..256. "
+                "Fix: pass a batch_size between 1 and 256 (1 sends one request per blob)."
+            )
         self.fs = fs
         self.rehydrate_to = AZURE.find_target(rehydrate_to) or rehydrate_to
+        self.retry = AzureRetry.of(retry)
+        self.restore_batch_size = batch_size  # the submitter keeps this many calls in flight
+        self.batches_refused = False
+        self._queues: dict[tuple[str, str], list[_Queued]] = {}
+        self._flushing: set[asyncio.Task[None]] = set()
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()`` with :attr:`retry`'s tries on throttling, 5xx and dropped connections."""
+        attempt = 1
+        while True:
+            try:
+                return await call()
+            except Exception as error:
+                if attempt >= self.retry.attempts or not is_transient(error):
+                    raise
+            attempt += 1
+            await asyncio.sleep(self.retry.pause(attempt))
 
     def _service(self) -> Any:
         service = getattr(self.fs, "service_client", None)
@@ -120,7 +236,7 @@ class AzureStore:
             )
         try:
             client = self._service().get_blob_client(container, blob)
-            props = await client.get_blob_properties()
+            props = await self._retrying(lambda: client.get_blob_properties(**_NO_SDK_RETRY))
         except Exception as error:
             raise_translated(error, path, action="inspect")
         return state_from_properties(container, props)
@@ -143,20 +259,127 @@ class AzureStore:
             pending_tier=state.pending_tier,
             pending_target=state.pending_target,
         )
-        priority = RestoreTier.parse(str(tier), provider="azure")
+        priority = RestoreTier.parse(str(tier), provider="azure").value
         container, blob = split_path(state.path)
+        if self.restore_batch_size > 1 and not self.batches_refused:
+            return await self._enqueue(container, blob, priority, state.path)
+        return await self._set_tier(container, blob, priority, state.path)
+
+    async def _set_tier(
+        self, container: str, blob: str, priority: str, path: str
+    ) -> RestoreOutcome:
+        """One Set Blob Tier request (retried by :attr:`retry`)."""
         statuses: list[int] = []
         try:
             client = self._service().get_blob_client(container, blob)
-            await client.set_standard_blob_tier(
-                self.rehydrate_to,
-                rehydrate_priority=priority.value,
-                raw_response_hook=lambda r: statuses.append(r.http_response.status_code),
+            await self._retrying(
+                lambda: client.set_standard_blob_tier(
+                    self.rehydrate_to,
+                    rehydrate_priority=priority,
+                    raw_response_hook=lambda r: statuses.append(r.http_response.status_code),
+                    **_NO_SDK_RETRY,
+                )
             )
         except Exception as error:
-            raise_translated(error, state.path, action="rehydrate")
+            raise_translated(error, path, action="rehydrate")
         # 202: a rehydration started (or its priority was raised); 200: already online
         return RestoreOutcome.ACCEPTED if statuses[-1:] == [202] else RestoreOutcome.RESTORED
+
+    # -- Blob Batch: concurrent restore() calls coalesced, 256 per request -------------------
+
+    async def _enqueue(self, container: str, blob: str, priority: str, path: str) -> RestoreOutcome:
+        """Queue one blob for the next batch of its container and priority; await its answer.
+
+        The batch is sent when it is full, or once the calls already scheduled in
+        this turn of the event loop have queued theirs (the submitter starts all its
+        calls in one turn), so no request waits on a timer.
+        """
+        loop = asyncio.get_running_loop()
+        key = (container, priority)
+        queue = self._queues.setdefault(key, [])
+        if not queue:
+            loop.call_soon(self._flush, key)
+        done: asyncio.Future[RestoreOutcome] = loop.create_future()
+        queue.append(_Queued(blob, path, done))
+        if len(queue) >= self.restore_batch_size:
+            self._flush(key)
+        return await done
+
+    def _flush(self, key: tuple[str, str]) -> None:
+        queued = self._queues.pop(key, None)
+        if queued:
+            task = asyncio.ensure_future(self._send_batch(key, queued))
+            self._flushing.add(task)
+            task.add_done_callback(self._flushing.discard)
+
+    async def _send_batch(self, key: tuple[str, str], queued: list[_Queued]) -> None:
+        if len(queued) == 1:  # a batch of one is still one request: send the plain one
+            await self._fall_back(queued[0], key[1], key[0])
+            return
+        try:
+            await self._batch_rounds(key, queued)
+        except Exception as error:  # never leave a caller waiting
+            for item in queued:
+                if not item.done.done():
+                    item.done.set_exception(translate(error, item.path, action="rehydrate"))
+
+    async def _batch_rounds(self, key: tuple[str, str], queued: list[_Queued]) -> None:
+        """Send ``queued`` in one Blob Batch; send the throttled ones again, per :attr:`retry`."""
+        container, priority = key
+        client = self._service().get_container_client(container)
+        waiting = queued
+        for attempt in range(1, self.retry.attempts + 1):
+            if attempt > 1:
+                await asyncio.sleep(self.retry.pause(attempt))
+            try:
+                parts = await client.set_standard_blob_tier_blobs(
+                    self.rehydrate_to,
+                    *[{"name": q.blob, "rehydrate_priority": priority} for q in waiting],
+                    raise_on_any_failure=False,
+                    **_NO_SDK_RETRY,
+                )
+                answers = [part async for part in parts]
+            except Exception as error:
+                if is_transient(error) and attempt < self.retry.attempts:
+                    continue  # the whole batch was throttled: all of it again
+                code = getattr(error, "error_code", None)
+                if is_transient(error) or code in _NOT_A_REFUSAL:
+                    raise
+                # the service refuses batches (e.g. an account without them): per blob
+                self.batches_refused = True
+                await asyncio.gather(*(self._fall_back(q, priority, container) for q in waiting))
+                return
+            again: list[_Queued] = []
+            for item, answer in zip(waiting, answers, strict=True):
+                status = int(answer.status_code)
+                code = answer.headers.get("x-ms-error-code")
+                if status in (200, 202):  # 202: pending (or priority raised); 200: online
+                    accepted = status == 202
+                    item.done.set_result(
+                        RestoreOutcome.ACCEPTED if accepted else RestoreOutcome.RESTORED
+                    )
+                elif code in TRANSIENT_CODES or status >= 500:
+                    again.append(item)
+                else:
+                    item.done.set_exception(_sub_error(code, status, item.path))
+            waiting = again
+            if not waiting:
+                return
+        for item in waiting:
+            item.done.set_exception(
+                StoreUnavailableError(
+                    f"Azure kept throttling the rehydration ({self.retry.attempts} tries).",
+                    path=item.path,
+                    fix="run the same restore again later (only what was not accepted is "
+                    "sent), or raise store_options={'retry': {'attempts': ...}}.",
+                )
+            )
+
+    async def _fall_back(self, item: _Queued, priority: str, container: str) -> None:
+        try:
+            item.done.set_result(await self._set_tier(container, item.blob, priority, item.path))
+        except Exception as error:
+            item.done.set_exception(error)
 
     async def get_bytes(self, path: str) -> bytes:
         """One Get Blob of a whole (small) blob; :class:`ObjectNotFoundError` if absent."""
@@ -176,10 +399,18 @@ class AzureStore:
             from azure.core import MatchConditions
 
             kwargs = {"etag": if_match, "match_condition": MatchConditions.IfNotModified}
-        client = self._service().get_blob_client(container, blob)
-        stream = await client.download_blob(offset=start, length=end - start, **kwargs)
-        data: bytes = await stream.readall()
-        return RangeRead(data, int(stream.properties.size), stream.properties.etag)
+        try:
+            client = self._service().get_blob_client(container, blob)
+            stream = await client.download_blob(offset=start, length=end - start, **kwargs)
+            data: bytes = await stream.readall()
+        except Exception as error:
+            raise_translated(error, path, action="read")
+        # properties.size is the ranged download's length; the blob's own size is the
+        # total in Content-Range ("bytes 506-865/11397")
+        content_range = str(getattr(stream.properties, "content_range", "") or "")
+        total = content_range.rsplit("/", 1)[-1]
+        size = int(total) if total.isdigit() else int(stream.properties.size)
+        return RangeRead(data, size, stream.properties.etag)
 
     async def is_directory(self, path: str) -> bool:
         """Whether anything is stored below ``path`` (one List Blobs request)."""
@@ -205,24 +436,30 @@ class AzureStore:
         """List a directory (or everything below it) with tiers and rehydration states."""
         container, blob = split_path(path)
         prefix = blob.rstrip("/") + "/" if blob else ""
-        files: list[ObjectState] = []
-        dirs: list[str] = []
-        try:
+
+        async def listing() -> Listing:
+            files: list[ObjectState] = []
+            dirs: list[str] = []
             client = self._service().get_container_client(container)
             if recursive:
                 async for props in client.list_blobs(
-                    name_starts_with=prefix, results_per_page=LIST_PAGE
+                    name_starts_with=prefix, results_per_page=LIST_PAGE, **_NO_SDK_RETRY
                 ):
                     files.append(state_from_properties(container, props))
             else:
-                async for item in client.walk_blobs(name_starts_with=prefix, delimiter="/"):
+                async for item in client.walk_blobs(
+                    name_starts_with=prefix, delimiter="/", **_NO_SDK_RETRY
+                ):
                     if hasattr(item, "blob_tier"):
                         files.append(state_from_properties(container, item))
                     else:
                         dirs.append(f"{container}/{item.name.rstrip('/')}")
+            return Listing(files=files, directories=dirs)
+
+        try:
+            return await self._retrying(listing)
         except Exception as error:
             raise_translated(error, path, action="list")
-        return Listing(files=files, directories=dirs)
 
     async def probe(self, paths: Iterable[str]) -> dict[str, ObjectState | None]:
         """States of many blobs at once; ``None`` for blobs that do not exist.
@@ -260,21 +497,25 @@ class AzureStore:
     ) -> dict[str, ObjectState | None]:
         prefix = _common_prefix(blobs)
         wanted = set(blobs)
-        found: dict[str, ObjectState | None] = {f"{container}/{b}": None for b in blobs}
         last = blobs[-1]
-        try:
+
+        async def listing() -> dict[str, ObjectState | None]:
+            found: dict[str, ObjectState | None] = {f"{container}/{b}": None for b in blobs}
             client = self._service().get_container_client(container)
             async for props in client.list_blobs(
-                name_starts_with=prefix, results_per_page=LIST_PAGE
+                name_starts_with=prefix, results_per_page=LIST_PAGE, **_NO_SDK_RETRY
             ):
                 if props.name in wanted:
                     state = state_from_properties(container, props)
                     found[state.path] = state
                 if props.name >= last:
                     break  # listings are in name order: nothing further is wanted
+            return found
+
+        try:
+            return await self._retrying(listing)
         except Exception as error:
             raise_translated(error, f"{container}/{prefix}", action="list")
-        return found
 
     # -- claims shared by hosts: not on Azure yet ----------------------------------------------
 
@@ -286,6 +527,46 @@ class AzureStore:
 
     async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
         raise _no_claims(path)
+
+
+def upload_at_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str, str]) -> None:
+    """Upload a local file to ``container/blob`` directly in ``tier`` (blocking).
+
+    One Put Blob with ``x-ms-access-tier`` (azure-storage-blob's
+    ``standard_blob_tier``): adlfs's ``put_file`` cannot set a tier, and a
+    second Set Blob Tier request would make the blob Hot first.
+    """
+    from azure.storage.blob import StandardBlobTier
+    from fsspec.asyn import sync
+
+    container, blob = split_path(fs._strip_protocol(path))
+    spec = AZURE.find_class(tier)
+    standard = StandardBlobTier(spec.name if spec is not None else tier)
+
+    async def put() -> None:
+        client = fs.service_client.get_blob_client(container, blob)
+        with open(local, "rb") as data:
+            await client.upload_blob(
+                data, overwrite=True, standard_blob_tier=standard, metadata=metadata
+            )
+
+    try:
+        sync(fs.loop, put)
+    except Exception as error:
+        raise_translated(error, path, action="upload")
+
+
+def _sub_error(code: str | None, status: int, path: str) -> ArchiveError:
+    """The archivefs error for one refused sub-request of a Blob Batch."""
+    known = translate_azure(code or str(status), path, "rehydrate")
+    if known is not None:
+        return known
+    return ArchiveError(
+        f"Azure refused to rehydrate this blob ({code or status}).",
+        path=path,
+        fix="check the blob's tier and type (only block blobs in Archive rehydrate); run the "
+        "restore again to retry it alone.",
+    )
 
 
 def _no_claims(path: str) -> ArchiveError:

@@ -9,8 +9,13 @@ is Azurite's): a Set Blob Tier that takes a blob out of Archive is held
 ``x-ms-archive-status``/``x-ms-rehydrate-priority`` appear on HEAD and in
 listings while it is pending, a pending target cannot change and a priority
 cannot be lowered (``409 BlobBeingRehydrated``), reads stay refused (Azurite
-still holds the blob in Archive). The proxy counts every request by operation
-at the server side and injects faults (``503 ServerBusy``) on demand.
+still holds the blob in Archive). Blob Batch requests (``?comp=batch``, up to 256
+Set Blob Tier sub-requests in one multipart/mixed POST) are answered by the
+proxy itself: each sub-request goes through the same rehydration rules and gets
+its own part in a multipart answer, as Azure frames it. The proxy counts every
+request by operation at the server side (a batch once, as ``BlobBatch``, and
+each sub-request with ``batched=True``), counts the rehydrations started per
+blob, and injects faults (``503 ServerBusy``) on demand, by count or share.
 
 Clients (adlfs, azure-storage-blob) talk HTTP to the proxy exactly as to Azure;
 the harness itself (seeding, completing rehydrations) talks to Azurite directly,
@@ -19,8 +24,10 @@ so its requests are never counted.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import http.client
+import random
 import shutil
 import socket
 import subprocess
@@ -34,10 +41,13 @@ from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
 from archivefs.paths import cache_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 AZURITE_VERSION = "3.35.0"  # the last release that runs on Node 20 (3.37 needs Node 22)
 ACCOUNT = "devstoreaccount1"  # Azurite's well-known development account
@@ -93,12 +103,13 @@ class _Pending:
 
 @dataclass(frozen=True, slots=True)
 class AzureRequest:
-    """One request the proxy received."""
+    """One request the proxy received (``batched``: a sub-request inside a Blob Batch)."""
 
     op: str
     container: str | None
     blob: str | None
     status: int
+    batched: bool = False
 
 
 class AzureRequestLog:
@@ -118,20 +129,30 @@ class AzureRequestLog:
             return list(self._records)
 
     def count(
-        self, op: str | None = None, *, container: str | None = None, status: int | None = None
+        self,
+        op: str | None = None,
+        *,
+        container: str | None = None,
+        status: int | None = None,
+        batched: bool | None = False,
     ) -> int:
-        """How many requests match every given filter (``op`` e.g. ``"SetBlobTier"``)."""
+        """How many requests match every given filter (``op`` e.g. ``"SetBlobTier"``).
+
+        ``batched=False`` (default) counts HTTP requests, so a Blob Batch counts once
+        as ``"BlobBatch"``; ``True`` counts the sub-requests inside batches; ``None`` both.
+        """
         return sum(
             1
             for r in self.records
             if (op is None or r.op == op)
             and (container is None or r.container == container)
             and (status is None or r.status == status)
+            and (batched is None or r.batched == batched)
         )
 
-    def counts(self) -> dict[str, int]:
-        """Requests per operation (only operations that occurred)."""
-        return dict(Counter(r.op for r in self.records))
+    def counts(self, *, batched: bool | None = False) -> dict[str, int]:
+        """Requests per operation (only operations that occurred; ``batched`` as in count)."""
+        return dict(Counter(r.op for r in self.records if batched is None or r.batched == batched))
 
     def clear(self) -> None:
         with self._lock:
@@ -180,11 +201,17 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         op = classify(self.command, blob, query, self.headers)
-        archive._complete_due()
-        status, headers, payload = archive._answer(
-            self.command, parsed, container, blob, query, dict(self.headers.items()), body, op
-        )
-        archive.requests.append(AzureRequest(op, container, blob, status))
+        with archive._lock:
+            archive._in_flight += 1
+        try:
+            archive._complete_due()
+            status, headers, payload = archive._answer(
+                self.command, parsed, container, blob, query, dict(self.headers.items()), body, op
+            )
+            archive.requests.append(AzureRequest(op, container, blob, status))
+        finally:
+            with archive._lock:
+                archive._in_flight -= 1
         self.send_response(status)
         length_header = str(len(payload))
         for name, value in headers:
@@ -204,6 +231,13 @@ class _ProxyServer(ThreadingHTTPServer):
     daemon_threads = True
     archive: EmulatedAzureArchive
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (killed by a test, timed out) is not the proxy's error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class EmulatedAzureArchive:
     """Azurite plus the archive behaviour it lacks, on 127.0.0.1 ephemeral ports.
@@ -219,7 +253,12 @@ class EmulatedAzureArchive:
         self.rehydrate_delay: dict[str, float] = dict(DEFAULT_DELAYS)
         self._pending: dict[tuple[str, str], _Pending] = {}
         self._faults: dict[str, list[tuple[int, str]]] = {}
+        self._rules: list[_FaultRule] = []
+        self.injected = 0  # faults injected since the last reset
+        self.rehydrations: Counter[str] = Counter()  # container/blob -> rehydrations started
+        self.batch_enabled = True  # False: Blob Batch is refused, as on accounts without it
         self._lock = threading.RLock()
+        self._in_flight = 0  # requests the proxy is answering now
         self._process: subprocess.Popen[bytes] | None = None
         self._proxy: _ProxyServer | None = None
         self._location: tempfile.TemporaryDirectory[str] | None = None
@@ -266,9 +305,13 @@ class EmulatedAzureArchive:
         self._proxy = _ProxyServer(("127.0.0.1", 0), _Handler)
         self._proxy.archive = self
         threading.Thread(target=self._proxy.serve_forever, daemon=True).start()
+        # a script that raises before stop() (a doc page under test) must not leave
+        # Azurite running: stop at interpreter exit too (stop() is idempotent)
+        atexit.register(self.stop)
         return self
 
     def stop(self) -> None:
+        atexit.unregister(self.stop)
         if self._proxy is not None:
             self._proxy.shutdown()
             self._proxy.server_close()
@@ -294,10 +337,15 @@ class EmulatedAzureArchive:
         self.stop()
 
     def reset(self) -> None:
-        """Forget pending rehydrations, faults and counters; default delays (data stays)."""
+        """Forget pending rehydrations, faults and counters; default delays, batches on
+        (data stays)."""
         with self._lock:
             self._pending.clear()
             self._faults.clear()
+            self._rules.clear()
+            self.injected = 0
+            self.rehydrations.clear()
+            self.batch_enabled = True
             self.rehydrate_delay = dict(DEFAULT_DELAYS)
         self.requests.clear()
 
@@ -337,12 +385,81 @@ class EmulatedAzureArchive:
         if tier != "Hot":
             client.set_standard_blob_tier(tier)
 
+    def put_blobs(self, container: str, blobs: dict[str, bytes], tier: str = "Hot") -> None:
+        """Write many blobs at ``tier`` (a few at a time; never counted)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda name: self.put_blob(container, name, blobs[name], tier), blobs))
+
     def fail_next(
         self, op: str, times: int, *, status: int = 503, code: str = "ServerBusy"
     ) -> None:
         """Answer the next ``times`` requests of ``op`` with an error (throttling by default)."""
         with self._lock:
             self._faults.setdefault(op, []).extend([(status, code)] * times)
+
+    def throttle(
+        self,
+        *,
+        fraction: float = 1.0,
+        ops: Iterable[str] | None = None,
+        count: int | None = None,
+        seed: int = 0,
+        status: int = 503,
+        code: str = "ServerBusy",
+    ) -> None:
+        """Answer a share of requests with ``503 ServerBusy`` (Azure's throttling).
+
+        ``ops``: operation names (default: every operation); ``"SetBlobTier"`` also
+        matches the Set Blob Tier sub-requests inside a Blob Batch (Azure throttles
+        them one by one), ``"BlobBatch"`` the batch request as a whole. ``fraction``
+        is drawn from a generator seeded with ``seed`` so runs repeat; ``count``
+        caps how many faults this rule injects.
+        """
+        if not 0.0 < fraction <= 1.0:
+            raise ValueError(
+                f"throttle: fraction={fraction} is not a share of requests. "
+                "Fix: pass a number in (0, 1]."
+            )
+        with self._lock:
+            self._rules.append(
+                _FaultRule(
+                    status,
+                    code,
+                    fraction,
+                    frozenset(ops) if ops is not None else None,
+                    count,
+                    random.Random(seed),
+                )
+            )
+
+    def _fault(self, op: str) -> tuple[int, str] | None:
+        with self._lock:
+            queued = self._faults.get(op)
+            if queued:
+                self.injected += 1
+                return queued.pop(0)
+            for rule in self._rules:
+                if rule.fires(op):
+                    self.injected += 1
+                    return rule.status, rule.code
+        return None
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Return once the proxy answers no request (e.g. after a client was killed mid-batch:
+        its batch is still applied, and counted, after the client is gone)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if self._in_flight == 0:
+                    return
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the emulated Azure archive still answers {self._in_flight} request(s) "
+                    f"after {timeout} s. Fix: look for a request that hangs (a fault rule?)."
+                )
+            time.sleep(0.01)
 
     def complete_rehydrations(self) -> None:
         """Finish every pending rehydration now (as if its delay had passed)."""
@@ -380,11 +497,11 @@ class EmulatedAzureArchive:
         body: bytes,
         op: str,
     ) -> tuple[int, list[tuple[str, str]], bytes]:
-        with self._lock:
-            faults = self._faults.get(op)
-            if faults:
-                status, code = faults.pop(0)
-                return _error(status, code, "Injected by the emulated archive.")
+        fault = self._fault(op)
+        if fault is not None:
+            return _error(*fault, "Injected by the emulated archive.")
+        if op == "BlobBatch":
+            return self._batch(container, headers, body)
         if op == "SetBlobTier" and container and blob:
             held = self._set_tier(container, blob, headers)
             if held is not None:
@@ -442,7 +559,84 @@ class EmulatedAzureArchive:
         delay = self.rehydrate_delay.get(priority, self.rehydrate_delay["Standard"])
         with self._lock:
             self._pending[(container, blob)] = _Pending(online, priority, time.monotonic() + delay)
+            self.rehydrations[f"{container}/{blob}"] += 1
         return 202, _ms_headers(), b""
+
+    # -- Blob Batch ------------------------------------------------------------------------
+
+    def _batch(
+        self, container: str | None, headers: dict[str, str], body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Blob Batch: each Set Blob Tier sub-request through the same rehydration rules.
+
+        The batch request is logged once by the handler (``BlobBatch``); each
+        sub-request is logged here with ``batched=True``. Azure's limits: at most 256
+        sub-requests, all of one kind, all in the batch's container when it is
+        container-scoped.
+        """
+        if not self.batch_enabled:
+            return _error(400, "FeatureNotSupported", "Blob Batch is not enabled here.")
+        lower = {k.lower(): v for k, v in headers.items()}
+        boundary = _boundary(lower.get("content-type", ""))
+        if boundary is None:
+            return _error(400, "InvalidInput", "A batch needs a multipart/mixed body.")
+        subs = _parse_batch(body, boundary)
+        if not subs or len(subs) > 256:
+            return _error(400, "InvalidInput", "A batch holds between 1 and 256 sub-requests.")
+        parts: list[bytes] = []
+        answer = f"batchresponse_{uuid.uuid4()}"
+        for sub in subs:
+            status, out, payload = self._batch_one(container, sub)
+            parts.append(_response_part(answer, sub.content_id, status, out, payload))
+        payload = b"".join(parts) + f"--{answer}--\r\n".encode()
+        return (
+            202,
+            [*_ms_headers(), ("Content-Type", f"multipart/mixed; boundary={answer}")],
+            payload,
+        )
+
+    def _batch_one(
+        self, container: str | None, sub: _SubRequest
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        path = urllib.parse.urlsplit(sub.url)
+        segments = [urllib.parse.unquote(p) for p in path.path.lstrip("/").split("/")]
+        if segments and segments[0] == ACCOUNT:
+            segments = segments[1:]
+        sub_container = segments[0] if segments else None
+        blob = "/".join(segments[1:]) or None
+        query = dict(urllib.parse.parse_qsl(path.query, keep_blank_values=True))
+        op = classify(sub.method, blob, query, sub.headers)
+        result = self._batch_answer(container, sub_container, blob, op, sub.headers)
+        self.requests.append(AzureRequest(op, sub_container, blob, result[0], batched=True))
+        return result
+
+    def _batch_answer(
+        self,
+        container: str | None,
+        sub_container: str | None,
+        blob: str | None,
+        op: str,
+        headers: dict[str, str],
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        if op != "SetBlobTier" or not sub_container or not blob:
+            return _error(400, "InvalidInput", "Only Set Blob Tier is emulated in a batch.")
+        if container is not None and sub_container != container:
+            return _error(400, "InvalidInput", "A sub-request names another container.")
+        fault = self._fault(op)
+        if fault is not None:
+            return _error(*fault, "Injected by the emulated archive.")
+        held = self._set_tier(sub_container, blob, headers)
+        if held is not None:
+            return held
+        lower = {k.lower(): v for k, v in headers.items()}
+        try:  # not a rehydration: Azurite sets the tier (it would answer the same)
+            client = self._direct().get_blob_client(sub_container, blob)
+            client.set_standard_blob_tier(lower.get("x-ms-access-tier", ""))
+        except Exception as error:
+            code = getattr(error, "error_code", None) or "InvalidHeaderValue"
+            status = int(getattr(error, "status_code", None) or 400)
+            return _error(status, str(code), "Refused by Azurite.")
+        return 200, _ms_headers(), b""
 
     def _annotate_listing(self, container: str, payload: bytes) -> bytes:
         root = ET.fromstring(payload)
@@ -495,6 +689,89 @@ def _error(status: int, code: str, message: str) -> tuple[int, list[tuple[str, s
         [*_ms_headers(), ("x-ms-error-code", code), ("Content-Type", "application/xml")],
         body,
     )
+
+
+@dataclass(slots=True)
+class _FaultRule:
+    status: int
+    code: str
+    fraction: float
+    ops: frozenset[str] | None
+    remaining: int | None
+    rng: random.Random
+
+    def fires(self, op: str) -> bool:
+        if self.remaining == 0 or (self.ops is not None and op not in self.ops):
+            return False
+        if self.fraction < 1.0 and self.rng.random() >= self.fraction:
+            return False
+        if self.remaining is not None:
+            self.remaining -= 1
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class _SubRequest:
+    content_id: str
+    method: str
+    url: str
+    headers: dict[str, str]
+
+
+def _boundary(content_type: str) -> str | None:
+    kind, _, params = content_type.partition(";")
+    if kind.strip().lower() != "multipart/mixed":
+        return None
+    for param in params.split(";"):
+        name, _, value = param.strip().partition("=")
+        if name.lower() == "boundary" and value:
+            return value.strip('"')
+    return None
+
+
+def _parse_batch(body: bytes, boundary: str) -> list[_SubRequest]:
+    """The sub-requests of a Blob Batch body (multipart/mixed of application/http parts)."""
+    subs: list[_SubRequest] = []
+    for index, raw in enumerate(body.split(f"--{boundary}".encode())[1:]):
+        if raw.startswith(b"--"):
+            break  # the closing delimiter
+        mime, _, http_request = raw.strip(b"\r\n").partition(b"\r\n\r\n")
+        mime_headers = _header_lines(mime.decode("latin-1").split("\r\n"))
+        lines = http_request.decode("latin-1").split("\r\n")
+        method, url, *_ = lines[0].split(" ")
+        headers = _header_lines(lines[1:])
+        content_id = next((v for k, v in mime_headers.items() if k.lower() == "content-id"), "")
+        subs.append(_SubRequest(content_id or str(index), method, url, headers))
+    return subs
+
+
+def _header_lines(lines: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            break
+        name, _, value = line.partition(":")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def _response_part(
+    boundary: str, content_id: str, status: int, headers: list[tuple[str, str]], payload: bytes
+) -> bytes:
+    """One sub-response of a Blob Batch answer, as Azure frames it."""
+    reason = http.client.responses.get(status, "")
+    head = [
+        f"--{boundary}",
+        "Content-Type: application/http",
+        f"Content-ID: {content_id}",
+        "",
+        f"HTTP/1.1 {status} {reason}",
+        *(f"{k}: {v}" for k, v in headers if k.lower() != "content-length"),
+        f"Content-Length: {len(payload)}",
+        "",
+        "",
+    ]
+    return "\r\n".join(head).encode("latin-1") + payload + b"\r\n"
 
 
 def _free_port() -> int:

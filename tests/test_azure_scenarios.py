@@ -1,0 +1,326 @@
+"""The S3 scenario tests, on the emulated Azure archive (Azurite + archive proxy).
+
+Real HTTP through adlfs and azure-storage-blob; every count is the proxy's, server
+side. ``requests.count(op)`` counts HTTP requests (a Blob Batch once, as
+``BlobBatch``); ``batched=True`` counts the Set Blob Tier sub-requests inside
+batches; ``rehydrations`` counts the rehydrations each blob started.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import numpy as np
+import pytest
+
+from archivefs.filesystem import ArchiveFileSystem
+from archivefs.model import Action
+from archivefs.stores.azure import LIST_PAGE
+from tests.conftest import kill_when
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from archivefs.testing import EmulatedAzureArchive
+
+WORKER = Path(__file__).with_name("_azure_restore_worker.py")
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture
+def make_az(
+    azure_archive: EmulatedAzureArchive, tmp_path: Path
+) -> Callable[..., ArchiveFileSystem]:
+    def make(**kwargs: Any) -> ArchiveFileSystem:
+        options: dict[str, Any] = {
+            "target_protocol": "az",
+            "target_options": azure_archive.storage_options(),
+            "journal": str(tmp_path / "journal.sqlite"),
+            "restore_time_scale": 1 / 3600,  # the poll schedule fits emulated seconds
+            "price_sheet": "azure-eastus",
+            "skip_instance_cache": True,
+            **kwargs,
+        }
+        fs = fsspec.filesystem("archive", **options)
+        assert isinstance(fs, ArchiveFileSystem)
+        return fs
+
+    return make
+
+
+def seed(archive: EmulatedAzureArchive, container: str, n: int, prefix: str = "o") -> list[str]:
+    blobs = {f"{prefix}/{i:05d}": f"blob {i}".encode() for i in range(n)}
+    archive.put_blobs(container, blobs, tier="Archive")
+    return [f"{container}/{name}" for name in sorted(blobs)]
+
+
+def sub_requests(archive: EmulatedAzureArchive, **filters: Any) -> int:
+    """Set Blob Tier sent, alone or inside batches."""
+    return archive.requests.count("SetBlobTier", batched=None, **filters)
+
+
+def test_500_blobs_are_two_batches_one_wait_and_one_list_per_poll_round(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    azure_archive.rehydrate_delay["Standard"] = 2.0
+    paths = seed(azure_archive, azure_container, 500)
+    fs = make_az()
+    azure_archive.requests.clear()
+
+    result = fs.restore(paths, wait=True, timeout=600)
+
+    assert sorted(result.ready) == paths
+    counts = azure_archive.requests.counts()
+    assert counts["BlobBatch"] == 2  # ceil(500 / 256): the minimum
+    assert "SetBlobTier" not in counts  # nothing outside the batches
+    assert azure_archive.requests.count("SetBlobTier", batched=True, status=202) == 500
+    assert set(azure_archive.rehydrations.values()) == {1}
+    assert len(azure_archive.rehydrations) == 500
+    assert "GetBlobProperties" not in counts  # states come from listings only
+    # bulk polling: one planning probe, then per round ceil(500 / 5000) = 1 List Blobs
+    assert fs.engine.poll_rounds >= 1
+    assert counts["ListBlobs"] == 1 + fs.engine.poll_rounds * math.ceil(500 / LIST_PAGE)
+    assert fs.cat_file(paths[123]) == b"blob 123"
+
+
+def test_a_repeat_while_pending_sends_nothing(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # stays pending
+    paths = seed(azure_archive, azure_container, 300)
+    make_az().restore(paths)
+    assert azure_archive.requests.count("BlobBatch") == 2
+    azure_archive.requests.clear()
+
+    again = make_az().restore(paths)  # a new instance sharing the journal
+    assert again.requests_sent == 0
+    assert {g.action for g in again.plan} == {Action.WAIT}
+    no_journal = make_az(journal=False).restore(paths)  # the listing alone also knows
+    assert no_journal.requests_sent == 0
+
+    # per new instance: one look for a catalog registry (absent), one probe listing
+    assert azure_archive.requests.counts() == {"GetBlob": 2, "ListBlobs": 2}
+    assert {r.blob for r in azure_archive.requests.records if r.op == "GetBlob"} == {
+        ".archivefs/catalogs.json"
+    }
+    assert sub_requests(azure_archive) == 0
+
+
+def test_killed_submission_resumes_without_a_duplicate(
+    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
+) -> None:
+    azure_archive.rehydrate_delay["Standard"] = 1.0
+    paths = seed(azure_archive, azure_container, 300)
+    journal = str(tmp_path / "journal.sqlite")
+    azure_archive.requests.clear()
+    config = {
+        "storage_options": azure_archive.storage_options(),
+        "journal": journal,
+        "paths": paths,
+        "concurrency": 1,
+        "store_options": {"batch_size": 20},  # small batches: a kill lands between them
+    }
+    kill_when(WORKER, config, lambda: sub_requests(azure_archive) >= 60)
+    azure_archive.wait_idle()  # a batch the killed worker sent is still applied
+    before_kill = sum(azure_archive.rehydrations.values())
+    assert 60 <= before_kill < 300
+
+    fs = ArchiveFileSystem(
+        target_protocol="az",
+        target_options=azure_archive.storage_options(),
+        journal=journal,
+        restore_time_scale=1 / 3600,
+        price_sheet="azure-eastus",
+        skip_instance_cache=True,
+    )
+    result = fs.restore(paths, wait=True, timeout=600)
+
+    assert sorted(result.ready) == paths
+    assert result.requests_sent == 300 - before_kill
+    assert sub_requests(azure_archive) == 300  # every blob exactly once, across both runs
+    assert set(azure_archive.rehydrations.values()) == {1}
+    assert len(azure_archive.rehydrations) == 300
+    assert sub_requests(azure_archive, status=409) == 0
+    assert fs.cat_file(paths[-1]) == b"blob 299"
+
+
+def test_throttling_30_percent_every_blob_rehydrated_once(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    azure_archive.rehydrate_delay["Standard"] = 1.0
+    paths = seed(azure_archive, azure_container, 200)
+    azure_archive.requests.clear()
+    # the batch as a whole, each sub-request, listings and properties: 30 % answered 503
+    # (one seeded rule per operation, so each operation's sequence of faults repeats)
+    for rng_seed, op in enumerate(["BlobBatch", "SetBlobTier", "ListBlobs", "GetBlobProperties"]):
+        azure_archive.throttle(fraction=0.3, ops=[op], seed=rng_seed)
+    result = make_az().restore(paths, wait=True, timeout=600)
+
+    assert sorted(result.ready) == paths
+    assert azure_archive.injected > 0
+    assert azure_archive.requests.count("BlobBatch", status=503) > 0  # whole batches too
+    assert azure_archive.requests.count("SetBlobTier", batched=True, status=503) > 0
+    # a blob throttled on every try of a batch's retries is sent again by the engine's
+    # submitter (a plain Set Blob Tier): accepted once either way
+    assert sub_requests(azure_archive, status=202) == 200
+    assert set(azure_archive.rehydrations.values()) == {1}
+    assert len(azure_archive.rehydrations) == 200
+    # throttled sub-requests were sent again; accepted ones never were
+    assert sub_requests(azure_archive) == 200 + sub_requests(azure_archive, status=503)
+
+
+def test_refused_batches_fall_back_to_one_set_tier_per_blob(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    azure_archive.batch_enabled = False  # an account that answers Blob Batch with an error
+    paths = seed(azure_archive, azure_container, 40)
+    fs = make_az()
+    azure_archive.requests.clear()
+    result = fs.restore(paths[:30])
+    assert result.requests_sent == 30
+    assert azure_archive.requests.count("BlobBatch", status=400) == 1
+    assert azure_archive.requests.count("SetBlobTier", status=202) == 30
+    fs.restore(paths)  # the same filesystem remembers: no batch is tried again
+    assert azure_archive.requests.count("BlobBatch") == 1
+    assert azure_archive.requests.count("SetBlobTier", status=202) == 40
+    assert len(azure_archive.pending()) == 40
+
+
+def test_prefetch_then_xarray_reads_an_archived_zarr_store(
+    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
+) -> None:
+    import archivefs.datasets as ads
+    from tests.zarr_data import make_source, upload_zarr_azure
+
+    source = make_source()
+    url = upload_zarr_azure(azure_archive, azure_container, tmp_path, source)
+    azure_archive.requests.clear()
+    ds = ads.open_zarr(
+        url,
+        storage_options=azure_archive.storage_options(),
+        journal=str(tmp_path / "journal.sqlite"),
+        restore_time_scale=1 / 3600,
+        price_sheet="azure-eastus",
+        skip_instance_cache=True,
+    )
+    assert sub_requests(azure_archive) == 0
+    selection = ds["t"].isel(time=slice(8, 24))
+    plan = ads.plan_dataset(selection)
+    assert len(plan.to_restore) == 8  # 4 time chunks x 2 y chunks
+    ads.prefetch(selection, wait=True, timeout=600)
+    assert azure_archive.requests.count("BlobBatch") == 1  # 8 chunks, one request
+    assert azure_archive.requests.count("SetBlobTier", batched=True, status=202) == 8
+    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
+    assert sub_requests(azure_archive) == 8
+
+
+def test_archive_url_and_xarray_storage_options(
+    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
+) -> None:
+    """``xr.open_zarr("archive::az://...", storage_options={"az": ..., "archive": ...})``."""
+    import xarray as xr
+
+    import archivefs.datasets as ads
+    from tests.zarr_data import make_source, upload_zarr_azure
+
+    source = make_source()
+    url = upload_zarr_azure(azure_archive, azure_container, tmp_path, source)
+    storage = {
+        "az": azure_archive.storage_options(),
+        "archive": {
+            "journal": str(tmp_path / "j.sqlite"),
+            "restore_time_scale": 1 / 3600,
+            "price_sheet": "azure-eastus",
+        },
+    }
+    with fsspec.open(
+        f"archive::{url}/zarr.json", **storage
+    ) as f:  # the URL form, through fsspec.open
+        assert b"zarr_format" in f.read()
+    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
+    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
+    azure_archive.requests.clear()
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan) == [
+        f"{azure_container}/store.zarr/t/c/1/0/0",
+        f"{azure_container}/store.zarr/t/c/2/0/0",
+    ]
+    result = ads.prefetch(selection, wait=True, timeout=600)
+    assert result.requests_sent == 2
+    assert azure_archive.requests.count("BlobBatch") == 1
+    np.testing.assert_array_equal(
+        selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
+    )
+
+
+def test_bundles_are_restored_as_groups_then_members_read(
+    azure_archive: EmulatedAzureArchive,
+    azure_container: str,
+    make_az: Callable[..., Any],
+    tmp_path: Path,
+) -> None:
+    from archivefs.catalog import ByPrefix, Catalog
+    from archivefs.catalog.layout import catalog_dir
+    from archivefs.catalog.writer import bundle_tree
+
+    src = tmp_path / "src"
+    files = {f"d{i % 3}/f{i:03d}.dat": f"member {i} ".encode() * 40 for i in range(60)}
+    for name, data in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+    az = fsspec.filesystem("az", skip_instance_cache=True, **azure_archive.storage_options())
+    dest = f"{azure_container}/k"
+    bundle_tree(
+        fsspec.filesystem("file"), str(src), az, dest,
+        policy=ByPrefix(depth=1), storage_class="Archive",
+    )  # fmt: skip
+    catalog = Catalog.load(az, catalog_dir(dest))
+    assert len(catalog.bundles) == 3  # one per directory
+    azure_archive.rehydrate_delay["Standard"] = 1.0
+    fs = make_az()
+    azure_archive.requests.clear()
+
+    result = fs.restore(f"{dest}/d1/", wait=True, timeout=600)
+
+    assert len(result.plan) == 1  # 20 members, one group: their bundle
+    assert sub_requests(azure_archive) == 1
+    assert len(azure_archive.rehydrations) == 1
+    assert fs.cat_file(f"{dest}/d1/f004.dat") == files["d1/f004.dat"]
+    result = fs.restore(f"{dest}/", wait=True, timeout=600)  # the two others, one batch
+    assert azure_archive.requests.count("BlobBatch") == 1
+    assert sub_requests(azure_archive) == 3
+    assert set(azure_archive.rehydrations.values()) == {1}
+    assert fs.cat_file(f"{dest}/d2/f059.dat") == files["d2/f059.dat"]
+
+
+def test_a_pending_read_says_how_a_finished_rehydration_shows(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    from archivefs.errors import RestoreInProgressError
+
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    azure_archive.put_blob(azure_container, "a.bin", b"data", tier="Archive")
+    fs = make_az(store_options={"rehydrate_to": "Cool"})
+    fs.restore(f"{azure_container}/a.bin")
+    assert azure_archive.pending() == {f"{azure_container}/a.bin": ("Cool", "Standard")}
+    with pytest.raises(RestoreInProgressError) as caught:
+        fs.cat_file(f"{azure_container}/a.bin")
+    assert "fs.info() shows storage_class='Cool' and restore='hot'" in str(caught.value)
+    assert "restore='restored'" not in str(caught.value)  # S3's wording, not Azure's
+
+
+def test_adapter_options_are_checked_with_a_fix(
+    azure_archive: EmulatedAzureArchive, make_az: Callable[..., Any]
+) -> None:
+    with pytest.raises(ValueError, match=r"outside Azure's 1\.\.256\. Fix"):
+        make_az(store_options={"batch_size": 300})
+    with pytest.raises(ValueError, match=r"unknown option\(s\) tries\. Fix"):
+        make_az(store_options={"retry": {"tries": 3}})
+    fs = make_az(store_options={"retry": {"attempts": 2, "backoff": 0.0}, "batch_size": 1})
+    assert (fs.store.retry.attempts, fs.store.restore_batch_size) == (2, 1)
+    assert azure_archive.requests.counts() == {}  # checked before any request
