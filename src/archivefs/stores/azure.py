@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,7 +41,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from archivefs.errors import (
     ArchiveError,
     InvalidPathError,
-    ObjectNotFoundError,
     StoreUnavailableError,
 )
 from archivefs.model import (
@@ -53,6 +51,7 @@ from archivefs.model import (
     check_restore_request,
 )
 from archivefs.providers import AZURE
+from archivefs.stores.base import BulkProbe
 from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
 from archivefs.stores.translate import (
     TRANSIENT_CODES,
@@ -63,7 +62,7 @@ from archivefs.stores.translate import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
 T = TypeVar("T")
 
@@ -164,7 +163,7 @@ def state_from_properties(container: str, props: Any) -> ObjectState:
     )
 
 
-class AzureStore:
+class AzureStore(BulkProbe):
     """Archive-aware operations on an adlfs filesystem (the same interface as ``S3Store``).
 
     Parameters
@@ -178,6 +177,8 @@ class AzureStore:
     batch_size:
         Set Blob Tier sub-requests per Blob Batch (1 to 256; 1: no batches).
     """
+
+    split_path = staticmethod(split_path)
 
     provider = AZURE
 
@@ -460,37 +461,6 @@ class AzureStore:
             return await self._retrying(listing)
         except Exception as error:
             raise_translated(error, path, action="list")
-
-    async def probe(self, paths: Iterable[str]) -> dict[str, ObjectState | None]:
-        """States of many blobs at once; ``None`` for blobs that do not exist.
-
-        One path: one Get Blob Properties. Several in a container: List Blobs
-        pages under their common prefix (up to 5,000 blobs per request).
-        """
-        by_container: dict[str, list[str]] = defaultdict(list)
-        for path in paths:
-            container, blob = split_path(path)
-            by_container[container].append(blob)
-        results: dict[str, ObjectState | None] = {}
-        for container, blobs in by_container.items():
-            unique = sorted(set(blobs))
-            if len(unique) == 1:
-                results.update(await self._probe_heads(container, unique))
-            else:
-                results.update(await self._probe_listing(container, unique))
-        return results
-
-    async def _probe_heads(
-        self, container: str, blobs: Sequence[str]
-    ) -> dict[str, ObjectState | None]:
-        async def one(blob: str) -> tuple[str, ObjectState | None]:
-            path = f"{container}/{blob}"
-            try:
-                return path, await self.head(path)
-            except ObjectNotFoundError:
-                return path, None
-
-        return dict(await asyncio.gather(*(one(b) for b in blobs)))
 
     async def _probe_listing(
         self, container: str, blobs: Sequence[str]

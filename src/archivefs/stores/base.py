@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Protocol
 
+from archivefs.errors import ObjectNotFoundError
+
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from archivefs.model import ObjectState, RestoreTier
     from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
@@ -44,3 +48,47 @@ class ColdStore(Protocol):
     async def create_exclusive(self, path: str, body: bytes) -> bool: ...
 
     async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool: ...
+
+
+class BulkProbe:
+    """``probe`` for adapters whose listing answers many objects per request.
+
+    One object of a bucket: one HEAD (or its provider's twin). Several: the
+    adapter's ``_probe_listing`` of that bucket, which pages under their common
+    prefix.
+    """
+
+    split_path: Callable[[str], tuple[str, str]]  # the adapter's "bucket/key" splitter
+
+    async def head(self, path: str) -> ObjectState:
+        raise NotImplementedError
+
+    async def _probe_listing(
+        self, bucket: str, keys: Sequence[str]
+    ) -> dict[str, ObjectState | None]:
+        raise NotImplementedError
+
+    async def probe(self, paths: Iterable[str]) -> dict[str, ObjectState | None]:
+        """States of many objects at once; ``None`` for objects that do not exist."""
+        by_bucket: dict[str, list[str]] = defaultdict(list)
+        for path in paths:
+            bucket, key = self.split_path(path)
+            by_bucket[bucket].append(key)
+        results: dict[str, ObjectState | None] = {}
+        for bucket, keys in by_bucket.items():
+            unique = sorted(set(keys))
+            if len(unique) == 1:
+                results.update(await self._probe_heads(bucket, unique))
+            else:
+                results.update(await self._probe_listing(bucket, unique))
+        return results
+
+    async def _probe_heads(self, bucket: str, keys: Sequence[str]) -> dict[str, ObjectState | None]:
+        async def one(key: str) -> tuple[str, ObjectState | None]:
+            path = f"{bucket}/{key}"
+            try:
+                return path, await self.head(path)
+            except ObjectNotFoundError:
+                return path, None
+
+        return dict(await asyncio.gather(*(one(k) for k in keys)))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -36,6 +35,7 @@ from archivefs.model import (
     StorageClass,
     check_restore_request,
 )
+from archivefs.stores.base import BulkProbe
 from archivefs.stores.translate import (
     is_restore_in_progress,
     raise_translated,
@@ -43,7 +43,7 @@ from archivefs.stores.translate import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
 LIST_PAGE = 1000
 MAX_ATTEMPTS = 5  # per request, the first included: the only retry layer (botocore's)
@@ -130,7 +130,7 @@ def _as_datetime(value: Any) -> datetime | None:
     return None
 
 
-class S3Store:
+class S3Store(BulkProbe):
     """Archive-aware operations on an s3fs filesystem.
 
     Parameters
@@ -142,6 +142,8 @@ class S3Store:
         (default): yes for AWS endpoints; for custom endpoints, learned from
         the first listing that carries one, HEAD fallback until then.
     """
+
+    split_path = staticmethod(split_path)
 
     def __init__(self, fs: Any, *, restore_status_in_listings: bool | None = None) -> None:
         self.fs = fs
@@ -375,35 +377,6 @@ class S3Store:
             for i, state in zip(undescribed, heads, strict=True):
                 files[i] = state
         return Listing(files=files, directories=dirs)
-
-    async def probe(self, paths: Iterable[str]) -> dict[str, ObjectState | None]:
-        """States of many objects at once; ``None`` for objects that do not exist.
-
-        One path: one HEAD. Several in a bucket: LIST pages that start just
-        before the next unresolved key, so each request answers up to 1,000.
-        """
-        by_bucket: dict[str, list[str]] = defaultdict(list)
-        for path in paths:
-            bucket, key = split_path(path)
-            by_bucket[bucket].append(key)
-        results: dict[str, ObjectState | None] = {}
-        for bucket, keys in by_bucket.items():
-            unique = sorted(set(keys))
-            if len(unique) == 1:
-                results.update(await self._probe_heads(bucket, unique))
-            else:
-                results.update(await self._probe_listing(bucket, unique))
-        return results
-
-    async def _probe_heads(self, bucket: str, keys: Sequence[str]) -> dict[str, ObjectState | None]:
-        async def one(key: str) -> tuple[str, ObjectState | None]:
-            path = f"{bucket}/{key}"
-            try:
-                return path, await self.head(path)
-            except ObjectNotFoundError:
-                return path, None
-
-        return dict(await asyncio.gather(*(one(k) for k in keys)))
 
     async def _probe_listing(
         self, bucket: str, keys: Sequence[str]
