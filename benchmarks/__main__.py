@@ -1,7 +1,10 @@
-"""Run the benchmarks: ``python -m benchmarks [--smoke | --full] [--out DIR] [--only NAME ...]``.
+"""Run the benchmarks: ``python -m benchmarks [--smoke | --full] [--latency S] [--only NAME ...]``.
 
-Each one compares archivefs with the plain alternative in the same run, writes
-``<out>/<name>.json`` and the table in docs/benchmarks.md is regenerated.
+Each one compares archivefs with the strongest plain alternative in the same
+run, against the emulated archive in its own process with per-request latency
+(a server that behaves like a remote one), with several samples per variant;
+it writes ``<out>/<name>.json`` and the generated passages of docs/benchmarks.md
+and docs/bundles.md are regenerated from the result files.
 """
 
 from __future__ import annotations
@@ -12,44 +15,55 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks._common import ROOT, update_docs, write
+from benchmarks._common import MODULES, ROOT, update_docs, write
 
-MODULES = [
-    "time_to_data",
-    "status_polling",
-    "submission",
-    "hot_read",
-    "planning",
-    "catalog_listing",
-    "scale",
-    "bundling",
-    "read_amplification",
-    "time_to_first_result",
-    "cluster_coordination",
-]
+__all__ = ["MODULES", "main"]
+
+DEFAULT_LATENCY = 0.02  # seconds per request: a nearby S3 region's round trip
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
+    size.add_argument("--smoke", action="store_true", help="tiny sizes, one sample (CI)")
     size.add_argument("--full", action="store_true", help="the large sizes")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--only", nargs="*", choices=MODULES, help="run only these")
-    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite the docs")
+    parser.add_argument(
+        "--latency",
+        type=float,
+        default=DEFAULT_LATENCY,
+        help=f"seconds the server waits before answering each request (default {DEFAULT_LATENCY})",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the emulator in this process (shares the GIL with the client; for debugging)",
+    )
     args = parser.parse_args(argv)
     label = "smoke" if args.smoke else "full" if args.full else "default"
 
-    from archivefs.testing import EmulatedArchive
+    from archivefs.testing import EmulatedArchive, RemoteArchive
 
-    with EmulatedArchive() as archive:
+    archive: EmulatedArchive | RemoteArchive = (
+        EmulatedArchive(latency=args.latency)
+        if args.in_process
+        else RemoteArchive(latency=args.latency)
+    )
+    server = {
+        "process": "in-process" if args.in_process else "own process",
+        "latency_s": args.latency,
+    }
+    with archive:
         for name in args.only or MODULES:
             archive.reset()
             module = importlib.import_module(f"benchmarks.{name}")
             start = time.perf_counter()
             result = module.run(archive, label)
+            result.size, result.server = label, server
             path = write(result, args.out)
-            print(f"{name:<16} {time.perf_counter() - start:6.1f}s  {result.headline}  -> {path}")
+            print(f"{name:<20} {time.perf_counter() - start:6.1f}s  {result.headline}  -> {path}")
     if not args.no_docs:
         update_docs(args.out)
     return 0

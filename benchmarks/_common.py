@@ -1,13 +1,22 @@
-"""Shared plumbing: sizes, the emulated archive, result files and the docs table."""
+"""Shared plumbing: sizes, sampling, result files and the generated docs passages.
+
+Sampling (:func:`sample`): the compared variants run ``samples`` times each,
+the order rotating from one sample to the next (so neither always runs first
+on a warm or a cold machine), after one discarded warm-up run of each (so
+neither pays imports, connection pools or worker start-up alone). Every
+metric is kept per sample; result files carry min/median/max of each.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -15,6 +24,94 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS_TABLE = ROOT / "docs" / "benchmarks.md"
+GENERATED_DOCS = (ROOT / "docs" / "benchmarks.md", ROOT / "docs" / "bundles.md")
+
+MODULES = [
+    "time_to_data",
+    "status_polling",
+    "submission",
+    "hot_read",
+    "planning",
+    "catalog_listing",
+    "scale",
+    "bundling",
+    "read_amplification",
+    "time_to_first_result",
+    "cluster_coordination",
+]
+
+# samples per variant and size; smoke runs once (CI speed), every other size >= 3
+SAMPLES = {"smoke": 1, "default": 3, "full": 5}
+
+Runs = dict[str, list[dict[str, Any]]]
+"""Per variant, one dict of metrics per sample."""
+
+
+def sample(
+    variants: Mapping[str, Callable[[int], dict[str, Any]]],
+    samples: int,
+    *,
+    warmup: bool = True,
+) -> Runs:
+    """Run each variant ``samples`` times in rotating order, after a warm-up of each.
+
+    A variant is called with the sample number (``-1`` for the warm-up, whose
+    result is discarded) and returns its metrics. With two variants the order
+    alternates (A B, B A, A B ...); with more, it rotates. A single sample
+    (``--smoke``) has no warm-up.
+    """
+    names = list(variants)
+    if warmup and samples > 1:  # one sample (smoke) checks that it runs, not its timing
+        for name in names:
+            variants[name](-1)
+    runs: Runs = {name: [] for name in names}
+    for i in range(samples):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            runs[name].append(variants[name](i))
+    return runs
+
+
+def summarise(runs: Runs) -> dict[str, dict[str, dict[str, float]]]:
+    """min/median/max of every numeric metric of every variant."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, samples in runs.items():
+        metrics: dict[str, dict[str, float]] = {}
+        for metric in samples[0] if samples else {}:
+            values = [s[metric] for s in samples if isinstance(s.get(metric), int | float)]
+            if len(values) == len(samples) and values:
+                metrics[metric] = {
+                    "min": min(values),
+                    "median": statistics.median(values),
+                    "max": max(values),
+                }
+        out[name] = metrics
+    return out
+
+
+def medians(runs: Runs, name: str) -> dict[str, Any]:
+    """The median of each metric of one variant (non-numeric metrics: the first sample's)."""
+    samples = runs[name]
+    out: dict[str, Any] = dict(samples[0])
+    for metric, cell in summarise({name: samples})[name].items():
+        out[metric] = cell["median"]
+    return out
+
+
+def spread(runs: Runs, name: str, metric: str, fmt: str = ".2f", unit: str = " s") -> str:
+    """``median`` and, over several samples, ``(min-max)`` of one metric: ``1.23 s (1.10-1.40)``."""
+    values = [s[metric] for s in runs[name]]
+    text = f"{format(statistics.median(values), fmt)}{unit}"
+    if len(values) > 1:
+        text += f" ({format(min(values), fmt)}-{format(max(values), fmt)})"
+    return text
+
+
+def ratio(runs: Runs, numerator: str, denominator: str, metric: str) -> float:
+    """median(numerator's metric) / median(denominator's metric)."""
+    top = statistics.median(s[metric] for s in runs[numerator])
+    bottom = statistics.median(s[metric] for s in runs[denominator])
+    return top / bottom if bottom else float("inf")
 
 
 @dataclass
@@ -27,20 +124,26 @@ class Result:
     archivefs: dict[str, Any]
     baseline: dict[str, Any]
     baseline_name: str
-    headline: str  # one line for the docs table
-    samples: dict[str, list[float]] = field(default_factory=dict)
+    headline: str  # one line for the docs table, from the measurements
+    runs: Runs = field(default_factory=dict)  # every sample of every variant
+    server: dict[str, Any] = field(default_factory=dict)  # where the emulator ran, its latency
+    size: str = "default"
 
     def to_json(self) -> dict[str, Any]:
+        counts = {name: len(samples) for name, samples in self.runs.items()}
         return {
             "name": self.name,
             "question": self.question,
+            "size": self.size,
             "machine": machine(),
+            "server": self.server,
             "parameters": self.parameters,
             "archivefs": self.archivefs,
             "baseline": {"name": self.baseline_name, **self.baseline},
             "headline": self.headline,
-            "samples": self.samples,
-            "medians": {k: statistics.median(v) for k, v in self.samples.items() if v},
+            "sample_counts": counts,
+            "summary": summarise(self.runs),
+            "samples": self.runs,
         }
 
 
@@ -67,39 +170,96 @@ def write(result: Result, out_dir: Path) -> Path:
     return path
 
 
-def render_table(out_dir: Path) -> str:
-    """The docs table, from every result file in ``out_dir``."""
-    rows = []
-    info: dict[str, Any] = {}
+def load_results(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every result file in ``out_dir``, by benchmark name."""
+    out = {}
     for path in sorted(out_dir.glob("*.json")):
         data = json.loads(path.read_text())
-        if "headline" not in data:
-            continue
+        if "headline" in data:
+            out[path.stem] = data
+    return out
+
+
+def render_table(results: Mapping[str, dict[str, Any]]) -> str:
+    """The docs table, from the result files' headlines."""
+    rows = []
+    info: dict[str, Any] = {}
+    servers, sizes, counts = set(), set(), set()
+    for data in results.values():
         info = data["machine"]
         rows.append(f"| {data['question']} | {data['baseline']['name']} | {data['headline']} |")
+        sizes.add(data.get("size", "?"))
+        server = data.get("server") or {}
+        if server:
+            servers.add(f"{server.get('process')}, {server.get('latency_s', 0) * 1000:g} ms")
+        counts.update(data.get("sample_counts", {}).values())
     header = [
         "<!-- generated by `python -m benchmarks`; do not edit by hand -->",
         "| question | compared with | result |",
         "|---|---|---|",
     ]
-    footer = (
-        f"\nMachine: {info.get('cpus')} CPUs, {info.get('platform')}, Python {info.get('python')}; "
-        f"versions {info.get('versions')}."
-        if info
-        else ""
-    )
+    footer = ""
+    if info:
+        footer = (
+            f"\nSizes: {', '.join(sorted(sizes))}; samples per variant: "
+            f"{', '.join(map(str, sorted(counts))) or '1'} (times are medians with min-max); "
+            f"emulated server: {'; '.join(sorted(servers)) or 'in-process'} latency per request."
+            f"\n\nMachine: {info.get('cpus')} CPUs, {info.get('platform')}, "
+            f"Python {info.get('python')}; versions {info.get('versions')}."
+        )
     return "\n".join(header + rows) + "\n" + footer + "\n"
 
 
+def render_passages(results: Mapping[str, dict[str, Any]]) -> dict[str, str]:
+    """Every generated docs passage: ``table`` and each benchmark module's ``render(data)``."""
+    import importlib
+
+    passages = {"table": render_table(results)}
+    for name, data in results.items():
+        if name not in MODULES:
+            continue
+        module = importlib.import_module(f"benchmarks.{name}")
+        render = getattr(module, "render", None)
+        if render is not None:
+            passages.update(render(data))
+    return passages
+
+
+def _markers(name: str) -> tuple[str, str]:
+    if name == "table":  # the historical markers of the results table
+        return "<!-- results:start -->", "<!-- results:end -->"
+    return f"<!-- results:{name}:start -->", f"<!-- results:{name}:end -->"
+
+
+_SECTION = re.compile(
+    r"<!-- results(?::([\w-]+))?:start -->\n?(.*?)<!-- results(?::\1)?:end -->", re.S
+)
+
+
+def generated_sections(text: str) -> dict[str, str]:
+    """The generated passages in a docs page, by name (what lies between its markers)."""
+    return {(m.group(1) or "table"): m.group(2) for m in _SECTION.finditer(text)}
+
+
+def fill(text: str, passages: Mapping[str, str]) -> str:
+    """``text`` with each marked section replaced by its passage (unknown names left alone)."""
+    for name in generated_sections(text):
+        if name not in passages:
+            continue
+        start, end = _markers(name)
+        body = passages[name].rstrip("\n") + "\n"
+        text = text[: text.index(start) + len(start)] + "\n" + body + text[text.index(end) :]
+    return text
+
+
 def update_docs(out_dir: Path) -> None:
-    text = DOCS_TABLE.read_text() if DOCS_TABLE.exists() else ""
-    start, end = "<!-- results:start -->", "<!-- results:end -->"
-    table = f"{start}\n{render_table(out_dir)}{end}"
-    if start in text and end in text:
-        text = text[: text.index(start)] + table + text[text.index(end) + len(end) :]
-    else:
-        text = text + "\n" + table + "\n"
-    DOCS_TABLE.write_text(text)
+    """Regenerate every marked passage of the docs from the result files in ``out_dir``."""
+    passages = render_passages(load_results(out_dir))
+    for doc in GENERATED_DOCS:
+        text = doc.read_text()
+        if doc == DOCS_TABLE and "<!-- results:start -->" not in text:
+            text += "\n<!-- results:start -->\n<!-- results:end -->\n"
+        doc.write_text(fill(text, passages))
 
 
 def archive_fs(archive: Any, **kwargs: Any) -> Any:

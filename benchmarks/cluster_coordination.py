@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._common import ROOT, Result
+from benchmarks._common import ROOT, Result, Runs, sample
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -96,11 +96,10 @@ def _one_computation(
     }
 
 
-def _polling(archive: EmulatedArchive, groups: int, delay: float, samples: int) -> dict[str, Any]:
+def _polling(archive: EmulatedArchive, groups: int, delay: float, samples: int) -> Runs:
     from distributed import Client, LocalCluster
 
     archive.set_restore_delay(delay)
-    runs: dict[str, list[dict[str, float]]] = {"coordinator": [], "per-group": []}
     with (
         tempfile.TemporaryDirectory() as tmp,
         LocalCluster(
@@ -108,20 +107,20 @@ def _polling(archive: EmulatedArchive, groups: int, delay: float, samples: int) 
         ) as cluster,
         Client(cluster) as client,
     ):
-        # warm-up: both variants pay imports and worker start-up before any sample
-        _seed_store(archive, "ccwarm", 8, Path(tmp))
-        _one_computation(archive, client, "ccwarm", 0.1, True)
-        _seed_store(archive, "ccwarm2", 8, Path(tmp))
-        _one_computation(archive, client, "ccwarm2", 0.1, False)
-        for sample in range(samples):
-            order = ["coordinator", "per-group"][:: 1 if sample % 2 == 0 else -1]
-            for name in order:
-                bucket = f"cc-{name}-{sample}"
-                _seed_store(archive, bucket, groups, Path(tmp))
-                runs[name].append(
-                    _one_computation(archive, client, bucket, delay, name == "coordinator")
+
+        def variant(name: str) -> Any:
+            def measure(i: int) -> dict[str, float]:
+                # the warm-up (i < 0): both variants pay imports and worker start-up
+                bucket = f"cc-{name}-{'w' if i < 0 else i}"
+                _seed_store(archive, bucket, 8 if i < 0 else groups, Path(tmp))
+                archive.set_restore_delay(0.1 if i < 0 else delay)
+                return _one_computation(
+                    archive, client, bucket, 0.1 if i < 0 else delay, name == "coordinator"
                 )
-    return runs
+
+            return measure
+
+        return sample({name: variant(name) for name in ("coordinator", "per-group")}, samples)
 
 
 def _claims(archive: EmulatedArchive, groups: int) -> dict[str, int]:
@@ -202,11 +201,7 @@ def run(archive: EmulatedArchive, size: str) -> Result:
         baseline={**base, "restore_requests_4_hosts": sent["without_claims"]},
         baseline_name="each worker polls its group with HEAD; no claims",
         headline=headline,
-        samples={
-            f"{name}_{metric}": [r[metric] for r in runs[name]]
-            for name in runs
-            for metric in ("first_result_s", "all_results_s", "status_requests")
-        },
+        runs=runs,
     )
 
 

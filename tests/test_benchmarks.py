@@ -1,15 +1,25 @@
-"""The benchmarks run at smoke size and write results (they never rot)."""
+"""The benchmarks run at smoke size and write results (they never rot); the docs are theirs."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from benchmarks.__main__ import MODULES
+from benchmarks._common import (
+    GENERATED_DOCS,
+    fill,
+    generated_sections,
+    load_results,
+    render_passages,
+    sample,
+    summarise,
+)
 
 ROOT = Path(__file__).parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
 
 
 def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
@@ -18,18 +28,69 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     names = sorted(p.stem for p in tmp_path.glob("*.json"))
     assert names == sorted(MODULES)  # every benchmark wrote its result
-    polling = json.loads((tmp_path / "status_polling.json").read_text())
+    results = load_results(tmp_path)
+    for data in results.values():
+        assert data["size"] == "smoke"
+        assert data["server"] == {"process": "own process", "latency_s": 0.02}
+        assert data["summary"], data["name"]  # min/median/max of every sampled metric
+    polling = results["status_polling"]
     assert polling["archivefs"]["LIST"] == 1  # 1,000 restoring objects: one listing
     assert polling["archivefs"]["HEAD"] == 0
-    assert polling["baseline"]["HEAD"] == 1000
-    bundling = json.loads((tmp_path / "bundling.json").read_text())
+    assert polling["baseline"]["LIST"] == 1  # boto3 list_objects_v2: the same one listing
+    assert polling["baseline"]["head_per_object"]["HEAD"] == 1000
+    bundling = results["bundling"]
     assert bundling["baseline"]["restore_requests_sent"] == 1000
     assert bundling["archivefs"]["restore_requests_sent"] == 20  # one bundle per directory
-    ttd = json.loads((tmp_path / "time_to_data.json").read_text())
+    ttd = results["time_to_data"]
     assert ttd["archivefs"]["restore_requests"] == ttd["parameters"]["objects"]
+    submission = results["submission"]
+    for variant in ("archivefs", "archivefs_no_journal", "boto3_8_threads"):
+        assert submission["summary"][variant]["requests"]["min"] == 200
+    listing = results["catalog_listing"]
+    assert listing["parameters"]["s3_entries"] == listing["parameters"]["catalog_entries"]
+    # the docs passages render from these results
+    passages = render_passages(results)
+    assert {"table", "submission", "catalog-format", "read-amplification"} <= set(passages)
+
+
+def test_sample_alternates_and_warms_each_variant_up() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def variant(name: str) -> object:
+        def measure(i: int) -> dict[str, float]:
+            calls.append((name, i))
+            return {"seconds": float(i + 1)}
+
+        return measure
+
+    runs = sample({"a": variant("a"), "b": variant("b")}, 3)  # type: ignore[dict-item]
+    warmups, first, second, third = calls[:2], calls[2:4], calls[4:6], calls[6:]
+    assert warmups == [("a", -1), ("b", -1)]
+    assert (first, second, third) == (
+        [("a", 0), ("b", 0)],
+        [("b", 1), ("a", 1)],
+        [("a", 2), ("b", 2)],
+    )
+    assert summarise(runs)["a"]["seconds"] == {"min": 1.0, "median": 2.0, "max": 3.0}
+    calls.clear()
+    sample({"a": variant("a")}, 1)  # type: ignore[dict-item]
+    assert calls == [("a", 0)]  # one sample (smoke): no warm-up
+
+
+@pytest.mark.parametrize("doc", GENERATED_DOCS, ids=lambda p: p.name)
+def test_generated_docs_passages_match_the_committed_results(doc: Path) -> None:
+    """Every number in a generated passage comes from benchmarks/results/*.json."""
+    text = doc.read_text()
+    sections = generated_sections(text)
+    assert sections, f"{doc.name} has no generated passages"
+    passages = render_passages(load_results(RESULTS))
+    for name, body in sections.items():
+        assert name in passages, f"{doc.name}: no result renders the passage {name!r}"
+        assert body == passages[name].rstrip("\n") + "\n", f"{doc.name}: {name} is stale"
+    assert fill(text, passages) == text

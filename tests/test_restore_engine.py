@@ -329,3 +329,65 @@ def test_expedited_upgrade_of_deep_archive_is_refused_before_sending(
     with pytest.raises(ValueError, match="Expedited"):
         make_fs().restore(f"{bucket}/d", tier="Expedited", upgrade=True)
     assert archive.requests.count("RestoreObject") == 1
+
+
+def test_outcomes_of_one_wave_are_committed_in_one_journal_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Group commit: answers that arrive together are recorded in one transaction, each
+    before its submission returns, and every request is still claimed before it is sent."""
+    import asyncio
+
+    from archivefs.model import ObjectState, RestoreState
+    from archivefs.restore.planner import make_plan, single_object_groups
+    from archivefs.restore.submitter import Submitter
+    from archivefs.stores.s3 import RestoreOutcome
+
+    n = 50
+    states = {
+        f"b/o/{i:03d}": ObjectState(f"b/o/{i:03d}", 1, StorageClass.GLACIER, RestoreState.ARCHIVED)
+        for i in range(n)
+    }
+    plan = make_plan(single_object_groups(states), states)
+    journal = Journal(tmp_path / "journal.sqlite", namespace="test")
+    writes: list[int] = []
+    record_outcomes = journal.record_outcomes
+
+    def counting(outcomes: Any) -> None:
+        writes.append(len(outcomes))
+        record_outcomes(outcomes)
+
+    monkeypatch.setattr(journal, "record_outcomes", counting)
+
+    class GatedStore:
+        """Answers every restore at once, when all of them are in flight."""
+
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+            self.claimed_before_send: list[bool] = []
+            self.release = asyncio.Event()
+
+        async def restore(self, state: ObjectState, **kwargs: Any) -> RestoreOutcome:
+            record = journal.get(state.path)
+            self.claimed_before_send.append(record is not None and record.state == "claimed")
+            self.sent.append(state.path)
+            if len(self.sent) == n:
+                self.release.set()
+            await self.release.wait()
+            return RestoreOutcome.ACCEPTED
+
+    async def submit() -> Any:
+        store = GatedStore()
+        report = await Submitter(store, journal, concurrency=n).submit(  # type: ignore[arg-type]
+            plan.to_restore, tier=RestoreTier.parse("Standard"), days=1
+        )
+        return store, report
+
+    with journal:
+        store, report = asyncio.run(submit())
+        records = journal.records(sorted(states))
+    assert sorted(store.sent) == sorted(states)
+    assert all(store.claimed_before_send)
+    assert len(report.sent) == n
+    assert writes == [n]  # one transaction for the wave, not one per request
+    assert {r.state for r in records} == {"accepted"}

@@ -859,3 +859,86 @@ def test_expiry_is_request_time_plus_days_rounded_up_to_midnight_utc(
     assert expiry in (expected, expected - timedelta(days=1))
     assert (expiry.hour, expiry.minute, expiry.second) == (0, 0, 0)
     assert expiry >= requested + timedelta(days=2)
+
+
+# -- latency and the archive in its own process ----------------------------------------------
+
+
+def test_latency_delays_every_request_and_each_record_says_so(
+    archive: EmulatedArchive, bucket: str, s3: Any
+) -> None:
+    assert archive.latency == 0.0
+    archive.put_object(bucket, "k", DATA)  # harness seeding: never delayed nor counted
+    archive.set_latency(0.05)
+    start = time.perf_counter()
+    for _ in range(3):
+        s3.head_object(Bucket=bucket, Key="k")
+    elapsed = time.perf_counter() - start
+    assert elapsed >= 3 * 0.05  # a lower bound: a busy machine only adds to it
+    assert [r.latency for r in archive.requests.records] == [0.05, 0.05, 0.05]
+    archive.set_latency(0)
+    s3.head_object(Bucket=bucket, Key="k")
+    assert archive.requests.records[-1].latency == 0.0
+    with pytest.raises(ValueError, match="latency"):
+        archive.set_latency(-0.1)
+    with pytest.raises(ValueError, match="latency"):
+        EmulatedArchive(latency=float("inf"))
+    archive.set_latency(0.5)
+    archive.reset()  # back to the constructor's value
+    assert archive.latency == 0.0
+
+
+def test_concurrent_requests_are_each_delayed(archive: EmulatedArchive, bucket: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    archive.put_object(bucket, "k", DATA)
+    archive.set_latency(0.05)
+    client = archive.client(Config(max_pool_connections=8, retries={"max_attempts": 1}))
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: client.head_object(Bucket=bucket, Key="k"), range(16)))
+    records = archive.requests.records
+    assert len(records) == 16
+    assert all(r.latency == 0.05 for r in records)
+
+
+def test_remote_archive_counts_and_delays_as_the_in_process_one() -> None:
+    from archivefs.testing import RemoteArchive
+
+    with RemoteArchive(latency=0.02, restore_delay=3600) as remote:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", remote.endpoint_url)
+        assert remote.latency == 0.02
+        remote.create_bucket("remote")
+        remote.put_objects("remote", {f"o/{i}": DATA for i in range(5)}, storage_class="GLACIER")
+        remote.put_object("remote", "hot", DATA)
+        s3 = remote.client(NO_RETRIES)
+        start = time.perf_counter()
+        for i in range(5):
+            assert restore(s3, "remote", f"o/{i}") == 202
+        assert time.perf_counter() - start >= 5 * 0.02
+        with pytest.raises(botocore.exceptions.ClientError) as excinfo:
+            restore(s3, "remote", "o/0")
+        assert error_code(excinfo) == (409, "RestoreAlreadyInProgress")
+        assert listing(s3, "remote", OptionalObjectAttributes=["RestoreStatus"])["o/0"] == {
+            "IsRestoreInProgress": True
+        }
+        assert s3.get_object(Bucket="remote", Key="hot")["Body"].read() == DATA
+        assert remote.requests.counts() == {"RestoreObject": 6, "LIST": 1, "GET": 1}
+        assert remote.requests.count("RestoreObject", status=202) == 5
+        assert remote.requests.bytes_sent("GET") == len(DATA)
+        assert len(remote.requests) == 8
+        assert all(r.latency == 0.02 for r in remote.requests.records)
+        remote.restore_status_in_listings = False
+        assert listing(s3, "remote", OptionalObjectAttributes=["RestoreStatus"])["o/0"] is None
+        remote.set_restore_delay(0)
+        remote.expire_restore("remote", "o/1")
+        assert restore_header(s3, "remote", "o/1") is None
+        remote.seconds_per_day = 10.0
+        assert remote.seconds_per_day == 10.0
+        with pytest.raises(ObjectNotFoundError, match="create it first"):
+            remote.put_objects("missing", {"a": b"1"})
+        remote.set_latency(0.5)
+        remote.reset()
+        assert (remote.latency, remote.restore_delay, len(remote.requests)) == (0.02, 3600.0, 0)
+        assert remote.restore_status_in_listings is True
+    with pytest.raises(ArchiveError, match="not running"):
+        remote.requests.count()

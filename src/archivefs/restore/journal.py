@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -82,6 +83,19 @@ class Outcome(StrEnum):
     IN_PROGRESS = "in_progress"  # 409 RestoreAlreadyInProgress: someone started it already
     RESTORED = "restored"  # 200: a restored copy exists (its expiry was extended)
     FAILED = "failed"  # a permanent error: nothing was started
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeRecord:
+    """One request's outcome, for :meth:`Journal.record_outcomes`."""
+
+    key: str
+    outcome: Outcome
+    expected_ready_at: datetime | None = None
+    expiry: datetime | None = None
+    error: str | None = None
+    status: int | None = None
+    code: str | None = None
 
 
 class RecordState(StrEnum):
@@ -317,11 +331,31 @@ class Journal:
         code: str | None = None,
     ) -> None:
         """Record what the request for ``key`` came back with (status/code default per outcome)."""
-        outcome = Outcome(outcome)
-        default_status, default_code = _OUTCOME_STATUS[outcome]
+        self.record_outcomes(
+            [
+                OutcomeRecord(
+                    key,
+                    Outcome(outcome),
+                    expected_ready_at=expected_ready_at,
+                    expiry=expiry,
+                    error=error,
+                    status=status,
+                    code=code,
+                )
+            ]
+        )
+
+    def record_outcomes(self, outcomes: Sequence[OutcomeRecord]) -> None:
+        """Record the outcomes of many requests in one transaction (all or none).
+
+        The submitter's group commit: outcomes that arrive while one write is
+        under way go to disk together in the next, one transaction instead of one each.
+        """
+        if not outcomes:
+            return
         with self._write() as conn:
             now = self._clock()
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO restores (namespace, key, state, attempts, sent_at, http_status, "
                 "code, expected_ready_at, restored_at, expiry, last_error, updated_at) "
                 "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -331,20 +365,25 @@ class Journal:
                 "restored_at = excluded.restored_at, expiry = excluded.expiry, "
                 "last_error = coalesce(excluded.last_error, restores.last_error), "
                 "lease_until = NULL, updated_at = excluded.updated_at",
-                (
-                    self.namespace,
-                    key,
-                    outcome.value,
-                    now,
-                    status if status is not None else default_status,
-                    code if code is not None else default_code,
-                    _ts(expected_ready_at),
-                    now if outcome is Outcome.RESTORED else None,
-                    _ts(expiry),
-                    error,
-                    now,
-                ),
+                [self._outcome_row(o, now) for o in outcomes],
             )
+
+    def _outcome_row(self, record: OutcomeRecord, now: float) -> tuple[Any, ...]:
+        outcome = Outcome(record.outcome)
+        default_status, default_code = _OUTCOME_STATUS[outcome]
+        return (
+            self.namespace,
+            record.key,
+            outcome.value,
+            now,
+            record.status if record.status is not None else default_status,
+            record.code if record.code is not None else default_code,
+            _ts(record.expected_ready_at),
+            now if outcome is Outcome.RESTORED else None,
+            _ts(record.expiry),
+            record.error,
+            now,
+        )
 
     def record_restored(self, key: str, *, expiry: datetime | None) -> None:
         """Record that ``key`` is readable (a poll or a notification saw it done)."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError, StoreUnavailableError
 from archivefs.model import Action, RestoreState
-from archivefs.restore.journal import Outcome, RecordState
+from archivefs.restore.journal import Outcome, OutcomeRecord, RecordState
 from archivefs.stores.s3 import RestoreOutcome
 
 if TYPE_CHECKING:
@@ -154,14 +154,37 @@ class Submitter:
         batch = max(1, int(getattr(self.store, "restore_batch_size", 1)))
         semaphore = asyncio.Semaphore(self.concurrency * batch)
         throttle = _Throttle(self.retry)
+        commit = _GroupCommit(self.journal) if self.journal is not None else None
+
+        async def record(key: str, outcome: Outcome, **kwargs: Any) -> None:
+            """Record one outcome; returns once it is on disk (written with others in flight)."""
+            if commit is not None:
+                await commit.record(OutcomeRecord(key, outcome, **kwargs))
 
         async def one(key: str) -> None:
+            outcome, error, sent = await send(key)
+            if outcome is None:
+                assert error is not None
+                report.failed[key] = error
+                if not sent:
+                    report.not_sent.append(key)
+                await record(key, Outcome.FAILED, error=str(error))
+                return
+            report.sent[key] = outcome
+            expected = None
+            if outcome is not RestoreOutcome.RESTORED and expected_ready is not None:
+                expected = expected_ready(by_key[key])
+            await record(key, _JOURNAL_OUTCOME[outcome], expected_ready_at=expected)
+            if on_sent is not None:
+                on_sent(key, outcome)
+
+        async def send(key: str) -> tuple[RestoreOutcome | None, ArchiveError | None, bool]:
+            """The request for ``key`` (within the concurrency bound): outcome, error, sent?"""
             async with semaphore:
                 group = by_key[key]
-                outcome: RestoreOutcome | None = None
                 tried = 0  # rounds whose request was sent
                 last: ArchiveError | None = None
-                while outcome is None and tried < self.retry.rounds:
+                while tried < self.retry.rounds:
                     await throttle.wait()
                     if throttle.given_up:
                         break
@@ -172,31 +195,19 @@ class Submitter:
                         throttle.throttled()  # pauses every send; maybe another round
                         last = error
                     except ArchiveError as error:
-                        report.failed[key] = error
-                        await self._record(key, Outcome.FAILED, error=str(error))
-                        return
-                if outcome is None:
-                    if last is None:  # given up before this group's first request
-                        last = StoreUnavailableError(
-                            f"not sent: the store kept throttling ({throttle.failures} restore "
-                            "requests in a row failed after the client's retries).",
-                            path=key,
-                            fix="run the same restore again later; only what was not accepted "
-                            "is sent, and nothing was paid for this one.",
-                        )
-                    report.failed[key] = last
-                    if tried == 0:
-                        report.not_sent.append(key)
-                    await self._record(key, Outcome.FAILED, error=str(last))
-                    return
-                throttle.succeeded()
-                report.sent[key] = outcome
-                expected = None
-                if outcome is not RestoreOutcome.RESTORED and expected_ready is not None:
-                    expected = expected_ready(group)
-                await self._record(key, _JOURNAL_OUTCOME[outcome], expected_ready_at=expected)
-                if on_sent is not None:
-                    on_sent(key, outcome)
+                        return None, error, True
+                    else:
+                        throttle.succeeded()
+                        return outcome, None, True
+                if last is None:  # given up before this group's first request
+                    last = StoreUnavailableError(
+                        f"not sent: the store kept throttling ({throttle.failures} restore "
+                        "requests in a row failed after the client's retries).",
+                        path=key,
+                        fix="run the same restore again later; only what was not accepted "
+                        "is sent, and nothing was paid for this one.",
+                    )
+                return None, last, tried > 0
 
         await asyncio.gather(*(one(k) for k in claimed))
         return report
@@ -285,6 +296,41 @@ class Submitter:
         """One request; the client retries it (botocore), nothing here sends it again."""
         return await self.store.restore(group.state, tier=tier, days=days, extra=self.request_extra)
 
-    async def _record(self, key: str, outcome: Outcome, **kwargs: Any) -> None:
-        if self.journal is not None:
-            await asyncio.to_thread(self.journal.record_outcome, key, outcome, **kwargs)
+
+class _GroupCommit:
+    """Outcomes recorded while one journal write is under way go to disk together in the next.
+
+    Each caller of :meth:`record` returns only once its outcome is committed
+    (or gets the journal's error), exactly as with one write per outcome; with
+    many requests in flight, one transaction then carries a whole wave of them.
+    """
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.pending: list[tuple[OutcomeRecord, asyncio.Future[None]]] = []
+        self.writer: asyncio.Task[None] | None = None
+        self.transactions = 0  # journal writes so far (observability, tests)
+
+    async def record(self, outcome: OutcomeRecord) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending.append((outcome, done))
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.ensure_future(self._drain())
+        await done
+
+    async def _drain(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await asyncio.to_thread(self.journal.record_outcomes, [o for o, _ in batch])
+            except BaseException as error:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(error)
+                if not isinstance(error, Exception):
+                    raise
+            else:
+                self.transactions += 1
+                for _, done in batch:
+                    if not done.done():
+                        done.set_result(None)

@@ -148,6 +148,7 @@ class S3Store(BulkProbe):
     def __init__(self, fs: Any, *, restore_status_in_listings: bool | None = None) -> None:
         self.fs = fs
         layer_retries_once(fs)
+        size_connection_pool(fs)
         if restore_status_in_listings is None:
             endpoint = _endpoint_url(fs)
             if endpoint is None or "amazonaws.com" in endpoint:
@@ -433,6 +434,27 @@ def layer_retries_once(fs: Any) -> None:
         if "max_attempts" not in retries:
             retries.setdefault("total_max_attempts", MAX_ATTEMPTS)
         fs.config_kwargs = {**fs.config_kwargs, "retries": retries}
+
+
+POOL_CONNECTIONS = 64
+"""HTTP connections the s3fs client may hold open: the restore submitter's concurrency.
+
+botocore's default is 10, so 64 restores "in flight" queued for 10 connections:
+against a store 50 ms away that caps submission at 200 requests/s whatever the
+concurrency; with a pool as large as the concurrency, the bound is the one asked for.
+"""
+
+
+def size_connection_pool(fs: Any) -> None:
+    """Let the s3fs client open :data:`POOL_CONNECTIONS` connections (unless the caller chose).
+
+    A ``max_pool_connections`` given in ``config_kwargs`` is kept. Applies to
+    the client made after this call (s3fs makes it on first use).
+    """
+    if not hasattr(fs, "config_kwargs") or getattr(fs, "_s3", None) is not None:
+        return
+    if "max_pool_connections" not in fs.config_kwargs:
+        fs.config_kwargs = {**fs.config_kwargs, "max_pool_connections": POOL_CONNECTIONS}
 
 
 def _common_prefix(keys: Sequence[str]) -> str:

@@ -5,7 +5,9 @@ behind a small shim that gives restores a wall-clock delay, answers duplicate
 restores with ``RestoreAlreadyInProgress``, expires restored copies, reports
 ``RestoreStatus`` in listings and emulates Intelligent-Tiering archive tiers;
 :class:`FaultInjector` throttles, fails or drops requests on demand and
-:class:`RequestLog` counts every request and body byte at the server side.
+:class:`RequestLog` counts every request and body byte at the server side. ``latency=`` delays
+every request at the server, and :class:`RemoteArchive` runs the archive in
+its own process (for benchmarks: a server that does not share the client's GIL).
 :class:`EmulatedAzureArchive` does the same for Azure Blob Archive (Azurite
 behind a thin proxy). Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 from archivefs.testing._azure import AzureRequestLog, EmulatedAzureArchive
 from archivefs.testing._counters import OPS, RequestLog, RequestRecord
 from archivefs.testing._faults import FaultInjector
+from archivefs.testing._remote import RemoteArchive, RemoteRequestLog
 from archivefs.testing._server import EmulatedArchive
 
 __all__ = [
@@ -23,6 +26,8 @@ __all__ = [
     "EmulatedArchive",
     "EmulatedAzureArchive",
     "FaultInjector",
+    "RemoteArchive",
+    "RemoteRequestLog",
     "RequestLog",
     "RequestRecord",
 ]

@@ -69,6 +69,8 @@ _OBJECT_SUBRESOURCES = frozenset(
 
 
 _PARSED = "archivefs.testing.request"
+LATENCY_KEY = "archivefs.testing.latency"
+"""WSGI environ key: seconds the request was delayed on purpose (set by ``_latency``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +172,8 @@ class RequestRecord:
     ``status`` is the HTTP status sent, or 0 when the connection was dropped
     before any response; ``bytes_sent`` counts response body bytes only;
     ``range`` is the request's ``Range`` header; ``time`` is ``time.time()``
-    when the request arrived.
+    when the request arrived; ``latency`` the seconds the server delayed it
+    on purpose (``EmulatedArchive(latency=...)``) before answering.
     """
 
     op: str
@@ -181,6 +184,7 @@ class RequestRecord:
     bytes_sent: int
     range: str | None
     time: float
+    latency: float = 0.0
 
 
 class RequestLog:
@@ -273,6 +277,7 @@ class CountingMiddleware:
                     bytes_sent=nbytes,
                     range=environ.get("HTTP_RANGE"),
                     time=arrived,
+                    latency=float(environ.get(LATENCY_KEY, 0.0)),
                 )
             )
 

@@ -3,8 +3,9 @@
 Why moto's own server: tests then talk HTTP through botocore and s3fs exactly
 as users' code does against S3. :class:`_MotoThread` subclasses moto's
 ``ThreadedMotoServer`` only to put three WSGI layers in front of moto's
-dispatcher (outermost first): request counting (``_counters``), fault
-injection (``_faults``) and the archive emulation (``_shim``); to serve on
+dispatcher (outermost first): request counting (``_counters``), injected
+per-request latency (``_latency``), fault injection (``_faults``) and the
+archive emulation (``_shim``); to serve on
 127.0.0.1 port 0 so parallel runs never collide; to keep werkzeug's request
 log quiet; and to close a socket armed for a reset with an RST instead of a FIN.
 
@@ -37,6 +38,7 @@ from archivefs.errors import ArchiveError, ObjectNotFoundError, UnknownStorageCl
 from archivefs.model import StorageClass
 from archivefs.testing._counters import HARNESS_HEADER, CountingMiddleware, RequestLog
 from archivefs.testing._faults import FaultInjector, FaultMiddleware, is_reset_armed
+from archivefs.testing._latency import LatencyMiddleware, check_latency
 from archivefs.testing._shim import (
     ARCHIVE_ACCESS_TIERS,
     INTELLIGENT_TIERING,
@@ -130,6 +132,10 @@ class EmulatedArchive:
         The region clients are told to use.
     port:
         The port on 127.0.0.1 (0, the default: any free one; see :attr:`endpoint_url`).
+    latency:
+        Seconds every S3 API request waits at the server before it is answered
+        (0, the default: none), so that concurrency and request counts show as
+        against a remote S3; see :meth:`set_latency`.
 
     Examples
     --------
@@ -149,8 +155,10 @@ class EmulatedArchive:
         restore_status_in_listings: bool = True,
         region: str = "us-east-1",
         port: int = 0,
+        latency: float = 0.0,
     ) -> None:
         self._port = port
+        self._initial_latency = check_latency(latency)
         self._initial_delay = _check_seconds("restore_delay", restore_delay, allow_zero=True)
         self._initial_day = _check_seconds("seconds_per_day", seconds_per_day, allow_zero=False)
         self._initial_listings = bool(restore_status_in_listings)
@@ -160,6 +168,7 @@ class EmulatedArchive:
         self.faults = FaultInjector()
         self._shim: ArchiveShim | None = None
         self._thread: _MotoThread | None = None
+        self._latency: LatencyMiddleware | None = None
         self._endpoint: str | None = None
         self._harness: Any = None
         self._lock = threading.Lock()
@@ -190,10 +199,11 @@ class EmulatedArchive:
                 restore_status_in_listings=self._initial_listings,
             )
             faulty = FaultMiddleware(shim, self.faults, harness_header=HARNESS_HEADER)
-            thread = _MotoThread(CountingMiddleware(faulty, self.requests), port=self._port)
+            slow = LatencyMiddleware(faulty, self._initial_latency, harness_header=HARNESS_HEADER)
+            thread = _MotoThread(CountingMiddleware(slow, self.requests), port=self._port)
             thread.start()
             host, port = thread.get_host_and_port()
-            self._shim, self._thread = shim, thread
+            self._shim, self._thread, self._latency = shim, thread, slow
             self._endpoint = f"http://{host}:{port}"
             _active = self
         self.reset()
@@ -210,7 +220,7 @@ class EmulatedArchive:
                 self._moto_api("state-manager/unset-transition", {"model_name": RESTORE_MODEL})
             finally:
                 thread.stop()
-                self._thread = self._shim = self._harness = None
+                self._thread = self._shim = self._harness = self._latency = None
                 self._endpoint = None
                 if _active is self:
                     _active = None
@@ -224,6 +234,7 @@ class EmulatedArchive:
     def reset(self) -> None:
         """Empty moto; clear counters, faults and emulated restores; reapply the settings."""
         shim = self._started()
+        self.set_latency(self._initial_latency)
         self.faults.clear()
         shim.clear()
         self._moto_api("reset", {})
@@ -289,6 +300,23 @@ class EmulatedArchive:
             "state-manager/set-transition", {"model_name": RESTORE_MODEL, "transition": transition}
         )
         self._restore_delay = seconds
+
+    @property
+    def latency(self) -> float:
+        """Seconds each S3 API request waits at the server before its answer (0: none)."""
+        return self._latency.seconds if self._latency is not None else self._initial_latency
+
+    def set_latency(self, seconds: float) -> None:
+        """Delay every S3 API request by ``seconds`` from now on (0: none).
+
+        The server thread sleeps without holding the GIL, so concurrent requests
+        wait in parallel, as on the network; seeding by the harness is not
+        delayed. Each :class:`RequestRecord` carries the ``latency`` it got.
+        :meth:`reset` restores the value given to the constructor.
+        """
+        self._started()
+        assert self._latency is not None
+        self._latency.seconds = check_latency(seconds)
 
     @property
     def seconds_per_day(self) -> float:
