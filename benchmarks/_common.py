@@ -175,7 +175,7 @@ def load_results(out_dir: Path) -> dict[str, dict[str, Any]]:
     out = {}
     for path in sorted(out_dir.glob("*.json")):
         data = json.loads(path.read_text())
-        if "headline" in data:
+        if "headline" in data and "summary" in data:  # files of the sampling format only
             out[path.stem] = data
     return out
 

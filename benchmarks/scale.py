@@ -188,7 +188,7 @@ def run(archive: EmulatedArchive, size: str) -> Result:
         rows.append(row)
         print(json.dumps(row))
     sizes = [r["members"] for r in rows]
-    keys = [k for k in rows[-1] if k.endswith("_s")]
+    keys = [k for k in rows[-1] if k.endswith("_s") and k != "bundle_tree_files_s"]
     exponents = {k: exponent(sizes, [r[k] for r in rows]) for k in keys}
     files = [(r["members"], r["bundle_tree_files_s"]) for r in rows if "bundle_tree_files_s" in r]
     files = files or [(0, float("nan"))]
@@ -211,5 +211,6 @@ def run(archive: EmulatedArchive, size: str) -> Result:
         baseline={},
         baseline_name="(absolute; targets at 10^6: find 3 s, detail 5 s, plan 5 s, open 1.5 s)",
         headline=headline,
-        samples={k: [r[k] for r in rows if k in r] for k in [*keys, "bundle_tree_files_s"]},
+        runs={f"members_{r['members']}": [r] for r in rows},  # one sample per size
+        size=size,
     )
