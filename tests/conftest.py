@@ -9,6 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+import fsspec
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from archivefs.testing import EmulatedArchive
+    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive
 
 pytest_plugins = ["archivefs.testing.pytest_plugin", "pytester"]
 
@@ -55,3 +56,27 @@ def kill_when(script: Path, config: dict[str, Any], ready: Callable[[], bool]) -
             time.sleep(0.005)
         process.send_signal(signal.SIGKILL)
         process.wait(10)
+
+
+@pytest.fixture
+def make_az(
+    azure_archive: EmulatedAzureArchive, tmp_path: Path
+) -> Callable[..., ArchiveFileSystem]:
+    """ArchiveFileSystem on the emulated Azure archive: a private journal, Azure prices,
+    and restore times scaled so the poll schedule fits emulated delays of seconds."""
+
+    def make(**kwargs: Any) -> ArchiveFileSystem:
+        options: dict[str, Any] = {
+            "target_protocol": "az",
+            "target_options": azure_archive.storage_options(),
+            "journal": str(tmp_path / "journal.sqlite"),
+            "restore_time_scale": 1 / 3600,
+            "price_sheet": "azure-eastus",
+            "skip_instance_cache": True,
+            **kwargs,
+        }
+        fs = fsspec.filesystem("archive", **options)
+        assert isinstance(fs, ArchiveFileSystem)
+        return fs
+
+    return make

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import fsspec
 import pytest
 
 from archivefs.errors import (
@@ -16,35 +15,12 @@ from archivefs.errors import (
     ObjectNotFoundError,
     RestoreInProgressError,
 )
-from archivefs.filesystem import ArchiveFileSystem
 from archivefs.pricing import estimate, load_price_sheet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from archivefs.testing import EmulatedAzureArchive
-
-
-@pytest.fixture
-def make_az(
-    azure_archive: EmulatedAzureArchive, tmp_path: Path
-) -> Callable[..., ArchiveFileSystem]:
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        options: dict[str, Any] = {
-            "target_protocol": "az",
-            "target_options": azure_archive.storage_options(),
-            "journal": str(tmp_path / "journal.sqlite"),
-            "restore_time_scale": 1 / 3600,  # the poll schedule fits emulated seconds
-            "price_sheet": "azure-eastus",
-            "skip_instance_cache": True,
-            **kwargs,
-        }
-        fs = fsspec.filesystem("archive", **options)
-        assert isinstance(fs, ArchiveFileSystem)
-        return fs
-
-    return make
 
 
 def _seed(archive: EmulatedAzureArchive, container: str, n: int, tier: str = "Archive") -> None:

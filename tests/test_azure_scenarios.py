@@ -31,27 +31,6 @@ WORKER = Path(__file__).with_name("_azure_restore_worker.py")
 pytestmark = pytest.mark.timeout(900)
 
 
-@pytest.fixture
-def make_az(
-    azure_archive: EmulatedAzureArchive, tmp_path: Path
-) -> Callable[..., ArchiveFileSystem]:
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        options: dict[str, Any] = {
-            "target_protocol": "az",
-            "target_options": azure_archive.storage_options(),
-            "journal": str(tmp_path / "journal.sqlite"),
-            "restore_time_scale": 1 / 3600,  # the poll schedule fits emulated seconds
-            "price_sheet": "azure-eastus",
-            "skip_instance_cache": True,
-            **kwargs,
-        }
-        fs = fsspec.filesystem("archive", **options)
-        assert isinstance(fs, ArchiveFileSystem)
-        return fs
-
-    return make
-
-
 def seed(archive: EmulatedAzureArchive, container: str, n: int, prefix: str = "o") -> list[str]:
     blobs = {f"{prefix}/{i:05d}": f"blob {i}".encode() for i in range(n)}
     archive.put_blobs(container, blobs, tier="Archive")

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
-from archivefs.testing._server import FAKE_KEY, FAKE_SECRET, EmulatedArchive
+from archivefs.testing._server import EmulatedArchive, S3Endpoint
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -124,7 +124,7 @@ class RemoteRequestLog:
         return int(self._archive._call("requests", "__len__"))
 
 
-class RemoteArchive:
+class RemoteArchive(S3Endpoint):
     """An :class:`~archivefs.testing.EmulatedArchive` in its own process (for benchmarks).
 
     Takes the same keyword arguments as ``EmulatedArchive`` (``restore_delay``,
@@ -241,31 +241,6 @@ class RemoteArchive:
                 fix="call archive.start() first, or use it as a context manager.",
             )
         return self._endpoint
-
-    @property
-    def region(self) -> str:
-        return self._region
-
-    def storage_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``s3fs.S3FileSystem`` (or fsspec's ``s3`` protocol)."""
-        return {
-            "key": FAKE_KEY,
-            "secret": FAKE_SECRET,
-            "client_kwargs": {"endpoint_url": self.endpoint_url, "region_name": self._region},
-        }
-
-    def client(self, config: Any = None) -> Any:
-        """A boto3 S3 client on this endpoint; ``config`` is a ``botocore.config.Config``."""
-        import boto3
-
-        return boto3.client(
-            "s3",
-            endpoint_url=self.endpoint_url,
-            region_name=self._region,
-            aws_access_key_id=FAKE_KEY,
-            aws_secret_access_key=FAKE_SECRET,
-            config=config,
-        )
 
     # -- settings ------------------------------------------------------------------------
 

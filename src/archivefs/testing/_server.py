@@ -114,7 +114,42 @@ class _MotoThread(ThreadedMotoServer):
             ) from self._error
 
 
-class EmulatedArchive:
+class S3Endpoint:
+    """What a client needs to reach an emulated archive: options, a boto3 client, the region."""
+
+    _region: str
+
+    @property
+    def endpoint_url(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def region(self) -> str:
+        return self._region
+
+    def storage_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``s3fs.S3FileSystem`` (or fsspec's ``s3`` protocol)."""
+        return {
+            "key": FAKE_KEY,
+            "secret": FAKE_SECRET,
+            "client_kwargs": {"endpoint_url": self.endpoint_url, "region_name": self._region},
+        }
+
+    def client(self, config: Any = None) -> Any:
+        """A boto3 S3 client on this endpoint; ``config`` is a ``botocore.config.Config``."""
+        import boto3
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint_url,
+            region_name=self._region,
+            aws_access_key_id=FAKE_KEY,
+            aws_secret_access_key=FAKE_SECRET,
+            config=config,
+        )
+
+
+class EmulatedArchive(S3Endpoint):
     """An S3 endpoint with archive behaviour, for tests and the demo.
 
     Parameters
@@ -251,31 +286,6 @@ class EmulatedArchive:
         self._started()
         assert self._endpoint is not None
         return self._endpoint
-
-    @property
-    def region(self) -> str:
-        return self._region
-
-    def storage_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``s3fs.S3FileSystem`` (or fsspec's ``s3`` protocol)."""
-        return {
-            "key": FAKE_KEY,
-            "secret": FAKE_SECRET,
-            "client_kwargs": {"endpoint_url": self.endpoint_url, "region_name": self._region},
-        }
-
-    def client(self, config: Any = None) -> Any:
-        """A boto3 S3 client on this endpoint; ``config`` is a ``botocore.config.Config``."""
-        import boto3
-
-        return boto3.client(
-            "s3",
-            endpoint_url=self.endpoint_url,
-            region_name=self._region,
-            aws_access_key_id=FAKE_KEY,
-            aws_secret_access_key=FAKE_SECRET,
-            config=config,
-        )
 
     # -- restore settings ----------------------------------------------------------------
 
