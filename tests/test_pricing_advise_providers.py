@@ -130,7 +130,11 @@ def test_instrument_archive_cold_classes_by_hand() -> None:
     )
     assert points[frozenset(("azure:Cool", "s3:STANDARD_IA"))] == (None, "azure:Cool")
     assert points[frozenset(("oracle:Archive", "gcs:COLDLINE"))] == (None, "oracle:Archive")
-    assert any("oracle:Archive: storage only" in n for n in advice.notes)
+    assert (
+        "oracle:Archive: storage only (no oracle price sheet); requests, retrieval, restores "
+        "and egress are NOT included (per_access is left at 0)."
+    ) in advice.notes
+    assert len(advice.notes) == 4  # whence s3, gcs and azure prices come; oracle: storage only
     assert any("azure-eastus (today's list prices" in n for n in advice.notes)
 
 

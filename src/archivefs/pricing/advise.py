@@ -390,7 +390,7 @@ def _comparison_options(
     *,
     tiers: Sequence[str],
     egress: str,
-    notes: list[str],
+    notes: list[tuple[str, str]],
 ) -> list[ProviderOption]:
     options: list[ProviderOption] = []
     labels = {k: e.label for k, e in comparison.classes.items()}
@@ -411,11 +411,12 @@ def _comparison_options(
                 egress=egress,
                 priced_by=hybrid.name,
             )
-            notes.append(
+            text = (
                 f"{provider}: storage prices and minimum days from {comparison.name} "
                 f"({comparison.source}); requests, retrieval, restores and egress from "
                 f"{sheet.name} (today's list prices, not {comparison.date}'s)."
             )
+            notes.append((provider, text))
         for key in keys:
             if key in priced:
                 continue
@@ -436,15 +437,6 @@ def _comparison_options(
                     priced_by=f"{comparison.name} (storage only)",
                     reads_priced=False,
                 )
-            )
-            why = (
-                f"{sheet.name} has no {comparison.split(key)[1]}"
-                if sheet
-                else (f"no {provider} price sheet was given")
-            )
-            notes.append(
-                f"{key}: storage only ({why}): its requests, retrieval, restores and egress "
-                "are NOT included, so its cost per read shows as 0."
             )
     return options
 
@@ -478,7 +470,7 @@ def advise_providers(
     if reads_per_month < 0:
         raise ValueError(f"reads_per_month must be >= 0, got {reads_per_month:g}.")
     tiers = [tier] if isinstance(tier, str) else list(tier)
-    notes: list[str] = []
+    notes: list[tuple[str, str]] = []
     options: list[ProviderOption] = []
     for sheet in sheets:
         if isinstance(sheet, ComparisonSheet):
@@ -517,6 +509,16 @@ def advise_providers(
         )
     if not options:
         raise ValueError("no storage class left to compare; check the sheets and --classes.")
+    left = {o.provider for o in options}
+    said = [text for provider, text in notes if provider in left]
+    for provider in dict.fromkeys(o.provider for o in options if not o.reads_priced):
+        flat = ", ".join(o.name for o in options if o.provider == provider and not o.reads_priced)
+        borrowed = (access_sheets or {}).get(provider)
+        why = f"{borrowed.name} prices none of them" if borrowed else f"no {provider} price sheet"
+        said.append(
+            f"{flat}: storage only ({why}); requests, retrieval, restores and egress are "
+            "NOT included (per_access is left at 0)."
+        )
     lines = compare(
         [Option(name=o.name, monthly=o.monthly, per_access=o.per_access) for o in options], grid
     )
@@ -525,5 +527,5 @@ def advise_providers(
         options=sorted(options, key=lambda o: (o.cost(reads_per_month), o.per_access, o.name)),
         grid=list(grid),
         break_evens=lines.break_evens,
-        notes=list(dict.fromkeys(notes)),
+        notes=list(dict.fromkeys(said)),
     )
