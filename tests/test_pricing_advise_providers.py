@@ -357,3 +357,26 @@ def test_a_sheet_can_name_its_provider() -> None:
     with pytest.raises(PriceSheetError, match="unknown provider 'tape'"):
         parse_price_sheet(text.replace("provider: gcs", "provider: tape"))
     assert TOKYO.provider is None  # sheets without it read as before (S3's names first)
+
+
+def test_the_cost_model_page_quotes_these_figures() -> None:
+    """docs/cost-model.md works the instrument archive through; its numbers are these."""
+    page = (Path(__file__).parents[1] / "docs" / "cost-model.md").read_text(encoding="utf-8")
+    text = " ".join(page.split())
+    access = {"s3": TOKYO, "azure": AZURE}  # the page's case: no GCS or Oracle sheet
+    advice = advise_providers(INSTRUMENT, [STUDY], reads_per_month=0.01, access_sheets=access)
+    by_name = {o.name: o for o in advice.options}
+    for name in COLD:
+        option = by_name[name]
+        assert f"= ${option.monthly:,.2f} |" in text, name
+        assert f"| ${option.cost(0.01):,.2f} |" in text, name
+        if option.reads_priced:
+            assert f"= ${option.per_access:,.2f} |" in text, name
+    ranked = [o.name for o in advice.options if o.name in COLD]
+    assert ranked == ["oracle:Archive", "gcs:COLDLINE", "azure:Cool", "s3:STANDARD_IA"]
+    points = _points(advice)
+    standard_ia = points[frozenset(("s3:STANDARD", "s3:STANDARD_IA"))][0]
+    hot_cool = points[frozenset(("azure:Hot", "azure:Cool"))][0]
+    assert f"below 614.40 / 1,024.03 = {standard_ia:.2f} reads a month" in text
+    assert f"Azure Cool beats Azure Hot below {hot_cool:.2f}" in text
+    assert f"(${by_name['s3:STANDARD'].monthly:,.2f} a month" in text
