@@ -895,8 +895,9 @@ def advise_command(
     from archivefs.pricing import Workload, advise, load_price_sheet
 
     def body() -> None:
-        from archivefs.pricing.advise import DEFAULT_CLASSES, sheet_provider
+        from archivefs.pricing.advise import DEFAULT_CLASSES
         from archivefs.pricing.comparison import ComparisonSheet, load_any_sheet
+        from archivefs.pricing.sheet import sheet_provider
 
         if (size is None) == (total_size is None):
             raise click.UsageError("give the size: --size (each object) or --total-size (all).")

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from archivefs.model import RestoreTier, StorageClass
 from archivefs.pricing.comparison import ComparisonSheet
 from archivefs.pricing.estimate import DAYS_PER_MONTH, Workload, estimate
+from archivefs.pricing.sheet import sheet_provider
 from archivefs.providers import Access
 
 if TYPE_CHECKING:
@@ -181,11 +182,6 @@ def lifecycle_option(
         monthly=monthly,
         per_access=(first.per_access * after_days + then.per_access * later) / horizon_days,
     )
-
-
-def sheet_provider(sheet: PriceSheet) -> str:
-    """The provider whose classes a price sheet prices (``s3`` for a sheet with none)."""
-    return next((c.provider for c in sheet.classes), "s3")
 
 
 def _parse_class(name: StorageClass | str, provider: str) -> StorageClass:

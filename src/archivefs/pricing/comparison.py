@@ -29,6 +29,7 @@ from archivefs.pricing.sheet import (
     PriceSheet,
     available_price_sheets,
     load_price_sheet,
+    sheet_provider,
 )
 from archivefs.providers import PROVIDERS, Access
 
@@ -139,10 +140,9 @@ def access_sheets_for(
             )
             continue
         sheet = load_price_sheet(name)
-        if sheet.classes and next(iter(sheet.classes)).provider != provider:
+        if sheet_provider(sheet) != provider:
             raise PriceSheetError(
-                f"{sheet.name} prices {next(iter(sheet.classes)).provider} classes, "
-                f"not {provider}'s.",
+                f"{sheet.name} prices {sheet_provider(sheet)} classes, not {provider}'s.",
                 path=name,
                 fix=f"give a {provider} price sheet for {provider}.",
             )

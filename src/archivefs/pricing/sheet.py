@@ -173,6 +173,20 @@ class PriceSheet(_Strict):
         return cost
 
 
+def sheet_provider(sheet: PriceSheet) -> str:
+    """The provider whose classes a price sheet prices (``s3`` for a sheet with none).
+
+    ``provider:`` if the sheet gives it; else its classes' provider. Without
+    ``provider:``, a name another provider shares with S3 (GCS ``STANDARD``)
+    reads as S3's, so a sheet whose other classes are all one provider's is
+    that provider's.
+    """
+    if sheet.provider:
+        return sheet.provider
+    others = {c.provider for c in sheet.classes} - {"s3"}
+    return others.pop() if len(others) == 1 else "s3"
+
+
 def _named(name: Any, provider: str) -> Any:
     """``name`` as ``provider``'s storage class, spelled as the provider spells it."""
     if not isinstance(name, str):
