@@ -140,7 +140,7 @@ def access_sheets_for(
             )
             continue
         sheet = load_price_sheet(name)
-        if sheet_provider(sheet) != provider:
+        if sheet_provider(sheet) != provider and all(c.provider != provider for c in sheet.classes):
             raise PriceSheetError(
                 f"{sheet.name} prices {sheet_provider(sheet)} classes, not {provider}'s.",
                 path=name,

@@ -7,6 +7,7 @@ loaded; every later computation can trust them.
 
 from __future__ import annotations
 
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -176,15 +177,15 @@ class PriceSheet(_Strict):
 def sheet_provider(sheet: PriceSheet) -> str:
     """The provider whose classes a price sheet prices (``s3`` for a sheet with none).
 
-    ``provider:`` if the sheet gives it; else its classes' provider. Without
-    ``provider:``, a name another provider shares with S3 (GCS ``STANDARD``)
-    reads as S3's, so a sheet whose other classes are all one provider's is
-    that provider's.
+    ``provider:`` if the sheet gives it. Without it, a class name two providers
+    spell alike reads as the first one's (GCS ``STANDARD`` as S3's, Oracle
+    ``Archive`` as Azure's), so the sheet is taken to be the provider, other than
+    S3, that most of its classes belong to (S3 if none).
     """
     if sheet.provider:
         return sheet.provider
-    others = {c.provider for c in sheet.classes} - {"s3"}
-    return others.pop() if len(others) == 1 else "s3"
+    counts = Counter(c.provider for c in sheet.classes if c.provider != "s3")
+    return counts.most_common(1)[0][0] if counts else "s3"
 
 
 def _named(name: Any, provider: str) -> Any:
