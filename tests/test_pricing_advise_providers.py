@@ -32,6 +32,7 @@ from archivefs.pricing.comparison import (
     load_comparison_sheet,
     parse_comparison_sheet,
 )
+from archivefs.pricing.sheet import sheet_provider
 
 GiB, MiB, TiB = 2**30, 2**20, 2**40
 STUDY = load_comparison_sheet("study-2018-tokyo")
@@ -380,3 +381,25 @@ def test_the_cost_model_page_quotes_these_figures() -> None:
     assert f"below 614.40 / 1,024.03 = {standard_ia:.2f} reads a month" in text
     assert f"Azure Cool beats Azure Hot below {hot_cool:.2f}" in text
     assert f"(${by_name['s3:STANDARD'].monthly:,.2f} a month" in text
+
+
+def test_a_sheet_without_provider_still_reads_as_its_providers() -> None:
+    # GCS's STANDARD spelled like S3's, and no provider: line: the sheet is GCS's all the same
+    text = (
+        "name: gcs-no-provider\nclasses:\n  STANDARD: {storage_per_gb_month: 0.02}\n"
+        "  COLDLINE: {storage_per_gb_month: 0.004, retrieval_per_gb: 0.02}\n"
+        "egress: {same_region: [{up_to_gb: null, per_gb: 0.0}]}\n"
+    )
+    sheet = parse_price_sheet(text)
+    assert sheet_provider(sheet) == "gcs"
+    work = Workload(objects=1, object_size=GiB, storage_class="STANDARD")
+    advice = advise_providers(work, [sheet], reads_per_month=1)
+    assert sorted(o.name for o in advice.options) == ["gcs:COLDLINE", "gcs:STANDARD"]
+    coldline = next(o for o in advice.options if o.name == "gcs:COLDLINE")
+    assert coldline.monthly == pytest.approx(0.004)
+    assert coldline.per_access == pytest.approx(0.02)  # 1 GiB at 0.02, no request price
+    assert [sheet_provider(s) for s in (TOKYO, AZURE, GCS_TEST)] == ["s3", "azure", "gcs"]
+    found, _ = access_sheets_for(STUDY, {"gcs": "none", "oracle": "none"})
+    with pytest.raises(PriceSheetError, match="prices s3 classes, not azure's"):
+        access_sheets_for(STUDY, {"azure": "aws-ap-northeast-1"})
+    assert set(found) == {"s3", "azure"}
