@@ -488,20 +488,23 @@ def advise_providers(
             priced_by=sheet.name,
         )
     if classes is not None:
-        wanted = {c.lower() for c in classes}
-        unknown = wanted - {f"{o.provider}:{o.storage_class}".lower() for o in options}
+        have = {f"{o.provider}:{o.storage_class}".lower() for o in options}
+        unknown = [c for c in classes if c.lower() not in have]
         if unknown:
             known = ", ".join(dict.fromkeys(f"{o.provider}:{o.storage_class}" for o in options))
             raise ValueError(
-                f"no sheet given prices {', '.join(sorted(unknown))}; use provider:Class names "
+                f"no sheet given prices {', '.join(unknown)}; use provider:Class names "
                 f"from: {known}."
             )
+        wanted = {c.lower() for c in classes}
         options = [o for o in options if f"{o.provider}:{o.storage_class}".lower() in wanted]
     if cold_only:
         options = [o for o in options if o.access is not Access.IMMEDIATE]
-    if len({o.name for o in options}) != len(options):
+    twice = sorted({o.name for o in options if [p.name for p in options].count(o.name) > 1})
+    if twice:
         raise ValueError(
-            "two sheets price the same provider:Class; give each provider's prices once."
+            f"{', '.join(twice)} priced by two of the sheets given; give each provider's "
+            "prices once (one sheet per provider, or a comparison sheet alone)."
         )
     if not options:
         raise ValueError("no storage class left to compare; check the sheets and --classes.")
