@@ -298,7 +298,7 @@ class ProviderAdvice(BaseModel):
             rows.append(
                 [
                     str(rank),
-                    f"{o.name} [{o.label}]",
+                    o.name if o.name.startswith(o.label) else f"{o.name} [{o.label}]",
                     str(o.min_storage_days),
                     f"{o.monthly:.2f}",
                     f"{o.per_access:.2f}" if o.reads_priced else "not incl.",
