@@ -406,3 +406,11 @@ def test_a_sheet_without_provider_still_reads_as_its_providers() -> None:
     with pytest.raises(PriceSheetError, match="prices s3 classes, not azure's"):
         access_sheets_for(STUDY, {"azure": "aws-ap-northeast-1"})
     assert set(found) == {"s3", "azure"}
+
+
+def test_the_measured_case_study_stored_at_table_1s_prices() -> None:
+    """The 633 GiB case study (tests/test_pricing_advise.py) paid Table 1's S3 prices a month."""
+    standard = STUDY.classes["s3:STANDARD"].storage_per_gb_month
+    ia = STUDY.classes["s3:STANDARD_IA"].storage_per_gb_month
+    assert round(633 * standard, 1) == 15.8  # 633 x 0.025 = 15.825
+    assert round(633 * ia, 1) == 12.0  # 633 x 0.019 = 12.027
