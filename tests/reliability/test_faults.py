@@ -6,6 +6,7 @@ completed (or failed with a clear archivefs error) and no restore was paid twice
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -35,13 +36,14 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.timeout(120)
 
 
-def _fast_engine(archive: EmulatedArchive, tmp_path: Path, **retry: Any) -> RestoreEngine:
+def _fast_engine(
+    archive: EmulatedArchive, tmp_path: Path, wrap: Any = None, **retry: Any
+) -> RestoreEngine:
     fs = s3(archive, asynchronous=False, **FAST_RETRIES)
     policy = RetryPolicy(give_up_after=retry.get("give_up_after", 3), pause=0.01, max_pause=0.05)
     journal = Journal(str(tmp_path / "journal.sqlite"), namespace=archive.endpoint_url)
-    return RestoreEngine(
-        S3Store(fs, restore_status_in_listings=True), journal=journal, retry=policy
-    )
+    store = S3Store(fs, restore_status_in_listings=True)
+    return RestoreEngine(store if wrap is None else wrap(store), journal=journal, retry=policy)
 
 
 # -- throttling bursts (SlowDown 503) on every operation type -----------------------------
@@ -258,6 +260,45 @@ def test_persistent_restore_failure_then_recovery_pays_once(
     sync(loop, engine.restore, plan)  # and once more: nothing to send
     assert archive.requests.count("RestoreObject", status=202) == 6
     assert archive.requests.count("RestoreObject") == failed + 6
+
+
+class _FirstAnswerArrivesAlone:
+    """The real S3 store, except that every restore after the first is sent only once
+    the first has its answer: an uneven network, where one throttled answer comes back
+    while the rest of the wave is still on its way."""
+
+    def __init__(self, store: S3Store) -> None:
+        self.store = store
+        self.first_answered = asyncio.Event()
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def restore(self, state: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls > 1:
+            await self.first_answered.wait()
+            return await self.store.restore(state, **kwargs)
+        try:
+            return await self.store.restore(state, **kwargs)
+        finally:
+            self.first_answered.set()
+
+
+def test_a_throttled_group_waits_for_the_wave_before_trying_again(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    data = seed_cold(archive, bucket, 6)
+    engine = _fast_engine(archive, tmp_path, wrap=_FirstAnswerArrivesAlone)
+    loop = engine.store.fs.loop
+    plan = sync(loop, engine.plan, sorted(data))
+    archive.faults.throttle(ops=["RestoreObject"])
+    with pytest.raises(RestoreFailedError):
+        sync(loop, engine.restore, plan)
+    # the first group's second round waits for the five still in flight; their failures
+    # give up the run (3 in a row), so no group is sent twice
+    assert archive.requests.count("RestoreObject") == 6
 
 
 def test_catalog_load_under_throttling(

@@ -18,6 +18,7 @@ grows while throttling lasts and ends with the first success), and after
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import time
 from dataclasses import dataclass, field
@@ -63,12 +64,45 @@ class RetryPolicy:
 
 
 class _Throttle:
-    """One state for all requests in flight: pause after throttling, give up when it persists."""
+    """One state for all requests in flight: pause after throttling, give up when it persists.
+
+    A throttled group tries again only once every request sent before its failure
+    has answered (:meth:`settle`): their failures count towards giving up first, so
+    how many requests a persistently throttling store receives does not depend on
+    which answer arrives first.
+    """
 
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
         self.failures = 0
         self.resume_at = 0.0
+        self._issued = 0  # tickets handed out: one per request sent
+        self._in_flight: list[int] = []  # a heap of tickets, answered ones removed lazily
+        self._answered: set[int] = set()
+        self._changed = asyncio.Condition()
+
+    def sending(self) -> int:
+        """A ticket for a request about to be sent."""
+        ticket = self._issued
+        self._issued += 1
+        heapq.heappush(self._in_flight, ticket)
+        return ticket
+
+    async def answered(self, ticket: int) -> None:
+        """The request of ``ticket`` has its answer."""
+        self._answered.add(ticket)
+        while self._in_flight and self._in_flight[0] in self._answered:
+            self._answered.discard(heapq.heappop(self._in_flight))
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def settle(self) -> None:
+        """Wait until every request sent so far has answered."""
+        horizon = self._issued
+        async with self._changed:
+            await self._changed.wait_for(
+                lambda: not self._in_flight or self._in_flight[0] >= horizon
+            )
 
     @property
     def given_up(self) -> bool:
@@ -189,6 +223,7 @@ class Submitter:
                     if throttle.given_up:
                         break
                     tried += 1
+                    ticket = throttle.sending()
                     try:
                         outcome = await self._send(group, tier=tier, days=days)
                     except StoreUnavailableError as error:
@@ -199,6 +234,9 @@ class Submitter:
                     else:
                         throttle.succeeded()
                         return outcome, None, True
+                    finally:
+                        await throttle.answered(ticket)
+                    await throttle.settle()  # what the others in flight meet counts too
                 if last is None:  # given up before this group's first request
                     last = StoreUnavailableError(
                         f"not sent: the store kept throttling ({throttle.failures} restore "

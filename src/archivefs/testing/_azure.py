@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import http.client
 import random
 import shutil
@@ -71,20 +72,24 @@ def azurite_command(install_dir: Path | None = None) -> list[str]:
             fix="install Node.js 20 (it brings npm), then run the tests again.",
         )
     folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            npm,
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--prefix",
-            str(folder),
-            f"azurite@{AZURITE_VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    with open(folder.parent / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes install it once
+        if binary.exists():
+            return [str(binary)]
+        done = subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(folder),
+                f"azurite@{AZURITE_VERSION}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     if done.returncode != 0 or not binary.exists():
         raise ArchiveError(
             f"npm could not install azurite@{AZURITE_VERSION}: {done.stderr.strip()[-500:]}",
