@@ -488,6 +488,20 @@ class Plan:
         return [g for g in self.groups if g.needs_request]
 
     @property
+    def fee_reads(self) -> list[PlannedGroup]:
+        """Groups that read at once but bill a retrieval fee per GB read (S3 STANDARD_IA,
+        ONEZONE_IA, GLACIER_IR; GCS NEARLINE, COLDLINE, ARCHIVE; Azure Cool, Cold)."""
+        return [
+            g
+            for g in self.groups
+            if g.action is Action.READ and g.state.access is Access.RETRIEVAL_FEE
+        ]
+
+    def only(self, groups: Iterable[PlannedGroup]) -> Plan:
+        """The same plan with only ``groups`` (e.g. ``plan.only(plan.fee_reads)``)."""
+        return Plan(groups=tuple(groups), tier=self.tier, days=self.days, created=self.created)
+
+    @property
     def paths(self) -> list[str]:
         return [p for g in self.groups for p in g.paths]
 

@@ -1,0 +1,240 @@
+"""Google Cloud Storage through gcsfs, against gcp-storage-emulator: classes from listings,
+reads in every class, retrieval fees through the budget, claims with preconditions.
+
+Counts are the server's (``archivefs.testing.EmulatedGcsArchive``), by JSON API operation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+from fsspec.asyn import sync
+
+from archivefs.errors import BudgetExceededError, NotArchivedError
+from archivefs.stores.gcs import GcsStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.testing import EmulatedGcsArchive
+
+GIB = 2**30
+CLASSES = {"a": "STANDARD", "b": "NEARLINE", "c": "COLDLINE", "d": "ARCHIVE"}
+CHUNKS = "store.zarr/t/c/"
+ACCESS = {"STANDARD": "immediate", "NEARLINE": "retrieval_fee", "COLDLINE": "retrieval_fee"}
+
+
+def data_downloads(archive: EmulatedGcsArchive, prefix: str = "") -> int:
+    """Downloads of data objects below ``prefix`` (never of archivefs's catalog registry)."""
+    return sum(
+        1
+        for r in archive.requests.records
+        if r.op == "objects.download"
+        and (r.name or "").startswith(prefix)
+        and not (r.name or "").startswith(".archivefs/")
+    )
+
+
+def seed(archive: EmulatedGcsArchive, bucket: str) -> dict[str, bytes]:
+    data = {}
+    for name, klass in CLASSES.items():
+        data[f"{bucket}/run/{name}"] = body = name.encode() * 100
+        archive.put_object(bucket, f"run/{name}", body, storage_class=klass)
+    archive.put_object(bucket, "run/sub/e", b"e" * 10)
+    archive.requests.clear()
+    return data
+
+
+def test_ls_info_and_plans_take_classes_from_one_listing(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    seed(gcs_archive, gcs_bucket)
+    fs = make_gs()
+    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{gcs_bucket}/run")}
+    assert {n: e.get("storage_class") for n, e in entries.items()} == {**CLASSES, "sub": None}
+    for name, klass in CLASSES.items():
+        assert entries[name]["access"] == ACCESS.get(klass, "retrieval_fee")
+        assert entries[name]["restore"] == "hot"  # nothing on GCS needs a restore
+        assert entries[name]["size"] == 100
+    assert entries["sub"]["type"] == "directory"
+    # one listing (and one look for archivefs's catalog registry, absent: 404)
+    assert gcs_archive.requests.by_op() == {"objects.list": 1, "objects.download": 1}
+    assert fs.info(f"{gcs_bucket}/run/d")["storage_class"] == "ARCHIVE"  # from the listing
+    assert gcs_archive.requests.by_op() == {"objects.list": 1, "objects.download": 1}
+
+    fresh = make_gs()
+    gcs_archive.requests.clear()
+    assert fresh.info(f"{gcs_bucket}/run/c")["access"] == "retrieval_fee"
+    assert gcs_archive.requests.by_op() == {"objects.get": 1, "objects.download": 1}
+    gcs_archive.requests.clear()
+    plan = fresh.plan([f"{gcs_bucket}/run/{n}" for n in CLASSES])  # 4 states: one listing
+    assert gcs_archive.requests.by_op() == {"objects.list": 1}
+    assert {g.action.value for g in plan} == {"read"}
+    assert plan.to_restore == []
+    assert sorted(g.key.rsplit("/", 1)[1] for g in plan.fee_reads) == ["b", "c", "d"]
+
+
+def test_every_read_policy_reads_every_class_at_once(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    data = seed(gcs_archive, gcs_bucket)
+    for policy in ("raise", "restore", "wait"):
+        fs = make_gs(on_archived=policy)
+        assert fs.cat_file(f"{gcs_bucket}/run/d") == data[f"{gcs_bucket}/run/d"]
+        assert fs.cat_file(f"{gcs_bucket}/run/c", start=10, end=20) == b"c" * 10
+        with fs.open(f"{gcs_bucket}/run/b") as f:
+            assert f.read() == data[f"{gcs_bucket}/run/b"]
+    assert data_downloads(gcs_archive) == 9  # 3 reads x 3 policies, one request each
+    assert gcs_archive.requests.bytes_sent("objects.download") >= 3 * (100 + 10 + 100)
+    ops = set(gcs_archive.requests.by_op())
+    assert ops <= {"objects.download", "objects.get", "objects.list"}  # nothing else sent
+
+
+def test_restore_of_a_gcs_object_is_refused_and_a_glob_restores_nothing(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    seed(gcs_archive, gcs_bucket)
+    fs = make_gs()
+    with pytest.raises(NotArchivedError, match="ARCHIVE, which reads at once"):
+        fs.restore(f"{gcs_bucket}/run/d")
+    result = fs.restore(f"{gcs_bucket}/run/*")
+    assert result.requests_sent == 0
+    assert {g.action.value for g in result.plan} == {"read"}
+    store = fs.store
+    assert isinstance(store, GcsStore)
+    state = sync(fs.loop, store.head, f"{gcs_bucket}/run/d")
+    with pytest.raises(NotArchivedError, match="nothing to restore"):
+        sync(fs.loop, store.restore, state, tier=fs.tier, days=1)
+    assert set(gcs_archive.requests.by_op()) <= {"objects.download", "objects.get", "objects.list"}
+
+
+def test_budget_refuses_a_bulk_read_of_fee_charging_objects_before_the_first_byte(
+    gcs_archive: EmulatedGcsArchive,
+    gcs_bucket: str,
+    make_gs: Callable[..., ArchiveFileSystem],
+    tmp_path: Path,
+) -> None:
+    data = seed(gcs_archive, gcs_bucket)
+    paths = sorted(data)
+    seen: list[Any] = []
+    # 3 fee-charging reads: 3 GETs (0.001, 0.01, 0.05 per 1,000) and 300 bytes of retrieval
+    fs = make_gs(max_cost=0.00005, on_estimate=lambda plan, e: seen.append((plan, e)))
+    with pytest.raises(BudgetExceededError, match="3 object\\(s\\) that bill a retrieval fee"):
+        fs.cat(paths)
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        fs.get(f"{gcs_bucket}/run/", str(tmp_path / "out"), recursive=True)
+    assert data_downloads(gcs_archive) == 0  # refused before the first byte
+    assert not list((tmp_path).rglob("out/**/*.*"))
+    assert seen == []  # the budget refuses first; no hook is asked to approve it
+
+    fs = make_gs(max_cost=0.01, on_estimate=lambda plan, e: seen.append((plan, e)))
+    gcs_archive.requests.clear()
+    assert fs.cat(paths) == data
+    assert data_downloads(gcs_archive) == 4
+    ((plan, estimate),) = seen
+    assert sorted(g.key for g in plan) == [f"{gcs_bucket}/run/{n}" for n in "bcd"]
+    assert estimate.bytes_read == 300
+    assert estimate.get_request_count == 3
+    assert estimate.components["retrieval"] == pytest.approx(100 / GIB * (0.01 + 0.02 + 0.05))
+    assert estimate.components["requests"] == pytest.approx((0.001 + 0.01 + 0.05) / 1000)
+    assert estimate.total == pytest.approx(
+        estimate.components["retrieval"] + estimate.components["requests"]
+    )
+
+    vetoing = make_gs(on_estimate=lambda plan, e: False)
+    gcs_archive.requests.clear()
+    with pytest.raises(BudgetExceededError, match="refused the plan"):
+        vetoing.get([f"{gcs_bucket}/run/c", f"{gcs_bucket}/run/d"], str(tmp_path / "v") + "/")
+    assert data_downloads(gcs_archive) == 0
+
+    # a single interactive read is not a bulk read: no estimate, no refusal (see
+    # docs/cost-model.md), one request
+    tight = make_gs(max_cost=0.0, on_estimate=lambda plan, e: seen.append((plan, e)))
+    gcs_archive.requests.clear()
+    assert tight.cat_file(f"{gcs_bucket}/run/d") == data[f"{gcs_bucket}/run/d"]
+    assert len(seen) == 1
+    assert data_downloads(gcs_archive) == 1
+
+
+def test_prefetch_and_xarray_read_of_a_coldline_zarr_store(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("xarray")
+    import archivefs.datasets as ads
+    from tests.zarr_data import make_source, upload_zarr_gcs
+
+    source = make_source()
+    url = upload_zarr_gcs(gcs_archive, gcs_bucket, tmp_path, source, chunks="COLDLINE")
+    options: dict[str, Any] = {
+        "storage_options": gcs_archive.storage_options(),
+        "journal": str(tmp_path / "journal.sqlite"),
+        "price_sheet": "gcs-us-central1",
+        "skip_instance_cache": True,
+    }
+    tight = ads.open_zarr(url, max_cost=0.00001, **options)
+    selection = tight["t"].isel(time=slice(8, 24))
+    gcs_archive.requests.clear()
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        ads.plan_dataset(selection)
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        ads.prefetch(selection)
+    assert data_downloads(gcs_archive, CHUNKS) == 0
+
+    seen: list[Any] = []
+    ds = ads.open_zarr(url, max_cost=1.0, **options)
+    selection = ds["t"].isel(time=slice(8, 24))
+    (fs,) = ads.chunk_paths(selection)  # hooks are callables: added to the opened filesystem
+    fs.hooks.on_estimate.append(lambda plan, e: seen.append(e))
+    plan = ads.plan_dataset(selection)
+    assert len(plan) == 8  # 4 time chunks x 2 y chunks
+    assert len(plan.fee_reads) == 8
+    assert plan.to_restore == []  # readable, for a fee: nothing to restore
+    chunk_bytes = sum(g.size for g in plan)
+    assert seen[-1].bytes_read == chunk_bytes
+    assert seen[-1].components["retrieval"] == pytest.approx(chunk_bytes / GIB * 0.02)
+    gcs_archive.requests.clear()
+    result = ads.prefetch(selection)
+    assert result.requests_sent == 0
+    assert len(seen) == 2  # prefetch showed the same reads to the hook once more
+    assert data_downloads(gcs_archive, CHUNKS) == 0  # prefetch reads nothing itself
+    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
+    assert data_downloads(gcs_archive, CHUNKS) == 8  # one download per chunk
+
+
+def test_claims_use_generation_preconditions(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    fs = make_gs()
+    store = fs.store
+    assert isinstance(store, GcsStore)
+    path = f"{gcs_bucket}/.archivefs/claims/k"
+
+    def run(method: Any, *args: Any) -> Any:
+        return sync(fs.loop, method, *args)
+
+    assert run(store.create_exclusive, path, b"first") is True
+    assert run(store.create_exclusive, path, b"second") is False  # ifGenerationMatch=0
+    body, generation = run(store.read_tagged, path)
+    assert body == b"first"
+    assert generation == gcs_archive.generation(gcs_bucket, ".archivefs/claims/k")
+    assert run(store.replace_if_unchanged, path, b"third", generation) is True
+    assert run(store.replace_if_unchanged, path, b"fourth", generation) is False  # stale
+    assert run(store.read_tagged, path)[0] == b"third"
+    assert run(store.read_tagged, f"{gcs_bucket}/.archivefs/claims/none") is None
+    assert gcs_archive.requests.count("objects.insert", status=200) == 2
+    assert gcs_archive.requests.count("objects.insert", status=412) == 2
+
+
+def test_a_failed_listing_is_retried_by_gcsfs_and_counted(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    seed(gcs_archive, gcs_bucket)
+    fs = make_gs()
+    gcs_archive.fail_next(1, status=503, ops={"objects.list"})
+    assert len(fs.ls(f"{gcs_bucket}/run")) == 5
+    assert gcs_archive.requests.count("objects.list", status=503) == 1
+    assert gcs_archive.requests.count("objects.list", status=200) == 1
