@@ -1,0 +1,129 @@
+"""S3 classes that read at once for a retrieval fee (STANDARD_IA, ONEZONE_IA, GLACIER_IR):
+bulk reads, plan_dataset and prefetch go through the budget and estimate hooks first.
+
+Against the emulated S3 archive (moto over HTTP); counts are the server's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from archivefs.errors import BudgetExceededError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.testing import EmulatedArchive
+
+GIB = 2**30
+CLASSES = {"ia": "STANDARD_IA", "oz": "ONEZONE_IA", "ir": "GLACIER_IR", "std": "STANDARD"}
+
+
+def data_gets(archive: EmulatedArchive, bucket: str, prefix: str) -> int:
+    """GETs of objects below ``prefix`` (never of archivefs's catalog registry)."""
+    return sum(
+        1
+        for r in archive.requests.records
+        if r.op == "GET" and r.bucket == bucket and (r.key or "").startswith(prefix)
+    )
+
+
+def seed(archive: EmulatedArchive, bucket: str) -> dict[str, bytes]:
+    data = {}
+    for name, klass in CLASSES.items():
+        data[f"{bucket}/run/{name}"] = body = name.encode() * 500
+        archive.put_object(bucket, f"run/{name}", body, storage_class=klass)
+    archive.requests.clear()
+    return data
+
+
+def test_a_bulk_read_of_fee_charging_objects_is_refused_before_the_first_get(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Callable[..., ArchiveFileSystem],
+    tmp_path: Path,
+) -> None:
+    data = seed(archive, bucket)
+    paths = sorted(data)
+    # three fee reads: GETs at 0.001 + 0.001 + 0.01 per 1,000 = 0.000012, plus retrieval
+    fs = make_fs(max_cost=0.00001)
+    with pytest.raises(BudgetExceededError, match="3 object\\(s\\) that bill a retrieval fee"):
+        fs.cat(paths)
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        fs.get(f"{bucket}/run/", str(tmp_path / "out"), recursive=True)
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        fs.prefetch(f"{bucket}/run/")
+    assert data_gets(archive, bucket, "run/") == 0
+    assert archive.requests.count("RestoreObject") == 0
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.*"))
+
+    seen: list[Any] = []
+    fs = make_fs(max_cost=0.001, on_estimate=lambda plan, e: seen.append((plan, e)))
+    archive.requests.clear()
+    assert fs.cat(paths) == data
+    assert data_gets(archive, bucket, "run/") == 4
+    ((plan, estimate),) = seen
+    assert sorted(g.state.storage_class.value for g in plan) == sorted(
+        ["STANDARD_IA", "ONEZONE_IA", "GLACIER_IR"]
+    )
+    size = 1000  # "ia", "oz", "ir" x 500 ("std" reads free)
+    assert estimate.bytes_read == 3 * size
+    assert estimate.components["retrieval"] == pytest.approx(size / GIB * (0.01 + 0.01 + 0.03))
+    assert estimate.components["requests"] == pytest.approx((0.001 + 0.001 + 0.01) / 1000)
+
+    result = fs.prefetch(f"{bucket}/run/")  # readable for a fee: nothing to restore
+    assert result.requests_sent == 0
+    assert len(result.plan.fee_reads) == 3
+    assert len(seen) == 2
+    assert archive.requests.count("RestoreObject") == 0
+
+
+def test_plan_dataset_and_prefetch_of_glacier_ir_chunks_check_the_budget(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("xarray")
+    import archivefs.datasets as ads
+    from tests.zarr_data import METADATA, make_source
+
+    source = make_source()
+    local = tmp_path / "src.zarr"
+    source.to_zarr(local, mode="w", consolidated=False, zarr_format=3)
+    by_class: dict[str, dict[str, bytes]] = {"STANDARD": {}, "GLACIER_IR": {}}
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        rel = file.relative_to(local).as_posix()
+        hot = file.name in METADATA or rel.split("/")[0] in ("time", "x", "y")
+        by_class["STANDARD" if hot else "GLACIER_IR"][f"store.zarr/{rel}"] = file.read_bytes()
+    for klass, objects in by_class.items():
+        archive.put_objects(bucket, objects, storage_class=klass)
+    options: dict[str, Any] = {
+        "storage_options": archive.storage_options(),
+        "journal": str(tmp_path / "journal.sqlite"),
+        "restore_status_in_listings": True,
+        "skip_instance_cache": True,
+    }
+    url = f"s3://{bucket}/store.zarr"
+    chunks = "store.zarr/t/c/"
+    tight = ads.open_zarr(url, max_cost=0.00001, **options)
+    archive.requests.clear()
+    selection = tight["t"].isel(time=slice(8, 24))  # 8 chunks: 8 GETs at 0.01/1,000
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        ads.plan_dataset(selection)
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        ads.prefetch(selection)
+    assert data_gets(archive, bucket, chunks) == 0
+
+    ds = ads.open_zarr(url, max_cost=0.01, **options)
+    selection = ds["t"].isel(time=slice(8, 24))
+    plan = ads.plan_dataset(selection)
+    assert len(plan.fee_reads) == 8
+    assert plan.to_restore == []
+    result = ads.prefetch(selection)
+    assert result.requests_sent == 0
+    assert archive.requests.count("RestoreObject") == 0
+    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
+    assert data_gets(archive, bucket, chunks) == 8
