@@ -78,6 +78,10 @@ def test_ls_status_estimate_prefetch_with_gs_urls(
     assert cost["restore_request_count"] == 0
     assert cost["components"]["retrieval"] == pytest.approx(15 / GIB * 0.05)
 
+    text = cli("estimate", f"gs://{b}/d/")
+    assert text.returncode == 0, text.stderr
+    assert "3 objects read at once for a retrieval fee" in text.stdout
+
     refused = cli("prefetch", "--json", "--max-cost", "0.00001", f"gs://{b}/d/")
     assert refused.returncode == EXIT_BUDGET, refused.stderr
     assert "retrieval fee" in refused.stderr

@@ -238,3 +238,28 @@ def test_a_failed_listing_is_retried_by_gcsfs_and_counted(
     assert len(fs.ls(f"{gcs_bucket}/run")) == 5
     assert gcs_archive.requests.count("objects.list", status=503) == 1
     assert gcs_archive.requests.count("objects.list", status=200) == 1
+
+
+def test_bucket_claims_on_gcs_create_with_if_generation_match_zero(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    from archivefs.model import Action, ObjectState, PlannedGroup
+    from archivefs.restore.claims import BucketClaims, Claim, claim_path
+
+    fs = make_gs()
+    claims = BucketClaims(fs.store)
+    mine, theirs = (
+        PlannedGroup(ObjectState(f"{gcs_bucket}/run/{n}", 5), Action.RESTORE, (), 5, 1)
+        for n in ("mine", "theirs")
+    )
+    other = Claim(theirs.key, "Standard", 1, "another-host:1", 0.0, None)
+    name = claim_path(theirs.key).partition("/")[2]
+    gcs_archive.put_object(gcs_bucket, name, other.to_bytes())
+    gcs_archive.requests.clear()
+    won, lost = sync(fs.loop, lambda: claims.claim([mine, theirs], tier="Standard", days=1))
+    assert (won, lost) == ([mine.key], [theirs.key])
+    assert gcs_archive.requests.count("objects.insert", status=200) == 1  # ours, created
+    assert gcs_archive.requests.count("objects.insert", status=412) == 1  # theirs, kept
+    found = sync(fs.loop, claims.read, theirs.key)
+    assert found is not None
+    assert found.requester == "another-host:1"

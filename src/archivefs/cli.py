@@ -844,6 +844,12 @@ def estimate_command(
             summary = summarize(plan)
             _print_estimate(ctx, result, summary)
             if not ctx.as_json:
+                if plan.fee_reads:
+                    click.echo(
+                        f"{len(plan.fee_reads)} objects read at once for a retrieval fee "
+                        f"({result.components['retrieval']:.6f} {result.currency}); nothing "
+                        "to restore for them"
+                    )
                 warn_over_restore(fs, plan, summary)
             return
         _print_estimate(ctx, result)
