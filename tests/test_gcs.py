@@ -263,3 +263,28 @@ def test_bucket_claims_on_gcs_create_with_if_generation_match_zero(
     found = sync(fs.loop, claims.read, theirs.key)
     assert found is not None
     assert found.requester == "another-host:1"
+
+
+def test_a_ranged_read_at_a_stale_generation_is_refused_as_on_s3(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    from archivefs.errors import ArchiveError
+    from archivefs.stores.translate import s3_error_code
+
+    gcs_archive.put_object(gcs_bucket, "bundle.zip", b"0123456789")
+    fs = make_gs()
+    store = fs.store
+    generation = gcs_archive.generation(gcs_bucket, "bundle.zip")
+    assert generation is not None
+    read = sync(
+        fs.loop, lambda: store.get_range(f"{gcs_bucket}/bundle.zip", 2, 5, if_match=generation)
+    )
+    assert (read.data, read.total_size) == (b"234", 10)
+    gcs_archive.put_object(gcs_bucket, "bundle.zip", b"0123456789")  # a new generation
+    with pytest.raises(ArchiveError) as caught:
+        sync(
+            fs.loop, lambda: store.get_range(f"{gcs_bucket}/bundle.zip", 2, 5, if_match=generation)
+        )
+    assert s3_error_code(caught.value) == "PreconditionFailed"  # what _read_bundle acts on
+    assert gcs_archive.requests.count("objects.download", status=412) == 1
+    assert gcs_archive.requests.count("objects.download", status=206) == 1

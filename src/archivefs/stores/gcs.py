@@ -86,6 +86,17 @@ def _timestamp(value: Any) -> datetime | None:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
+class GcsPreconditionFailed(OSError):
+    """412 ``conditionNotMet``: the object's generation is not the one required.
+
+    Carries ``error_code = "PreconditionFailed"`` (S3's name for the same answer),
+    which ``stores.translate.s3_error_code`` reads, so the filesystem treats a changed
+    bundle on GCS as it does on S3.
+    """
+
+    error_code = "PreconditionFailed"
+
+
 def _raise(error: BaseException, path: str, action: str) -> NoReturn:
     """gcsfs's errors as archivefs errors (403 ``Forbidden`` is refused access)."""
     if isinstance(error, OSError) and str(error).startswith("Forbidden"):
@@ -171,6 +182,10 @@ class GcsStore(BulkProbe):
                 headers={"Range": f"bytes={start}-{end - 1}"},
                 **params,
             )
+        except FileExistsError as error:  # gcsfs's translation of 412
+            changed = GcsPreconditionFailed(f"generation is not {if_match} (412 conditionNotMet)")
+            changed.__cause__ = error
+            _raise(changed, path, "read")
         except Exception as error:
             _raise(error, path, "read")
         total = str(headers.get("Content-Range", "")).rpartition("/")[2]

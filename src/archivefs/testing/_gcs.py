@@ -13,7 +13,8 @@ storage is not thread-safe), and a thin subclass of it adds only:
 
 * counting every request by JSON API operation (``objects.list``, ``objects.get``,
   ``objects.download``, ``objects.insert`` ...) with its status and body bytes sent;
-* ``ifGenerationMatch`` on uploads (412 when it fails), as GCS does, for claims;
+* ``ifGenerationMatch`` on uploads, metadata and downloads (412 when it fails), as
+  GCS does, for claims and for reads of a bundle at the generation a catalog recorded;
 * faults on demand: the next ``count`` requests (of some operations) answered
   with an error status (503 by default), which gcsfs retries.
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 PROJECT = "archivefs-test"
+_CONDITIONAL = frozenset({"objects.insert", "objects.get", "objects.download"})
 CLASSES = ("STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE")
 
 
@@ -199,14 +201,14 @@ def _handler_class(archive: EmulatedGcsArchive) -> type:
                 self._fail(status)
             else:
                 with archive._lock:  # a precondition and its upload: one step
-                    status = self._precondition(bucket, name) if op == "objects.insert" else None
+                    status = self._precondition(bucket, name) if op in _CONDITIONAL else None
                     if status is not None:
                         self._fail(status)
                     else:
                         Router(self).handle(method)
 
         def _precondition(self, bucket: str | None, name: str | None) -> int | None:
-            """412 if the upload's ``ifGenerationMatch`` does not hold (GCS's rule)."""
+            """412 if the request's ``ifGenerationMatch`` does not hold (GCS's rule)."""
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
             wanted = next(iter(query.get("ifGenerationMatch", [])), None)
             if wanted is None or bucket is None or name is None:
