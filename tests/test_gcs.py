@@ -288,3 +288,35 @@ def test_a_ranged_read_at_a_stale_generation_is_refused_as_on_s3(
     assert s3_error_code(caught.value) == "PreconditionFailed"  # what _read_bundle acts on
     assert gcs_archive.requests.count("objects.download", status=412) == 1
     assert gcs_archive.requests.count("objects.download", status=206) == 1
+
+
+def test_archive_url_and_xarray_storage_options(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
+) -> None:
+    """``xr.open_zarr("archive::gs://...", storage_options={"gs": ..., "archive": ...})``."""
+    xr = pytest.importorskip("xarray")
+    import fsspec
+
+    import archivefs.datasets as ads
+    from tests.zarr_data import make_source, upload_zarr_gcs
+
+    source = make_source()
+    url = upload_zarr_gcs(gcs_archive, gcs_bucket, tmp_path, source, chunks="NEARLINE")
+    storage = {
+        "gs": gcs_archive.storage_options(),
+        "archive": {"journal": str(tmp_path / "j.sqlite"), "price_sheet": "gcs-us-central1"},
+    }
+    with fsspec.open(f"archive::{url}/zarr.json", **storage) as f:
+        assert b"zarr_format" in f.read()
+    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
+    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan.fee_reads) == [
+        f"{gcs_bucket}/store.zarr/t/c/1/0/0",
+        f"{gcs_bucket}/store.zarr/t/c/2/0/0",
+    ]
+    assert {g.state.storage_class.value for g in plan} == {"NEARLINE"}
+    gcs_archive.requests.clear()
+    expected = source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
+    np.testing.assert_array_equal(selection.values, expected)
+    assert data_downloads(gcs_archive, CHUNKS) == 2
