@@ -127,3 +127,30 @@ def test_plan_dataset_and_prefetch_of_glacier_ir_chunks_check_the_budget(
     assert archive.requests.count("RestoreObject") == 0
     np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
     assert data_gets(archive, bucket, chunks) == 8
+
+
+def test_prefetch_with_restores_shows_the_whole_job_once_and_restore_alone_reads_nothing(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem]
+) -> None:
+    archive.put_object(bucket, "mix/cold", b"c" * 2000, storage_class="GLACIER")
+    for name in ("a", "b"):
+        archive.put_object(bucket, f"mix/ia-{name}", b"i" * 1000, storage_class="STANDARD_IA")
+    seen: list[Any] = []
+    fs = make_fs(max_cost=1.0, on_estimate=lambda plan, e: seen.append((plan, e)))
+    archive.requests.clear()
+    result = fs.prefetch(f"{bucket}/mix/", wait=False)
+    assert result.requests_sent == 1
+    ((plan, estimate),) = seen  # one approval: the restore and the fee reads together
+    assert len(plan) == 3
+    assert len(plan.to_restore) == 1
+    assert len(plan.fee_reads) == 2
+    assert estimate.restore_request_count == 1
+    assert estimate.components["retrieval"] == pytest.approx(2000 / GIB * 0.01)  # IA only
+    assert archive.requests.count("RestoreObject") == 1
+
+    # restore() reads nothing: a folder of IA objects alone is no paid plan, whatever the budget
+    tight = make_fs(max_cost=0.0)
+    archive.requests.clear()
+    assert tight.restore(f"{bucket}/mix/ia-*").requests_sent == 0
+    assert archive.requests.count("RestoreObject") == 0
+    assert data_gets(archive, bucket, "mix/") == 0

@@ -357,10 +357,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def _approve(self, plan: Plan) -> None:
         """The engine calls this before any paid request: budget and estimate hooks.
 
-        A plan is shown to the hooks when it restores something or reads objects
-        that bill a retrieval fee (``plan.fee_reads``); a plan of free reads is not.
+        The estimate of a plan with restores covers the whole job: its restores and
+        the reads of every group, fee-charging ones included.
         """
-        if self.hooks.wants_estimate and (plan.to_restore or plan.fee_reads):
+        if self.hooks.wants_estimate and plan.to_restore:
             self.hooks.approve(plan, self.estimate_plan(plan))
 
     def approve_reads(self, plan: Plan) -> None:
@@ -1684,6 +1684,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         estimate hooks together, once, before any request (docs/cost-model.md).
         """
         plan = await self._plan(paths, tier=tier, days=days)
+        if not plan.to_restore:  # with restores, the engine approves the whole job at once
+            self.approve_reads(plan)
         result = await self.engine.restore(
             plan, wait=wait, timeout=timeout, on_progress=on_progress
         )

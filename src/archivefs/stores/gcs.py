@@ -122,7 +122,6 @@ class GcsStore(BulkProbe):
     split_path = staticmethod(split_path)
 
     provider = GCS
-    restore_batch_size = 1  # nothing is ever restored on GCS
 
     def __init__(self, fs: Any, **_: Any) -> None:
         self.fs = fs
