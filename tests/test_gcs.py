@@ -373,3 +373,23 @@ def test_bundles_upload_into_a_gcs_class_and_members_read_for_a_fee(
         if r.op == "objects.download" and "/.archivefs/bundles/" in f"/{r.name}"
     ]
     assert [r.status for r in bundle_reads] == [206]  # adjacent members: one ranged read
+
+
+def test_pickles_keep_gcsfs_token_modes_but_never_a_credential(
+    gcs_archive: EmulatedGcsArchive, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    import pickle
+
+    fs = make_gs()
+    assert fs.to_dict()["target_options"]["token"] == "anon"  # a mode, not a secret
+    clone = pickle.loads(pickle.dumps(fs))
+    assert clone.fs.storage_options["token"] == "anon"
+    secret = {
+        "type": "authorized_user",
+        "client_id": "id",
+        "client_secret": "do-not-ship",
+        "refresh_token": "do-not-ship",
+    }
+    keyed = make_gs(target_options={**gcs_archive.storage_options(), "token": secret})
+    assert "token" not in keyed.to_dict()["target_options"]
+    assert "do-not-ship" not in str(keyed.to_dict())
