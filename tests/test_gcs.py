@@ -393,3 +393,30 @@ def test_pickles_keep_gcsfs_token_modes_but_never_a_credential(
     keyed = make_gs(target_options={**gcs_archive.storage_options(), "token": secret})
     assert "token" not in keyed.to_dict()["target_options"]
     assert "do-not-ship" not in str(keyed.to_dict())
+
+
+def test_a_pickled_filesystem_reads_in_another_process(
+    gcs_archive: EmulatedGcsArchive,
+    gcs_bucket: str,
+    make_gs: Callable[..., ArchiveFileSystem],
+    tmp_path: Path,
+) -> None:
+    """What a Dask worker does: unpickle (no credential vault there) and read."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    gcs_archive.put_object(gcs_bucket, "w/x", b"from a worker", storage_class="COLDLINE")
+    (tmp_path / "fs.pickle").write_bytes(pickle.dumps(make_gs()))
+    code = (
+        "import pickle, sys; fs = pickle.loads(open(sys.argv[1], 'rb').read()); "
+        "sys.stdout.write(fs.cat_file(sys.argv[2]).decode())"
+    )
+    env = {**os.environ, "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "fs.pickle"), f"{gcs_bucket}/w/x"],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "from a worker"

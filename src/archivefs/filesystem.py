@@ -191,7 +191,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 else:
                     target_options = original.get("target_options", target_options)
                 hot_options = original.get("hot_options", hot_options)
-            else:
+            elif target_protocol not in ("gs", "gcs"):  # gcsfs finds its own, or says why
                 missing = _missing_worker_credentials(target_options, fs)
                 if missing is not None:  # raised at the first request, never while unpickling
                     target_options = {**(target_options or {}), "session": _Refusing(missing)}
