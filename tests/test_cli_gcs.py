@@ -100,3 +100,30 @@ def test_options_are_checked_for_gcsfs(cli: Any, gcs_bucket: str) -> None:
     profile = cli("ls", "--profile", "research", f"gs://{gcs_bucket}/")
     assert profile.returncode == EXIT_USAGE
     assert "--storage-options" in profile.stderr
+
+
+def test_bundle_into_archive_then_list_and_estimate_members(
+    cli: Any, gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
+) -> None:
+    src = tmp_path / "src"
+    for i in range(12):
+        (src / f"d{i % 2}").mkdir(parents=True, exist_ok=True)
+        (src / f"d{i % 2}" / f"f{i:02d}.dat").write_bytes(b"x" * 100)
+    bundled = cli(
+        "bundle", "--json", str(src), f"gs://{gcs_bucket}/k",
+        "--group-by", "prefix:1", "--storage-class", "ARCHIVE",
+    )  # fmt: skip
+    assert bundled.returncode == 0, bundled.stderr
+    assert json.loads(bundled.stdout)["bundles_written"] == 2
+    bundles = gcs_archive.objects(gcs_bucket, "k/.archivefs/bundles/")
+    assert len(bundles) == 2
+    assert {gcs_archive.storage_class(gcs_bucket, b) for b in bundles} == {"ARCHIVE"}
+
+    listed = cli("ls", "-l", f"gs://{gcs_bucket}/k/d1/")
+    assert listed.returncode == 0, listed.stderr
+    assert {tuple(line.split()[:2]) for line in listed.stdout.splitlines()} == {("100", "ARCHIVE")}
+    estimate = cli("estimate", "--json", f"gs://{gcs_bucket}/k/d1/")
+    assert estimate.returncode == 0, estimate.stderr
+    cost = json.loads(estimate.stdout)
+    assert cost["get_request_count"] == 6  # six members (one bundle: read ranges of it)
+    assert cost["bytes_read"] == 600

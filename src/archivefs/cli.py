@@ -1029,7 +1029,8 @@ def bundle_command(
 
     def body() -> None:
         src_fs, src_root = fsspec.core.url_to_fs(src)
-        dest_fs, dest_root = fsspec.core.url_to_fs(dest, **ctx.storage_options())
+        options = ctx.storage_options(target_protocol([dest]))  # the destination's library
+        dest_fs, dest_root = fsspec.core.url_to_fs(dest, **options)
         report = bundle_tree(
             src_fs,
             src_root,

@@ -371,6 +371,12 @@ class EmulatedGcsArchive:
         with self._lock:
             self._storage.create_file(bucket, name, data, resource)
 
+    def objects(self, bucket: str, prefix: str = "") -> list[str]:
+        """Names of the objects in ``bucket`` under ``prefix`` (uncounted)."""
+        with self._lock:
+            files, _ = self._storage.get_file_list(bucket, prefix or None, None, None)
+        return sorted(str(f["name"]) for f in files)
+
     def storage_class(self, bucket: str, name: str) -> str:
         """The class the server holds for an object (uncounted)."""
         with self._lock:
