@@ -420,3 +420,18 @@ def test_a_pickled_filesystem_reads_in_another_process(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == "from a worker"
+
+
+def test_refused_access_is_an_archivefs_error_with_a_fix(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    from archivefs.errors import AccessDeniedError
+
+    gcs_archive.put_object(gcs_bucket, "private", b"x")
+    fs = make_gs()
+    fs.ls(gcs_bucket)  # the registry lookup and listing succeed
+    gcs_archive.fail_next(1, status=403, ops={"objects.download"})
+    with pytest.raises(AccessDeniedError, match=r"refused to read this object \(403") as caught:
+        fs.cat_file(f"{gcs_bucket}/private")
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in str(caught.value)
+    assert gcs_archive.requests.count("objects.download", status=403) == 1  # not retried

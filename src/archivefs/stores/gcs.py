@@ -25,11 +25,7 @@ import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from archivefs.errors import (
-    AccessDeniedError,
-    InvalidPathError,
-    ObjectNotFoundError,
-)
+from archivefs.errors import InvalidPathError, ObjectNotFoundError
 from archivefs.model import (
     ObjectState,
     RestoreState,
@@ -99,14 +95,7 @@ class GcsPreconditionFailed(OSError):
 
 
 def _raise(error: BaseException, path: str, action: str) -> NoReturn:
-    """gcsfs's errors as archivefs errors (403 ``Forbidden`` is refused access)."""
-    if isinstance(error, OSError) and str(error).startswith("Forbidden"):
-        raise AccessDeniedError(
-            f"Google Cloud Storage refused to {action} this object (403 Forbidden).",
-            path=path,
-            fix="check the credentials (token=, GOOGLE_APPLICATION_CREDENTIALS) and the "
-            "role (Storage Object Viewer reads; Storage Object User also writes).",
-        ) from error
+    """gcsfs's errors as archivefs errors (``stores.translate.translate_gcs``)."""
     raise_translated(error, path, action=action)
 
 
