@@ -127,3 +127,18 @@ def test_bundle_into_archive_then_list_and_estimate_members(
     cost = json.loads(estimate.stdout)
     assert cost["get_request_count"] == 6  # six members (one bundle: read ranges of it)
     assert cost["bytes_read"] == 600
+
+
+def test_advise_compares_the_gcs_sheets_classes(cli: Any) -> None:
+    advised = cli(
+        "advise", "--json", "--objects", "1000", "--size", "10MiB",
+        "--price-sheet", "gcs-us-central1",
+    )  # fmt: skip
+    assert advised.returncode == 0, advised.stderr
+    options = json.loads(advised.stdout)["options"]
+    assert [o["storage_class"] for o in options] == ["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"]
+    # no restores on GCS: reading 1000 x 10 MiB of ARCHIVE costs its retrieval fee
+    archive = options[-1]
+    assert archive["per_access"] == pytest.approx(
+        1000 * 10 / 1024 * 0.05 + 1000 * 0.05 / 1000, rel=1e-6
+    )

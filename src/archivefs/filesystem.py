@@ -218,10 +218,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 options.setdefault("loop", self.loop)
             fs = fsspec.filesystem(protocol, **options)
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
-        # a provider without restores (GCS) keeps S3's tier names as a placeholder: its
-        # plans never restore, and restore() refuses every object with NotArchivedError
+        # a provider without restores (GCS) keeps S3's tier names as a placeholder
+        # (RestoreTier.parse): its plans never restore, and restore() refuses every object
         self.tier = RestoreTier.parse(
-            tier, provider=None if provider.name == "s3" or not provider.speeds else provider.name
+            tier, provider=None if provider.name == "s3" else provider.name
         )
         if not getattr(fs, "async_impl", False):
             fs = AsyncFileSystemWrapper(fs)

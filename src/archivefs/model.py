@@ -236,6 +236,8 @@ class RestoreTier(_ProviderValue):
     @classmethod
     def parse(cls, name: str | RestoreTier, provider: str | None = None) -> RestoreTier:
         """Parse a tier name case-insensitively (S3's names unless ``provider`` says)."""
+        if provider is not None and not provider_named(provider).speeds:
+            provider = None  # nothing to restore (GCS): S3's names stand in, never sent
         if isinstance(name, RestoreTier) and provider in (None, name.provider):
             return name
         providers = [provider_named(provider)] if provider else list(PROVIDERS.values())

@@ -23,6 +23,7 @@ from pydantic import (
 
 from archivefs.errors import PriceSheetError
 from archivefs.model import RestoreTier, StorageClass
+from archivefs.providers import provider_named
 
 Price = Annotated[float, Field(ge=0)]
 DEFAULT_SHEET = "aws-us-east-1"
@@ -78,6 +79,20 @@ class PriceSheet(_Strict):
     classes: dict[StorageClass, ClassPrice]
     restored_copy_class: StorageClass = Field(default=StorageClass.STANDARD, validate_default=True)
     egress: dict[str, list[EgressTier]]
+
+    @field_validator("classes")
+    @classmethod
+    def _one_provider(cls, value: dict[StorageClass, ClassPrice]) -> dict[StorageClass, ClassPrice]:
+        """Names two providers share (GCS's ``STANDARD`` is also S3's) belong to the
+        provider of the sheet's other classes, when every name is one of its classes."""
+        others = {k.provider for k in value} - {"s3"}
+        if len(others) != 1:
+            return value
+        spec = provider_named(others.pop())
+        names = [str(k) for k in value]
+        if not all(any(c.name == n for c in spec.classes) for n in names):
+            return value
+        return {StorageClass.parse(str(k), provider=spec.name): v for k, v in value.items()}
 
     @field_validator("egress")
     @classmethod
