@@ -1,7 +1,9 @@
-"""S3 classes that read at once for a retrieval fee (STANDARD_IA, ONEZONE_IA, GLACIER_IR):
-bulk reads, plan_dataset and prefetch go through the budget and estimate hooks first.
+"""S3 classes that read at once for a retrieval fee (STANDARD_IA, ONEZONE_IA, GLACIER_IR),
+and Azure's Cool and Cold: bulk reads, plan_dataset and prefetch go through the budget
+and estimate hooks first.
 
-Against the emulated S3 archive (moto over HTTP); counts are the server's.
+Against the emulated S3 archive (moto over HTTP) and Azurite; counts are the server's.
+(GCS: tests/test_gcs.py.)
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from archivefs.filesystem import ArchiveFileSystem
-    from archivefs.testing import EmulatedArchive
+    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive
 
 GIB = 2**30
 CLASSES = {"ia": "STANDARD_IA", "oz": "ONEZONE_IA", "ir": "GLACIER_IR", "std": "STANDARD"}
@@ -154,3 +156,23 @@ def test_prefetch_with_restores_shows_the_whole_job_once_and_restore_alone_reads
     assert tight.restore(f"{bucket}/mix/ia-*").requests_sent == 0
     assert archive.requests.count("RestoreObject") == 0
     assert data_gets(archive, bucket, "mix/") == 0
+
+
+def test_azure_cool_and_cold_reads_go_through_the_budget_too(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    c = azure_container
+    azure_archive.put_blobs(c, {"f/cool": b"c" * 1000}, tier="Cool")
+    azure_archive.put_blobs(c, {"f/cold": b"d" * 1000}, tier="Cold")
+    azure_archive.put_blobs(c, {"f/hot": b"h" * 1000})
+    paths = [f"{c}/f/{n}" for n in ("cold", "cool", "hot")]
+    fs = make_az(max_cost=0.00001)  # two GETs: 0.01 + 0.001 per 1,000 = 0.000011
+    azure_archive.requests.clear()
+    with pytest.raises(BudgetExceededError, match="2 object\\(s\\) that bill a retrieval fee"):
+        fs.cat(paths)
+    assert azure_archive.requests.counts() == {"GetBlob": 1, "ListBlobs": 1}  # no blob read
+    assert azure_archive.requests.count("GetBlob", status=404) == 1  # the catalog registry
+    seen: list[Any] = []
+    fs = make_az(max_cost=0.001, on_estimate=lambda plan, e: seen.append(e))
+    assert fs.cat(paths) == dict(zip(paths, (b"d" * 1000, b"c" * 1000, b"h" * 1000), strict=True))
+    assert seen[0].components["retrieval"] == pytest.approx(1000 / GIB * (0.03 + 0.01))
