@@ -435,3 +435,24 @@ def test_refused_access_is_an_archivefs_error_with_a_fix(
         fs.cat_file(f"{gcs_bucket}/private")
     assert "GOOGLE_APPLICATION_CREDENTIALS" in str(caught.value)
     assert gcs_archive.requests.count("objects.download", status=403) == 1  # not retried
+
+
+def test_listings_and_probes_page_by_1000_as_gcs_does(
+    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    for i in range(2500):
+        gcs_archive.put_object(gcs_bucket, f"many/{i:05d}", b"x", storage_class="NEARLINE")
+    gcs_archive.put_object(gcs_bucket, "many/sub/y", b"y")
+    fs = make_gs()
+    gcs_archive.requests.clear()
+    assert len(fs.ls(f"{gcs_bucket}/many")) == 2501  # 2,500 objects and one folder
+    assert gcs_archive.requests.count("objects.list") == 3  # 1,000 + 1,000 + 501 entries
+    gcs_archive.requests.clear()
+    assert len(fs.find(f"{gcs_bucket}/many")) == 2501
+    assert gcs_archive.requests.count("objects.list") == 3
+    gcs_archive.requests.clear()
+    wanted = [f"{gcs_bucket}/many/{i:05d}" for i in range(0, 1500, 3)]  # 500 of the first 1,500
+    plan = fs.plan(wanted)
+    assert len(plan.fee_reads) == 500
+    assert gcs_archive.requests.count("objects.list") == 2  # stops once past the last one
+    assert gcs_archive.requests.count("objects.get") == 0

@@ -11,6 +11,8 @@ emulator's own request handler runs here behind a ``ThreadingHTTPServer`` on
 127.0.0.1 and an ephemeral port (one handler at a time, under a lock, since its
 storage is not thread-safe), and a thin subclass of it adds only:
 
+* ``objects.list`` in pages of at most 1,000 entries with ``nextPageToken``, as GCS
+  pages it (the emulator answers a whole listing at once);
 * counting every request by JSON API operation (``objects.list``, ``objects.get``,
   ``objects.download``, ``objects.insert`` ...) with its status and body bytes sent;
 * ``ifGenerationMatch`` on uploads, metadata and downloads (412 when it fails), as
@@ -50,6 +52,8 @@ os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 PROJECT = "archivefs-test"
 _CONDITIONAL = frozenset({"objects.insert", "objects.get", "objects.download"})
+PAGE = 1000  # GCS's largest objects.list page
+_REASONS = {403: "forbidden", 404: "notFound", 412: "conditionNotMet", 429: "rateLimitExceeded"}
 CLASSES = ("STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE")
 
 
@@ -204,8 +208,49 @@ def _handler_class(archive: EmulatedGcsArchive) -> type:
                     status = self._precondition(bucket, name) if op in _CONDITIONAL else None
                     if status is not None:
                         self._fail(status)
-                    else:
+                    elif op != "objects.list" or not self._list_page(bucket):
                         Router(self).handle(method)
+
+        def _list_page(self, bucket: str | None) -> bool:
+            """One page of ``objects.list`` as GCS pages it: at most ``maxResults`` (1,000
+            by default) objects and prefixes in name order, then ``nextPageToken``. The
+            emulator answers everything at once; without pages, request counts at scale
+            would not be GCS's. False: left to the emulator (``matchGlob``)."""
+            from gcp_storage_emulator.exceptions import NotFound
+
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            if bucket is None or "matchGlob" in query:
+                return False
+            first = {k: v[0] for k, v in query.items()}
+            try:
+                files, prefixes = archive._storage.get_file_list(
+                    bucket, first.get("prefix"), first.get("delimiter"), None
+                )
+            except NotFound:
+                self._fail(404)
+                return True
+            entries = sorted(
+                [(str(f["name"]), f) for f in files] + [(str(p), None) for p in prefixes],
+                key=lambda e: e[0],
+            )
+            token = first.get("pageToken", "")
+            limit = min(int(first.get("maxResults", PAGE)), PAGE)
+            after = [e for e in entries if e[0] > token]
+            page = after[:limit]
+            answer: dict[str, Any] = {
+                "kind": "storage#objects",
+                "items": [item for _, item in page if item is not None],
+                "prefixes": [name for name, item in page if item is None],
+            }
+            if len(after) > limit:
+                answer["nextPageToken"] = page[-1][0]
+            body = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return True
 
         def _precondition(self, bucket: str | None, name: str | None) -> int | None:
             """412 if the request's ``ifGenerationMatch`` does not hold (GCS's rule)."""
@@ -224,7 +269,7 @@ def _handler_class(archive: EmulatedGcsArchive) -> type:
 
         def _fail(self, status: int) -> None:
             self._drain()
-            reason = "conditionNotMet" if status == 412 else "backendError"
+            reason = _REASONS.get(status, "backendError")
             body = json.dumps(
                 {"error": {"code": status, "message": reason, "errors": [{"reason": reason}]}}
             ).encode()
@@ -290,7 +335,14 @@ class EmulatedGcsArchive:
         # the emulator logs every 404 as an error ("Resource not found:"); a 404 is an
         # answer here (absent catalogs, missing objects), not a fault of the harness
         logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)
-        self._storage = Storage(use_memory_fs=True)
+
+        class MemoryStorage(Storage):  # type: ignore[misc]
+            def _write_config_to_file(self) -> None:
+                """Skipped: the emulator re-serialises every bucket's metadata after each
+                write (O(n) per upload, minutes for a few thousand objects) to a snapshot
+                that in-memory storage reads only when it starts."""
+
+        self._storage = MemoryStorage(use_memory_fs=True)
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
         server.daemon_threads = True
         self._server = server
