@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive
+    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive, EmulatedGcsArchive
 
 pytest_plugins = ["archivefs.testing.pytest_plugin", "pytester"]
 
@@ -72,6 +72,26 @@ def make_az(
             "journal": str(tmp_path / "journal.sqlite"),
             "restore_time_scale": 1 / 3600,
             "price_sheet": "azure-eastus",
+            "skip_instance_cache": True,
+            **kwargs,
+        }
+        fs = fsspec.filesystem("archive", **options)
+        assert isinstance(fs, ArchiveFileSystem)
+        return fs
+
+    return make
+
+
+@pytest.fixture
+def make_gs(gcs_archive: EmulatedGcsArchive, tmp_path: Path) -> Callable[..., ArchiveFileSystem]:
+    """ArchiveFileSystem on the emulated GCS server: a private journal and GCS prices."""
+
+    def make(**kwargs: Any) -> ArchiveFileSystem:
+        options: dict[str, Any] = {
+            "target_protocol": "gs",
+            "target_options": gcs_archive.storage_options(),
+            "journal": str(tmp_path / "journal.sqlite"),
+            "price_sheet": "gcs-us-central1",
             "skip_instance_cache": True,
             **kwargs,
         }

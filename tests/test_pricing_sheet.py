@@ -40,7 +40,12 @@ egress:
 
 
 def test_shipped_sheets_are_listed_and_load() -> None:
-    assert available_price_sheets() == ["aws-ap-northeast-1", "aws-us-east-1", "azure-eastus"]
+    assert available_price_sheets() == [
+        "aws-ap-northeast-1",
+        "aws-us-east-1",
+        "azure-eastus",
+        "gcs-us-central1",
+    ]
     assert DEFAULT_SHEET == "aws-us-east-1"
     for name in available_price_sheets():
         sheet = load_price_sheet(name)
@@ -55,6 +60,13 @@ def test_shipped_sheets_are_listed_and_load() -> None:
             archive = sheet.price(StorageClass.parse("Archive", provider="azure"))
             assert set(archive.restore) == {"Standard", "High"}
             assert archive.min_storage_days == 180
+            continue
+        if name.startswith("gcs"):  # no restores: fees per GB read, minimum days
+            for klass, days in {"NEARLINE": 30, "COLDLINE": 90, "ARCHIVE": 365}.items():
+                price = sheet.price(StorageClass.parse(klass, provider="gcs"))
+                assert (price.min_storage_days, price.restore) == (days, {})
+                assert price.retrieval_per_gb > 0
+            assert sheet.price(StorageClass.parse("STANDARD", provider="gcs")).retrieval_per_gb == 0
             continue
         glacier = sheet.price(StorageClass.GLACIER)
         deep = sheet.price(StorageClass.DEEP_ARCHIVE)

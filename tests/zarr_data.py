@@ -10,7 +10,7 @@ import xarray as xr
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive
+    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive, EmulatedGcsArchive
 
 METADATA = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
 
@@ -53,3 +53,18 @@ def upload_zarr_azure(
         tier = "Hot" if file.name in METADATA or is_coord else "Archive"
         archive.put_blob(container, f"store.zarr/{rel}", file.read_bytes(), tier=tier)
     return f"az://{container}/store.zarr"
+
+
+def upload_zarr_gcs(
+    archive: EmulatedGcsArchive, bucket: str, tmp_path: Path, ds: Any, *, chunks: str
+) -> str:
+    """The same store on the emulated GCS server: chunks in ``chunks`` (e.g. COLDLINE),
+    metadata and coordinates in STANDARD."""
+    local = tmp_path / "src.zarr"
+    ds.to_zarr(local, mode="w", consolidated=False, zarr_format=3)
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        rel = file.relative_to(local).as_posix()
+        is_coord = rel.split("/")[0] in ("time", "x", "y")
+        klass = "STANDARD" if file.name in METADATA or is_coord else chunks
+        archive.put_object(bucket, f"store.zarr/{rel}", file.read_bytes(), storage_class=klass)
+    return f"gs://{bucket}/store.zarr"

@@ -60,6 +60,14 @@ class Context:
                 check_storage_options(opts, protocol=protocol)
             except ValueError as error:
                 raise click.UsageError(str(error)) from None
+        if protocol in ("gs", "gcs"):
+            if self.profile or self.account_name:
+                raise click.UsageError(
+                    "--profile and --account-name are AWS and Azure options; for gs:// give "
+                    "gcsfs options with --storage-options (token, project, endpoint_url), or "
+                    "GOOGLE_APPLICATION_CREDENTIALS in the environment."
+                )
+            return opts  # --endpoint-url is S3's (it reads AWS_ENDPOINT_URL): not for GCS
         if protocol != "s3":
             if self.profile:
                 raise click.UsageError(
@@ -99,7 +107,7 @@ class Context:
         )
 
 
-_PRICE_SHEETS = {"s3": "aws-us-east-1", "azure": "azure-eastus"}
+_PRICE_SHEETS = {"s3": "aws-us-east-1", "azure": "azure-eastus", "gcs": "gcs-us-central1"}
 
 
 def target_protocol(urls: Iterable[str]) -> str:
@@ -178,11 +186,14 @@ def read_paths(urls: Iterable[str], from_file: str | None) -> list[str]:
 
 
 def restore_with_display(
-    ctx: Context, fs: ArchiveFileSystem, paths: list[str], **kwargs: Any
+    ctx: Context, fs: ArchiveFileSystem, paths: list[str], *, prefetch: bool = False, **kwargs: Any
 ) -> Any:
-    """``fs.restore`` with the progress display (none with ``--json``)."""
+    """``fs.restore`` (``fs.prefetch`` with ``prefetch``) with the progress display (none
+    with ``--json``)."""
     display = None if ctx.as_json else ProgressDisplay()
     try:
+        if prefetch:
+            return fs.prefetch(paths, on_progress=display, **kwargs)
         return fs.restore(paths, on_progress=display, **kwargs)
     finally:
         if display is not None:
@@ -257,7 +268,7 @@ _GLOBAL_OPTIONS = [
         "--storage-options",
         callback=_set_global("raw_options"),
         expose_value=False,
-        help="JSON object of s3fs options (adlfs options for az:// URLs).",
+        help="JSON object of s3fs options (adlfs options for az://, gcsfs options for gs://).",
     ),
     click.option(
         "--journal",
@@ -536,7 +547,8 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
+    "gcs-us-central1 for gs://).",
 )
 @global_options
 @click.pass_obj
@@ -605,7 +617,8 @@ def restore_command(
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
+    "gcs-us-central1 for gs://).",
 )
 @global_options
 @click.pass_obj
@@ -650,14 +663,18 @@ def prefetch_command(
             assert hot is not None
             summary = _prefetch_to_directory(ctx, fs, paths, hot, timeout)
         else:
-            result = restore_with_display(
-                ctx, fs, paths, wait=True, timeout=timeout, promote=bool(hot)
-            )
+            if hot:
+                result = restore_with_display(
+                    ctx, fs, paths, wait=True, timeout=timeout, promote=True
+                )
+            else:  # objects that read at once are part of the job, not an error
+                result = restore_with_display(ctx, fs, paths, prefetch=True, timeout=timeout)
             promoted = fs.promote_in_place(paths) if promote else []
             summary = {
                 "groups": len(result.plan),
                 "requests_sent": result.requests_sent,
                 "ready": len(result.ready),
+                "readable_for_a_fee": len(result.plan.fee_reads),
                 "copied_to": hot,
                 "promoted_in_place": len(promoted),
             }
@@ -667,6 +684,11 @@ def prefetch_command(
             click.echo(
                 f"{summary['ready']}/{summary['groups']} objects ready; "
                 f"{summary['requests_sent']} restore requests sent"
+                + (
+                    f"; {summary['readable_for_a_fee']} read at once for a retrieval fee"
+                    if summary.get("readable_for_a_fee")
+                    else ""
+                )
                 + (
                     f"; {summary['files_written']} files ({human_bytes(summary['bytes_written'])})"
                     f" written to {hot}"
@@ -769,7 +791,8 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
+    "gcs-us-central1 for gs://).",
 )
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
@@ -821,6 +844,12 @@ def estimate_command(
             summary = summarize(plan)
             _print_estimate(ctx, result, summary)
             if not ctx.as_json:
+                if plan.fee_reads:
+                    click.echo(
+                        f"{len(plan.fee_reads)} objects read at once for a retrieval fee "
+                        f"({result.components['retrieval']:.6f} {result.currency}); nothing "
+                        "to restore for them"
+                    )
                 warn_over_restore(fs, plan, summary)
             return
         _print_estimate(ctx, result)
@@ -1149,7 +1178,8 @@ def bundle_command(
 
     def body() -> None:
         src_fs, src_root = fsspec.core.url_to_fs(src)
-        dest_fs, dest_root = fsspec.core.url_to_fs(dest, **ctx.storage_options())
+        options = ctx.storage_options(target_protocol([dest]))  # the destination's library
+        dest_fs, dest_root = fsspec.core.url_to_fs(dest, **options)
         report = bundle_tree(
             src_fs,
             src_root,

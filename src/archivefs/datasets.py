@@ -435,7 +435,11 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
         )
     ((fs, paths),) = per_fs.items()
     plan: Plan = fs.plan(paths, tier=tier, days=days)
-    return replace(plan, missing=())  # absent chunks are fill values, not errors
+    plan = replace(plan, missing=())  # absent chunks are fill values, not errors
+    # compute() will read these chunks one by one, unguarded: the retrieval fees of the
+    # selection are shown to the budget and estimate hooks here, once
+    fs.approve_reads(plan)
+    return plan
 
 
 def _nothing_to_plan() -> ArchiveError:
@@ -460,7 +464,11 @@ def prefetch(
 
     One batch: one request per group (object or bundle) that needs one, none
     for what is hot, restored or already restoring; with ``wait=True`` (the
-    default) returns once all of it reads, polling in bulk.
+    default) returns once all of it reads, polling in bulk. Chunks in classes that
+    read at once for a retrieval fee (S3 STANDARD_IA/GLACIER_IR, GCS
+    Nearline/Coldline/Archive) need no request, but their fees are in the estimate
+    that ``max_cost``/``on_estimate`` see first (``BudgetExceededError`` before
+    anything is sent or read).
 
     Example::
 
@@ -470,7 +478,7 @@ def prefetch(
     """
     per_fs = chunk_paths(obj)
     results = [
-        fs.restore(paths, tier=tier, days=days, wait=wait, timeout=timeout)
+        fs.prefetch(paths, tier=tier, days=days, wait=wait, timeout=timeout)
         for fs, paths in per_fs.items()
         if paths
     ]

@@ -193,7 +193,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 else:
                     target_options = original.get("target_options", target_options)
                 hot_options = original.get("hot_options", hot_options)
-            else:
+            elif target_protocol not in ("gs", "gcs"):  # gcsfs finds its own, or says why
                 missing = _missing_worker_credentials(target_options, fs)
                 if missing is not None:  # raised at the first request, never while unpickling
                     target_options = {**(target_options or {}), "session": _Refusing(missing)}
@@ -220,6 +220,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 options.setdefault("loop", self.loop)
             fs = fsspec.filesystem(protocol, **options)
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
+        # a provider without restores (GCS) keeps S3's tier names as a placeholder
+        # (RestoreTier.parse): its plans never restore, and restore() refuses every object
         self.tier = RestoreTier.parse(
             tier, provider=None if provider.name == "s3" else provider.name
         )
@@ -355,9 +357,34 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return self._price_sheet
 
     def _approve(self, plan: Plan) -> None:
-        """The engine calls this before any paid request: budget and estimate hooks."""
+        """The engine calls this before any paid request: budget and estimate hooks.
+
+        The estimate of a plan with restores covers the whole job: its restores and
+        the reads of every group, fee-charging ones included.
+        """
         if self.hooks.wants_estimate and plan.to_restore:
             self.hooks.approve(plan, self.estimate_plan(plan))
+
+    def approve_reads(self, plan: Plan) -> None:
+        """Show the fee-charging reads of ``plan`` to the budget and estimate hooks.
+
+        Raises :class:`BudgetExceededError` if ``max_cost`` or an ``on_estimate``
+        hook refuses them; does nothing without fee-charging reads or without hooks.
+        Bulk reads (``cat``/``get`` of many paths), ``plan_dataset`` and ``prefetch``
+        call it before the first byte; restores are approved when they are sent.
+        """
+        if self.hooks.wants_estimate and plan.fee_reads:
+            reads = plan.only(plan.fee_reads)
+            self.hooks.approve(reads, self.estimate_plan(reads))
+
+    async def _approve_bulk_read(self, paths: Any) -> None:
+        """Plan a bulk read (states from listings) and approve its fee-charging reads.
+
+        Only with a budget or an estimate hook: otherwise a bulk read sends no
+        request beyond its reads.
+        """
+        if self.hooks.wants_estimate:
+            self.approve_reads(await self._plan(paths))
 
     def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
         """The cost and latency of a plan with this filesystem's price sheet and egress path.
@@ -989,6 +1016,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         """fsspec's ``cat``: many paths read together, bundle members coalesced per bundle."""
         paths = await self._expand_path(path, recursive=recursive)
+        if len(paths) > 1:  # a bulk read: retrieval fees go through the budget first
+            await self._approve_bulk_read(paths)
         out = await self._cat_ranges(
             paths, None, None, batch_size=batch_size, on_error="return", **kwargs
         )
@@ -1068,6 +1097,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         adjacent members, ``archivefs.member_reads``), checked and written. Larger
         members stream as before. With a hot store, every file is fetched on its own.
         """
+        if isinstance(rpath, list) or recursive or _GLOB_CHARS & set(str(rpath)):
+            await self._approve_bulk_read(rpath)  # retrieval fees through the budget first
         if await self._hot_store() is not None:
             return await super()._get(
                 rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
@@ -1638,6 +1669,52 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return result
 
     plan = sync_wrapper(_plan)
+
+    async def _prefetch(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        wait: bool = True,
+        timeout: float | None = None,
+        on_progress: Callable[[RestoreProgress], None] | None = None,
+    ) -> RestoreResult:
+        """Make everything ``paths`` read ready: restore what must be, approve the rest.
+
+        Unlike ``restore``, objects that already read at once are no error: they are
+        part of the job. Restores and fee-charging reads are shown to the budget and
+        estimate hooks together, once, before any request (docs/cost-model.md).
+        """
+        plan = await self._plan(paths, tier=tier, days=days)
+        if not plan.to_restore:  # with restores, the engine approves the whole job at once
+            self.approve_reads(plan)
+        result = await self.engine.restore(
+            plan, wait=wait, timeout=timeout, on_progress=on_progress
+        )
+        for key in result.submitted.sent:
+            self.invalidate_cache(key)
+        return result
+
+    def prefetch(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        wait: bool = True,
+        timeout: float | None = None,
+        on_progress: Callable[[RestoreProgress], None] | None = None,
+    ) -> RestoreResult:
+        """Get ``paths`` ready to read: one batch of restores (if any), budget checked once.
+
+        Restores, like :meth:`restore`, whatever needs it and waits (``wait``); objects
+        that read at once (free, or for a retrieval fee on S3 IA/GLACIER_IR and GCS
+        Nearline/Coldline/Archive) need nothing, but their retrieval fees count against
+        ``max_cost`` and are shown to ``on_estimate`` with the restores, before anything.
+        """
+        result: RestoreResult = sync(
+            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress
+        )
+        return result
 
     def restore(
         self,

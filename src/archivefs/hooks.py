@@ -116,12 +116,25 @@ class Hooks:
         """
         total = estimate.total
         if self.max_cost is not None and total > self.max_cost:
+            fees = estimate.components.get("retrieval", 0.0)
+            restores = len(plan.to_restore)
+            what = (
+                f"restoring and reading {len(plan)} group(s) ({restores} restore requests)"
+                if restores
+                else f"reading {len(plan)} object(s) that bill a retrieval fee"
+            )
+            fee_note = f", {fees:.3g} of it retrieval fees," if fees else ""
             raise BudgetExceededError(
-                f"the estimated cost {total:.4f} {estimate.currency} of restoring and reading "
-                f"{len(plan)} group(s) ({len(plan.to_restore)} restore requests) is above the "
-                f"budget of {self.max_cost:.4f} {estimate.currency}; nothing was requested.",
+                f"the estimated cost {total:.4f} {estimate.currency} of {what}{fee_note} is "
+                f"above the budget of {self.max_cost:.4f} {estimate.currency}; nothing was "
+                "requested.",
                 fix="raise the budget (max_cost= on the filesystem, --max-cost on the command "
-                "line), choose a cheaper tier (Bulk), or restore fewer objects.",
+                "line), "
+                + (
+                    "choose a cheaper tier (Bulk), or restore fewer objects."
+                    if restores
+                    else "or read fewer objects."
+                ),
                 estimate=total,
                 budget=self.max_cost,
             )

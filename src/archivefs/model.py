@@ -236,6 +236,8 @@ class RestoreTier(_ProviderValue):
     @classmethod
     def parse(cls, name: str | RestoreTier, provider: str | None = None) -> RestoreTier:
         """Parse a tier name case-insensitively (S3's names unless ``provider`` says)."""
+        if provider is not None and not provider_named(provider).speeds:
+            provider = None  # nothing to restore (GCS): S3's names stand in, never sent
         if isinstance(name, RestoreTier) and provider in (None, name.provider):
             return name
         providers = [provider_named(provider)] if provider else list(PROVIDERS.values())
@@ -486,6 +488,20 @@ class Plan:
     def to_restore(self) -> list[PlannedGroup]:
         """Groups that need a paid restore request."""
         return [g for g in self.groups if g.needs_request]
+
+    @property
+    def fee_reads(self) -> list[PlannedGroup]:
+        """Groups that read at once but bill a retrieval fee per GB read (S3 STANDARD_IA,
+        ONEZONE_IA, GLACIER_IR; GCS NEARLINE, COLDLINE, ARCHIVE; Azure Cool, Cold)."""
+        return [
+            g
+            for g in self.groups
+            if g.action is Action.READ and g.state.access is Access.RETRIEVAL_FEE
+        ]
+
+    def only(self, groups: Iterable[PlannedGroup]) -> Plan:
+        """The same plan with only ``groups`` (e.g. ``plan.only(plan.fee_reads)``)."""
+        return Plan(groups=tuple(groups), tier=self.tier, days=self.days, created=self.created)
 
     @property
     def paths(self) -> list[str]:

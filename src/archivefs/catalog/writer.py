@@ -285,7 +285,9 @@ def _bundle_one(
         storage_class=klass,
         members=len(entries),
         sha256=digest,
-        etag=remote_info.get("ETag"),  # member reads must come from this very object
+        # member reads must come from this very object (GCS: its generation, which its
+        # reads take as ifGenerationMatch)
+        etag=remote_info.get("ETag") or remote_info.get("generation"),
     )
     part = Catalog.from_entries(
         info,
@@ -340,6 +342,10 @@ def _store_errors(path: str, action: str) -> Iterator[None]:
 def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass, digest: str) -> None:
     if type(dest_fs).__name__ == "S3FileSystem":
         dest_fs.put_file(local, key, StorageClass=klass.value, Metadata={DIGEST_METADATA: digest})
+    elif klass.provider == "gcs" and hasattr(dest_fs, "_location"):
+        from archivefs.stores.gcs import upload_in_class  # only when writing to GCS
+
+        upload_in_class(dest_fs, local, key, klass.value, {DIGEST_METADATA: digest})
     elif klass.provider == "azure" and hasattr(dest_fs, "service_client"):
         from archivefs.stores.azure import upload_at_tier  # only when writing to Azure
 

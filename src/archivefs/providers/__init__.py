@@ -36,7 +36,7 @@ def provider_for_protocol(protocol: str) -> ProviderSpec:
             return spec
     raise ArchiveError(
         f"archivefs has no provider for the {protocol!r} protocol.",
-        fix="use target_protocol='s3' or 'az' (see docs/providers.md for what is supported).",
+        fix="use target_protocol='s3', 'az' or 'gs' (see docs/providers.md for what is supported).",
     )
 
 

@@ -1,7 +1,8 @@
-"""Google Cloud Storage classes, described for the model and price sheets only.
+"""Google Cloud Storage classes, as the model, price sheets and ``stores.gcs`` see them.
 
 Every GCS class reads at once; Nearline, Coldline and Archive bill retrieval per
-GB and a minimum storage duration. No store adapter yet (see docs/providers.md).
+GB and a minimum storage duration (30/90/365 days). There is no restore verb: plans
+read these objects, and budgets guard their retrieval fees (docs/cost-model.md).
 """
 
 from __future__ import annotations

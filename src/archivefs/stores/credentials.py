@@ -28,6 +28,10 @@ SECRET_NAMES = frozenset(
     }
 )
 
+GCSFS_TOKEN_MODES = frozenset({"anon", "google_default", "cloud", "browser"})
+"""gcsfs's ``token`` values that name a way to find credentials, not a credential:
+kept in pickles (a worker needs ``token="anon"`` to read a public bucket)."""
+
 _VAULT: dict[str, dict[str, Any]] = {}
 _LOCK = threading.Lock()
 
@@ -41,6 +45,9 @@ def withhold(options: Any) -> tuple[Any, list[str]]:
             out = {}
             for name, inner in value.items():
                 path = f"{where}.{name}" if where else str(name)
+                if name == "token" and isinstance(inner, str) and inner in GCSFS_TOKEN_MODES:
+                    out[name] = inner
+                    continue
                 if name in SECRET_NAMES and inner is not None:
                     removed.append(path)
                     continue

@@ -1,10 +1,10 @@
 """Storage options from users (``--storage-options``): checked once, before any filesystem is made.
 
-They are s3fs options (adlfs options for ``az://`` URLs). Anything else is
-refused with one line: a key the library does not take (``fo``, ``templates``,
-``target_protocol``... — what a ``reference://`` filesystem would use to render
-jinja2 templates), and any string that looks like a template (``{{ }}``,
-``{% %}``), wherever it is nested.
+They are s3fs options (adlfs options for ``az://`` URLs, gcsfs options for
+``gs://``). Anything else is refused with one line: a key the library does not
+take (``fo``, ``templates``, ``target_protocol``... — what a ``reference://``
+filesystem would use to render jinja2 templates), and any string that looks like
+a template (``{{ }}``, ``{% %}``), wherever it is nested.
 """
 
 from __future__ import annotations
@@ -42,22 +42,37 @@ def azure_option_names() -> frozenset[str]:
     return frozenset(names) | _FSSPEC_OPTIONS
 
 
+def gcs_option_names() -> frozenset[str]:
+    """The keyword arguments ``gcsfs.GCSFileSystem`` takes."""
+    from gcsfs.core import GCSFileSystem
+
+    names = set(inspect.signature(GCSFileSystem.__init__).parameters)
+    names.discard("self")
+    names.discard("kwargs")
+    return frozenset(names) | _FSSPEC_OPTIONS
+
+
 def check_storage_options(
     options: dict[str, Any], *, source: str = "--storage-options", protocol: str = "s3"
 ) -> None:
     """Refuse options the store's library does not take, and template syntax in the values."""
     azure = protocol in ("az", "abfs", "abfss")
-    allowed = azure_option_names() if azure else s3_option_names()
-    library, example = (
-        ("adlfs", '\'{"account_name": "myaccount"}\'')
-        if azure
-        else ("s3fs", '\'{"anon": false, "requester_pays": true}\'')
-    )
+    if protocol in ("gs", "gcs"):
+        allowed = gcs_option_names()
+        library, example = "gcsfs", '\'{"project": "my-project", "token": "anon"}\''
+    elif azure:
+        allowed = azure_option_names()
+        library, example = "adlfs", '\'{"account_name": "myaccount"}\''
+    else:
+        allowed = s3_option_names()
+        library, example = "s3fs", '\'{"anon": false, "requester_pays": true}\''
+
     unknown = sorted(str(k) for k in options if k not in allowed)
     if unknown:
+        single = "is not an" if library[0] in "aeiou" else "is not a"  # an adlfs, a gcsfs
         raise InvalidOptionsError(
             f"{', '.join(repr(k) for k in unknown[:5])} "
-            f"{'is not an' if len(unknown) == 1 else 'are not'} {library} "
+            f"{single if len(unknown) == 1 else 'are not'} {library} "
             f"{'option' if len(unknown) == 1 else 'options'}.",
             path=source,
             fix=f"pass only {library} options, e.g. {example}.",

@@ -1,4 +1,4 @@
-"""Turn S3 errors into archivefs errors, in one place.
+"""Turn S3 (and Azure and GCS) errors into archivefs errors, in one place.
 
 s3fs already translates botocore's ``ClientError`` into Python exceptions and
 keeps the original as ``__cause__``; this module reads the S3 error code from
@@ -140,6 +140,9 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
     azure = translate_azure(code, path, action)
     if azure is not None:
         return azure
+    gcs = translate_gcs(error, path, action)
+    if gcs is not None:
+        return gcs
     if code in ("NoSuchBucket",):
         bucket = path.split("/", 1)[0]
         return ObjectNotFoundError(
@@ -227,4 +230,36 @@ def translate_azure(code: str | None, path: str, action: str) -> ArchiveError | 
             path=path,
             fix="rehydrate Archive block blobs to Hot, Cool or Cold at priority Standard or High.",
         )
+    return None
+
+
+def translate_gcs(error: BaseException, path: str, action: str) -> ArchiveError | None:
+    """gcsfs's errors that mean something to a user: it raises a plain
+    ``OSError("Forbidden: <url>...")`` for 403 (no code attribute to read) and its
+    ``HttpError`` (with ``code``) for other statuses."""
+    for cause in _chain(error):
+        if type(cause) is OSError and str(cause).startswith("Forbidden: "):
+            return AccessDeniedError(
+                f"Google Cloud Storage refused to {action} this object (403 Forbidden).",
+                path=path,
+                fix="check the credentials (token=, GOOGLE_APPLICATION_CREDENTIALS) and the "
+                "role (Storage Object Viewer reads; Storage Object User also writes).",
+            )
+        if type(cause).__name__ == "HttpError" and type(cause).__module__.startswith("gcsfs"):
+            status = getattr(cause, "code", None)
+            if status == 401:
+                return AccessDeniedError(
+                    "Google Cloud Storage did not accept the credentials (401).",
+                    path=path,
+                    fix="pass token= (a service-account file or 'google_default') in the gcsfs "
+                    "options, or set GOOGLE_APPLICATION_CREDENTIALS; token='anon' for public "
+                    "buckets.",
+                )
+            if status == 429 or (isinstance(status, int) and status >= 500):
+                return StoreUnavailableError(
+                    f"Google Cloud Storage kept failing while trying to {action} this object "
+                    f"({status}, after gcsfs's retries).",
+                    path=path,
+                    fix="retry later; if it persists, lower the concurrency.",
+                )
     return None

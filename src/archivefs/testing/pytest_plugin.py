@@ -11,6 +11,9 @@ top-level ``conftest.py``.
 * ``emulated_azure_archive`` (session), ``azure_archive`` (function, reset) and
   ``azure_container`` (function): the same for Azure (Azurite, installed with npm
   on first use; skipped when Node/npm are absent).
+* ``emulated_gcs_archive`` (session), ``gcs_archive`` (function, reset) and
+  ``gcs_bucket`` (function): the same for Google Cloud Storage
+  (gcp-storage-emulator; skipped when it or gcsfs is not installed).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import pytest
 
 from archivefs.testing._azure import EmulatedAzureArchive
+from archivefs.testing._gcs import EmulatedGcsArchive
 from archivefs.testing._server import EmulatedArchive
 
 
@@ -82,3 +86,28 @@ def azure_archive(emulated_azure_archive: EmulatedAzureArchive) -> EmulatedAzure
 def azure_container(azure_archive: EmulatedAzureArchive) -> str:
     """The name of a new, empty container on ``azure_archive``."""
     return azure_archive.create_container()
+
+
+# -- the emulated GCS archive (gcp-storage-emulator + archivefs.testing._gcs) ---------------
+
+
+@pytest.fixture(scope="session")
+def emulated_gcs_archive() -> Iterator[EmulatedGcsArchive]:
+    """gcp-storage-emulator with request counters, shared by the session."""
+    pytest.importorskip("gcsfs", reason="install archivefs[gcs] for the GCS tests")
+    pytest.importorskip("gcp_storage_emulator", reason="install archivefs[test] for the GCS tests")
+    with EmulatedGcsArchive() as archive:
+        yield archive
+
+
+@pytest.fixture
+def gcs_archive(emulated_gcs_archive: EmulatedGcsArchive) -> EmulatedGcsArchive:
+    """The session's emulated GCS archive: empty, no faults, zero counters."""
+    emulated_gcs_archive.reset()
+    return emulated_gcs_archive
+
+
+@pytest.fixture
+def gcs_bucket(gcs_archive: EmulatedGcsArchive) -> str:
+    """The name of a new, empty bucket on ``gcs_archive``."""
+    return gcs_archive.create_bucket()

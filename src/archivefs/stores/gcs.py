@@ -1,0 +1,347 @@
+"""The Google Cloud Storage cold-store adapter: classes from listings, reads, no restores.
+
+Every GCS class reads at once: NEARLINE, COLDLINE and ARCHIVE bill a retrieval
+fee per GB read (``access == "retrieval_fee"``) and a minimum storage duration,
+but nothing has to be restored. So this adapter lists and reads, and its
+``restore`` refuses with :class:`NotArchivedError` (what any request to restore an
+object that reads at once gets, on every provider): plans mark GCS objects
+``read``, and the filesystem's budget hooks guard bulk reads of fee-charging ones
+instead (docs/cost-model.md).
+
+Which library does what: every request goes through gcsfs's own choke point
+(``GCSFileSystem._call``: its session, credentials, retries and error checks).
+gcsfs's ``ls``/``info`` keep ``storageClass``, but a listing of the JSON API's
+``objects.list`` answers up to 1,000 objects per request with their classes, so
+states of many objects come from one listing, never one ``objects.get`` each.
+
+An object's ``etag`` here is its **generation** (GCS's version number), because
+GCS's preconditions (``ifGenerationMatch``) take generations: bucket claims use
+``ifGenerationMatch=0`` to create and ``ifGenerationMatch=<generation>`` to replace.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from archivefs.errors import InvalidPathError, ObjectNotFoundError
+from archivefs.model import (
+    ObjectState,
+    RestoreState,
+    RestoreTier,
+    StorageClass,
+    check_restore_request,
+)
+from archivefs.providers import GCS
+from archivefs.stores.base import BulkProbe
+from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
+from archivefs.stores.translate import raise_translated
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+LIST_PAGE = 1000  # the JSON API's maximum maxResults for objects.list
+
+
+def split_path(path: str) -> tuple[str, str]:
+    """Split ``bucket/object`` (no protocol) into bucket and object name."""
+    path = path.lstrip("/")
+    bucket, _, name = path.partition("/")
+    if not bucket:
+        raise InvalidPathError(
+            "the path names no bucket.",
+            path=path or "''",
+            fix="use the form 'bucket/object' or 'gs://bucket/object'.",
+        )
+    return bucket, name
+
+
+def state_from_resource(bucket: str, item: dict[str, Any]) -> ObjectState:
+    """An :class:`ObjectState` from a JSON API object resource (listing or ``objects.get``)."""
+    storage_class = StorageClass.parse(
+        str(item.get("storageClass") or GCS.default_class), provider="gcs"
+    )
+    generation = item.get("generation")
+    return ObjectState(
+        path=f"{bucket}/{item['name']}",
+        size=int(item.get("size") or 0),
+        storage_class=storage_class,
+        restore=RestoreState.HOT,  # every GCS class reads at once
+        etag=str(generation) if generation is not None else item.get("etag"),
+        last_modified=_timestamp(item.get("updated")),
+    )
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+class GcsPreconditionFailed(OSError):
+    """412 ``conditionNotMet``: the object's generation is not the one required.
+
+    Carries ``error_code = "PreconditionFailed"`` (S3's name for the same answer),
+    which ``stores.translate.s3_error_code`` reads, so the filesystem treats a changed
+    bundle on GCS as it does on S3.
+    """
+
+    error_code = "PreconditionFailed"
+
+
+def _raise(error: BaseException, path: str, action: str) -> NoReturn:
+    """gcsfs's errors as archivefs errors (``stores.translate.translate_gcs``)."""
+    raise_translated(error, path, action=action)
+
+
+class GcsStore(BulkProbe):
+    """Archive-aware operations on a gcsfs filesystem (the same interface as ``S3Store``).
+
+    Parameters
+    ----------
+    fs:
+        A ``gcsfs.GCSFileSystem``.
+    """
+
+    split_path = staticmethod(split_path)
+
+    provider = GCS
+
+    def __init__(self, fs: Any, **_: Any) -> None:
+        self.fs = fs
+
+    async def _json(self, path: str, action: str, url: str, *args: str, **params: Any) -> Any:
+        """One JSON API request through gcsfs's ``_call``; errors translated for ``path``."""
+        try:
+            return await self.fs._call("GET", url, *args, json_out=True, **params)
+        except Exception as error:
+            _raise(error, path, action)
+
+    # -- single objects ----------------------------------------------------------------
+
+    async def head(self, path: str) -> ObjectState:
+        """``objects.get`` of one object (metadata only) and its state."""
+        bucket, name = split_path(path)
+        if not name:
+            raise InvalidPathError(
+                "a bucket is not an object.", path=path, fix="name an object inside the bucket."
+            )
+        item = await self._json(path, "inspect", "b/{}/o/{}", bucket, name)
+        return state_from_resource(bucket, item)
+
+    async def restore(
+        self,
+        state: ObjectState,
+        *,
+        tier: RestoreTier,
+        days: int | None,
+        extra: dict[str, Any] | None = None,
+    ) -> RestoreOutcome:
+        """GCS has no restore: every class reads at once. Raises :class:`NotArchivedError`."""
+        check_restore_request(state.storage_class, tier, days, path=state.path)
+        raise AssertionError("unreachable: check_restore_request refuses every GCS class")
+
+    async def get_bytes(self, path: str) -> bytes:
+        """One download of a whole (small) object; :class:`ObjectNotFoundError` if absent."""
+        try:
+            data: bytes = await self.fs._cat_file(path)
+        except Exception as error:
+            _raise(error, path, "read")
+        return data
+
+    async def get_range(
+        self, path: str, start: int, end: int, *, if_match: str | None = None
+    ) -> RangeRead:
+        """One ranged download of ``[start, end)`` (``if_match``: the generation it must have)."""
+        bucket, name = split_path(path)
+        params: dict[str, Any] = {"alt": "media"}
+        if if_match:
+            params["ifGenerationMatch"] = if_match
+        try:
+            headers, data = await self.fs._call(
+                "GET",
+                "b/{}/o/{}",
+                bucket,
+                name,
+                headers={"Range": f"bytes={start}-{end - 1}"},
+                **params,
+            )
+        except FileExistsError as error:  # gcsfs's translation of 412
+            changed = GcsPreconditionFailed(f"generation is not {if_match} (412 conditionNotMet)")
+            changed.__cause__ = error
+            _raise(changed, path, "read")
+        except Exception as error:
+            _raise(error, path, "read")
+        total = str(headers.get("Content-Range", "")).rpartition("/")[2]
+        generation = headers.get("x-goog-generation")
+        return RangeRead(bytes(data), int(total) if total.isdigit() else None, generation)
+
+    async def is_directory(self, path: str) -> bool:
+        """Whether anything is stored below ``path`` (one ``objects.list`` of one entry)."""
+        bucket, name = split_path(path)
+        page = await self._json(
+            path, "list", "b/{}/o", bucket, prefix=name.rstrip("/") + "/", maxResults=1
+        )
+        return bool(page.get("items") or page.get("prefixes"))
+
+    # -- listings ----------------------------------------------------------------------
+
+    async def _pages(self, bucket: str, path: str, **params: Any) -> list[dict[str, Any]]:
+        """Every page of ``objects.list`` for ``params`` (1,000 objects per page)."""
+        pages: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            extra = {"pageToken": token} if token else {}
+            page = await self._json(
+                path, "list", "b/{}/o", bucket, maxResults=LIST_PAGE, **params, **extra
+            )
+            pages.append(page)
+            token = page.get("nextPageToken")
+            if not token:
+                return pages
+
+    async def list(self, path: str, *, recursive: bool = False) -> Listing:
+        """List a folder (or everything below it) with each object's class."""
+        bucket, name = split_path(path)
+        prefix = name.rstrip("/") + "/" if name else ""
+        params: dict[str, Any] = {"prefix": prefix}
+        if not recursive:
+            params["delimiter"] = "/"
+        files: list[ObjectState] = []
+        dirs: list[str] = []
+        for page in await self._pages(bucket, path, **params):
+            files += [state_from_resource(bucket, item) for item in page.get("items") or ()]
+            dirs += [f"{bucket}/{p.rstrip('/')}" for p in page.get("prefixes") or ()]
+        return Listing(files=files, directories=dirs)
+
+    async def _probe_listing(
+        self, bucket: str, names: Sequence[str]
+    ) -> dict[str, ObjectState | None]:
+        """States of many objects from one listing of their common prefix (paged)."""
+        prefix = _common_prefix(names)
+        wanted = set(names)
+        last = names[-1]
+        found: dict[str, ObjectState | None] = {f"{bucket}/{n}": None for n in names}
+        token: str | None = None
+        while True:
+            extra = {"pageToken": token} if token else {}
+            page = await self._json(
+                f"{bucket}/{prefix}",
+                "list",
+                "b/{}/o",
+                bucket,
+                prefix=prefix,
+                maxResults=LIST_PAGE,
+                **extra,
+            )
+            items = page.get("items") or []
+            for item in items:
+                if item["name"] in wanted:
+                    state = state_from_resource(bucket, item)
+                    found[state.path] = state
+            token = page.get("nextPageToken")
+            if not token or (items and items[-1]["name"] >= last):
+                return found  # listings are in name order: nothing further is wanted
+
+    # -- conditional writes (claims shared by every host) ------------------------------
+
+    async def create_exclusive(self, path: str, body: bytes) -> bool:
+        """Write ``path`` only if nothing is there (``ifGenerationMatch=0``); False if taken."""
+        return await self._upload_if(path, body, "0")
+
+    async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
+        """Overwrite ``path`` only if its generation is still ``etag``; False if not."""
+        return await self._upload_if(path, body, etag)
+
+    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
+        """A small object's bytes and generation (``None`` when absent)."""
+        try:
+            state = await self.head(path)
+            data = await self.get_bytes(path)
+        except ObjectNotFoundError:
+            return None
+        return data, str(state.etag)
+
+    async def _upload_if(self, path: str, body: bytes, generation: str) -> bool:
+        """One media upload with ``ifGenerationMatch``; False on 412 (precondition failed)."""
+        bucket, name = split_path(path)
+        try:
+            await self.fs._call(
+                "POST",
+                f"{self.fs._location}/upload/storage/v1/b/{bucket}/o",
+                uploadType="media",
+                name=name,
+                ifGenerationMatch=generation,
+                data=body,
+                headers={"Content-Type": "application/octet-stream"},
+            )
+        except FileExistsError:  # gcsfs's translation of 412 Precondition Failed
+            return False
+        except Exception as error:
+            _raise(error, path, "write")
+        self.fs.invalidate_cache(path)
+        return True
+
+
+UPLOAD_CHUNK = 32 * 2**20  # resumable upload chunks: a multiple of 256 KiB, as GCS requires
+
+
+def upload_in_class(
+    fs: Any, local: str, path: str, storage_class: str, metadata: dict[str, str]
+) -> None:
+    """Upload a local file to ``bucket/object`` directly in ``storage_class`` (blocking).
+
+    One resumable upload whose first request names the class and the metadata
+    (gcsfs's ``put_file`` cannot set a class, and a rewrite afterwards would be a
+    second, billed write), then chunks of 32 MiB through gcsfs's ``_call``.
+    """
+    from fsspec.asyn import sync
+
+    bucket, name = split_path(fs._strip_protocol(path))
+    size = os.path.getsize(local)
+
+    async def put() -> None:
+        headers, _ = await fs._call(
+            "POST",
+            f"{fs._location}/upload/storage/v1/b/{bucket}/o",
+            uploadType="resumable",
+            json={"name": name, "storageClass": storage_class, "metadata": metadata},
+        )
+        session = headers["Location"]
+        with open(local, "rb") as source:
+            offset = 0
+            while True:
+                chunk = source.read(UPLOAD_CHUNK)
+                done = offset + len(chunk) >= size
+                where = f"{offset}-{offset + len(chunk) - 1}" if chunk else "*"
+                await fs._call(
+                    "PUT",
+                    session,
+                    data=chunk,
+                    headers={
+                        "Content-Range": f"bytes {where}/{size if done else '*'}",
+                        "Content-Type": "application/octet-stream",
+                    },
+                )
+                offset += len(chunk)
+                if done:
+                    return
+
+    try:
+        sync(fs.loop, put)
+    except Exception as error:
+        _raise(error, path, "upload")
+    fs.invalidate_cache(path)
+
+
+def _common_prefix(names: Sequence[str]) -> str:
+    first, last = names[0], names[-1]
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
