@@ -1,6 +1,6 @@
 """Store adapters: the only layer that talks to storage services.
 
-One module per provider (``s3.py``, ``azure.py``); :func:`make_store` picks the
+One module per provider (``s3.py``, ``azure.py``, ``oracle.py``); :func:`make_store` picks the
 adapter for the fsspec filesystem being wrapped, so ``filesystem.py`` and the
 restore engine never name a provider.
 """
@@ -34,6 +34,10 @@ def make_store(provider: ProviderSpec, fs: Any, **options: Any) -> ColdStore:
         from archivefs.stores.azure import AzureStore
 
         return AzureStore(fs, **options)
+    if provider.name == "oracle":
+        from archivefs.stores.oracle import OracleStore
+
+        return OracleStore(fs, **options)
     if provider.name != "s3":
         raise ArchiveError(
             f"archivefs describes {provider.name} but has no store adapter for it yet.",

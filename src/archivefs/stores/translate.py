@@ -22,18 +22,21 @@ from archivefs.errors import (
 
 THROTTLING_CODES = frozenset(
     {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "503", "ServerBusy"}
+    | {"TooManyRequests"}  # Oracle (429)
 )
 TRANSIENT_CODES = THROTTLING_CODES | frozenset(
     {"InternalError", "ServiceUnavailable", "RequestTimeout", "500", "502", "504"}
     | {"OperationTimedOut"}  # Azure
+    | {"InternalServerError"}  # Oracle
 )
 
 
 def s3_error_code(error: BaseException | None) -> str | None:
     """The store's error code behind ``error`` (following ``__cause__``/``__context__``).
 
-    S3's code from botocore's response, or Azure's ``x-ms-error-code`` (azure.core
-    errors carry it as ``error_code``); the two sets of codes do not overlap.
+    S3's code from botocore's response, Azure's ``x-ms-error-code`` (azure.core
+    errors carry it as ``error_code``), or Oracle's (the OCI SDK's ``ServiceError.code``);
+    the sets of codes do not overlap.
     """
     seen: set[int] = set()
     while error is not None and id(error) not in seen:
@@ -41,6 +44,9 @@ def s3_error_code(error: BaseException | None) -> str | None:
         azure_code: Any = getattr(error, "error_code", None)  # azure.core's x-ms-error-code
         if isinstance(azure_code, str) and azure_code:
             return azure_code
+        if type(error).__name__ == "ServiceError":  # oci.exceptions: code and HTTP status
+            oracle_code: Any = getattr(error, "code", None)
+            return str(oracle_code or getattr(error, "status", "")) or None
         response: Any = getattr(error, "response", None)
         if isinstance(response, dict):
             code = response.get("Error", {}).get("Code")
@@ -53,12 +59,15 @@ def s3_error_code(error: BaseException | None) -> str | None:
     return None
 
 
-ARCHIVED_CODES = frozenset({"InvalidObjectState", "ObjectNotInActiveTierError", "BlobArchived"})
+ARCHIVED_CODES = frozenset(
+    {"InvalidObjectState", "ObjectNotInActiveTierError", "BlobArchived", "NotRestored"}
+)
 """What S3 answers when an archived object is read or copied: GetObject says
 ``InvalidObjectState``; CopyObject of an unrestored source says
 ``ObjectNotInActiveTierError`` (botocore's model) or ``InvalidObjectState``
 (reported from real S3). Both mean *archived*, everywhere. Azure answers reads of
-archived and of rehydrating blobs with 409 ``BlobArchived``."""
+archived and of rehydrating blobs with 409 ``BlobArchived``; Oracle answers GetObject of
+an Archive object that is not restored with 409 ``NotRestored``."""
 
 
 def is_archived_error(error: BaseException) -> bool:
@@ -95,6 +104,9 @@ def _is_connection_error(error: BaseException) -> bool:
             "ClientOSError",
             "IncompleteRead",
             "ProtocolError",
+            "CircuitBreakerError",  # the OCI SDK refusing after repeated throttling
+            "ConnectTimeout",  # requests, vendored by the OCI SDK
+            "ReadTimeout",
         }
     )
 
@@ -140,6 +152,9 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
     azure = translate_azure(code, path, action)
     if azure is not None:
         return azure
+    oracle = translate_oracle(code, path, action)
+    if oracle is not None:
+        return oracle
     if code in ("NoSuchBucket",):
         bucket = path.split("/", 1)[0]
         return ObjectNotFoundError(
@@ -226,5 +241,37 @@ def translate_azure(code: str | None, path: str, action: str) -> ArchiveError | 
             f"Azure rejected the request to {action} this blob ({code}).",
             path=path,
             fix="rehydrate Archive block blobs to Hot, Cool or Cold at priority Standard or High.",
+        )
+    return None
+
+
+def translate_oracle(code: str | None, path: str, action: str) -> ArchiveError | None:
+    """OCI Object Storage error codes (the JSON ``code``) that mean something to an archive."""
+    bucket = path.split("/", 1)[0]
+    if code in ("BucketNotFound", "NamespaceNotFound"):
+        return ObjectNotFoundError(
+            f"bucket {bucket!r} does not exist (or this user may not see it).",
+            path=path,
+            fix="check the bucket and namespace ('bucket@namespace/...') and the region in "
+            "the OCI config.",
+        )
+    if code == "ObjectNotFound":
+        return ObjectNotFoundError(
+            "no such object.",
+            path=path,
+            fix="check the path; list its parent directory with fs.ls() to see what exists.",
+        )
+    if code in ("NotAuthenticated", "NotAuthorized", "NotAuthorizedOrNotFound"):
+        return AccessDeniedError(
+            f"Oracle refused to {action} this object ({code}).",
+            path=path,
+            fix="check the OCI config (user, fingerprint, key_file, tenancy, region) and the "
+            "IAM policy (OBJECT_READ to read, OBJECT_RESTORE to restore).",
+        )
+    if code in ("InvalidParameter", "InvalidStorageTier"):
+        return InvalidRestoreRequestError(
+            f"Oracle rejected the request to {action} this object ({code}).",
+            path=path,
+            fix="only Archive-tier objects restore, for 1 to 240 hours.",
         )
     return None

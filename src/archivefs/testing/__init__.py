@@ -9,7 +9,9 @@ restores with ``RestoreAlreadyInProgress``, expires restored copies, reports
 every request at the server, and :class:`RemoteArchive` runs the archive in
 its own process (for benchmarks: a server that does not share the client's GIL).
 :class:`EmulatedAzureArchive` does the same for Azure Blob Archive (Azurite
-behind a thin proxy). Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
+behind a thin proxy), and :class:`EmulatedOracleArchive` for Oracle Cloud Archive
+Storage (a small fake of the OCI Object Storage endpoints ocifs uses).
+Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from archivefs.testing._azure import AzureRequestLog, EmulatedAzureArchive
 from archivefs.testing._counters import OPS, RequestLog, RequestRecord
 from archivefs.testing._faults import FaultInjector
+from archivefs.testing._oracle import EmulatedOracleArchive, OracleRequestLog
 from archivefs.testing._remote import RemoteArchive, RemoteRequestLog
 from archivefs.testing._server import EmulatedArchive
 
@@ -25,7 +28,9 @@ __all__ = [
     "AzureRequestLog",
     "EmulatedArchive",
     "EmulatedAzureArchive",
+    "EmulatedOracleArchive",
     "FaultInjector",
+    "OracleRequestLog",
     "RemoteArchive",
     "RemoteRequestLog",
     "RequestLog",

@@ -11,6 +11,9 @@ top-level ``conftest.py``.
 * ``emulated_azure_archive`` (session), ``azure_archive`` (function, reset) and
   ``azure_container`` (function): the same for Azure (Azurite, installed with npm
   on first use; skipped when Node/npm are absent).
+* ``emulated_oracle_archive`` (session), ``oracle_archive`` (function, reset) and
+  ``oracle_bucket`` (function): the same for Oracle Cloud Object Storage (the fake
+  in ``archivefs.testing._oracle``; skipped without ``archivefs[oracle]``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import pytest
 
 from archivefs.testing._azure import EmulatedAzureArchive
+from archivefs.testing._oracle import EmulatedOracleArchive
 from archivefs.testing._server import EmulatedArchive
 
 
@@ -82,3 +86,27 @@ def azure_archive(emulated_azure_archive: EmulatedAzureArchive) -> EmulatedAzure
 def azure_container(azure_archive: EmulatedAzureArchive) -> str:
     """The name of a new, empty container on ``azure_archive``."""
     return azure_archive.create_container()
+
+
+# -- the emulated Oracle archive (archivefs.testing._oracle) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def emulated_oracle_archive() -> Iterator[EmulatedOracleArchive]:
+    """The fake OCI Object Storage endpoint, shared by the session (a throwaway key)."""
+    pytest.importorskip("ocifs", reason="install archivefs[oracle] for the Oracle tests")
+    with EmulatedOracleArchive() as archive:
+        yield archive
+
+
+@pytest.fixture
+def oracle_archive(emulated_oracle_archive: EmulatedOracleArchive) -> EmulatedOracleArchive:
+    """The session's emulated Oracle archive: no buckets, faults or counts, default timing."""
+    emulated_oracle_archive.reset()
+    return emulated_oracle_archive
+
+
+@pytest.fixture
+def oracle_bucket(oracle_archive: EmulatedOracleArchive) -> str:
+    """The name of a new, empty bucket on ``oracle_archive``."""
+    return oracle_archive.create_bucket()
