@@ -300,11 +300,15 @@ class OracleStore(BulkProbe):
         return RestoreOutcome.ACCEPTED if response.status == 202 else RestoreOutcome.RESTORED
 
     async def get_bytes(self, path: str) -> bytes:
-        """A whole (small) object through ocifs; :class:`ObjectNotFoundError` if absent."""
-        try:
-            data: bytes = await self.fs._cat_file(path)
-        except Exception as error:
-            raise_translated(error, path, action="read")
+        """A whole (small) object in one GetObject; :class:`ObjectNotFoundError` if absent.
+
+        Not through ocifs's ``cat_file``, which sends a HeadObject first and, for a
+        missing object, a ListObjects to tell a directory: three requests for one answer.
+        """
+        bucket, name = split_path(path)
+        namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
+        response = await self._call(path, "read", "get_object", namespace, bucket_name, name)
+        data: bytes = await asyncio.to_thread(lambda: response.data.content)
         return data
 
     async def get_range(

@@ -25,6 +25,7 @@ harness seeds and inspects objects in-process, so its work is never counted.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import random
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
 NAMESPACE = "archivefs"
 REGION = "us-ashburn-1"
@@ -649,21 +650,30 @@ def oci_config(key_file: str, fingerprint: str) -> dict[str, str]:
 def storage_options(
     endpoint: str, key_file: str, fingerprint: str, namespace: str = NAMESPACE
 ) -> dict[str, Any]:
-    """ocifs options for the emulator at ``endpoint`` (rebuilt the same in a subprocess).
-
-    The SDK's circuit breaker is off: the emulator throttles on purpose, and the
-    breaker would then refuse every request for a while (real use keeps it).
-    """
-    from oci.circuit_breaker import NoCircuitBreakerStrategy
-
+    """ocifs options for the emulator at ``endpoint`` (plain JSON: a subprocess rebuilds them)."""
     return {
         "config": oci_config(key_file, fingerprint),
-        "config_kwargs": {
-            "service_endpoint": endpoint,
-            "circuit_breaker_strategy": NoCircuitBreakerStrategy(),
-        },
+        "config_kwargs": {"service_endpoint": endpoint},
         "namespace": namespace,
     }
+
+
+@contextlib.contextmanager
+def circuit_breaker_off() -> Iterator[None]:
+    """Turn the OCI SDK's default circuit breaker off for clients made meanwhile.
+
+    The emulator throttles on purpose; after ten 429s the SDK's breaker would refuse
+    every request for 30 s. This is Oracle's own global switch (what
+    ``OCI_SDK_DEFAULT_CIRCUITBREAKER_ENABLED=false`` sets at import); real use keeps it.
+    """
+    from oci import circuit_breaker
+
+    before = circuit_breaker.GLOBAL_CIRCUIT_BREAKER_STRATEGY
+    circuit_breaker.GLOBAL_CIRCUIT_BREAKER_STRATEGY = circuit_breaker.NoCircuitBreakerStrategy()
+    try:
+        yield
+    finally:
+        circuit_breaker.GLOBAL_CIRCUIT_BREAKER_STRATEGY = before
 
 
 def _throwaway_key(folder: Path) -> tuple[str, str]:

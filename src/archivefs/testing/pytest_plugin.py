@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from archivefs.testing._azure import EmulatedAzureArchive
-from archivefs.testing._oracle import EmulatedOracleArchive
+from archivefs.testing._oracle import EmulatedOracleArchive, circuit_breaker_off
 from archivefs.testing._server import EmulatedArchive
 
 
@@ -93,9 +93,12 @@ def azure_container(azure_archive: EmulatedAzureArchive) -> str:
 
 @pytest.fixture(scope="session")
 def emulated_oracle_archive() -> Iterator[EmulatedOracleArchive]:
-    """The fake OCI Object Storage endpoint, shared by the session (a throwaway key)."""
+    """The fake OCI Object Storage endpoint, shared by the session (a throwaway key).
+
+    The OCI SDK's circuit breaker is off meanwhile: the fake throttles on purpose.
+    """
     pytest.importorskip("ocifs", reason="install archivefs[oracle] for the Oracle tests")
-    with EmulatedOracleArchive() as archive:
+    with circuit_breaker_off(), EmulatedOracleArchive() as archive:
         yield archive
 
 
