@@ -269,3 +269,18 @@ def test_the_fake_pages_listings_at_1000_with_next_start(
         None,
     )
     assert oracle_archive.requests.counts() == {"ListObjects": 2}
+
+
+def test_the_testing_page_example_runs(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str
+) -> None:
+    """docs/testing.md's Oracle example, as written, against the fixtures it names."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs" / "testing.md").read_text(encoding="utf-8")
+    section = page.split("## Oracle Cloud Archive Storage", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/testing.md", "exec"), namespace)
+    namespace["test_restore_then_read"](oracle_archive, oracle_bucket)
