@@ -15,6 +15,7 @@ import fsspec
 import pytest
 
 from archivefs.errors import (
+    AccessDeniedError,
     InvalidRestoreRequestError,
     NotArchivedError,
     ObjectArchivedError,
@@ -179,6 +180,54 @@ def test_missing_bucket_and_object_are_clear_errors(
         fs.cat(f"{oracle_bucket}/missing.bin")
     with pytest.raises(ObjectNotFoundError, match="do not exist"):
         fs.restore([f"{oracle_bucket}/missing.bin"])
+
+
+def test_bucket_info_is_one_headbucket_and_glob_reads_one_listing(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    oracle_archive.put_objects(oracle_bucket, {f"run/{i}": b"x" for i in range(5)}, "Archive")
+    fs = make_oci()
+    oracle_archive.requests.clear()
+    assert fs.info(oracle_bucket)["type"] == "directory"
+    assert oracle_archive.requests.counts() == {"HeadBucket": 1}
+    oracle_archive.requests.clear()
+    assert len(fs.glob(f"{oracle_bucket}/run/*")) == 5
+    # the catalog registry (absent); fsspec's glob asks info() of "run" twice (HeadObject
+    # 404, then a one-object ListObjects each); then one ListObjects answers all five
+    assert oracle_archive.requests.counts() == {"GetObject": 1, "HeadObject": 2, "ListObjects": 3}
+    assert oracle_archive.requests.count("HeadObject", name="run", status=404) == 2
+
+
+def test_a_missing_or_wrong_oci_config_is_an_archivefs_error(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    with pytest.raises(AccessDeniedError, match=r"OCI configuration .*\(ConfigFileNotFound\)"):
+        make_oci(target_options={"config": "/nonexistent/oci-config"})
+    options = oracle_archive.storage_options()
+    options["config"] = {**options["config"], "fingerprint": ":".join(["aa"] * 16)}
+    with pytest.raises(AccessDeniedError, match="NotAuthenticated"):
+        make_oci(target_options=options).ls(oracle_bucket)
+    assert oracle_archive.requests.count(status=401) >= 1
+
+
+def test_estimate_and_max_cost_guard_restores(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    from archivefs.errors import BudgetExceededError
+    from archivefs.pricing import estimate, load_price_sheet
+
+    oracle_archive.put_objects(
+        oracle_bucket, {f"run/{i}": b"x" * 1000 for i in range(3)}, "Archive"
+    )
+    fs = make_oci()
+    plan = fs.plan(f"{oracle_bucket}/run/*")
+    assert len(plan.to_restore) == 3
+    cost = estimate(plan, load_price_sheet("oci-us-ashburn-1"))
+    assert cost.total > 0
+    oracle_archive.requests.clear()
+    with pytest.raises(BudgetExceededError):
+        make_oci(max_cost=cost.total / 10).restore(f"{oracle_bucket}/run/*")
+    assert oracle_archive.requests.count("RestoreObjects") == 0
 
 
 def test_adapter_options_and_tiers_are_checked_before_any_request(

@@ -216,7 +216,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if getattr(cls, "async_impl", False):
                 options.setdefault("asynchronous", self.asynchronous)
                 options.setdefault("loop", self.loop)
-            fs = fsspec.filesystem(protocol, **options)
+            try:
+                fs = fsspec.filesystem(protocol, **options)
+            except (ValueError, TypeError):
+                raise  # wrong options: the target's own message says which
+            except Exception as error:  # e.g. ocifs reading a missing OCI config file
+                raise_translated(error, f"{protocol}://", action="connect to")
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
         self.tier = RestoreTier.parse(
             tier, provider=None if provider.name == "s3" else provider.name
@@ -439,7 +444,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         path = self._strip_protocol(path)
         bucket, key = split_path(path)
         if not key:
+            bucket_info = getattr(self.store, "bucket_info", None)  # e.g. Oracle's: ocifs's fails
             try:
+                if bucket_info is not None:
+                    return dict(await bucket_info(bucket))
                 return dict(await self.fs._info(bucket))
             except Exception as error:
                 raise_translated(error, bucket, action="inspect")

@@ -246,6 +246,18 @@ class OracleStore(BulkProbe):
             attempt += 1
             await asyncio.sleep(self.retry.pause(attempt))
 
+    async def bucket_info(self, bucket: str) -> dict[str, Any]:
+        """``info()`` of a bucket: one HeadBucket (ocifs's own ``info`` sends an argument
+        the SDK refuses, ``compartment_id``, and fails)."""
+        namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
+        response = await self._call(bucket, "inspect", "head_bucket", namespace, bucket_name)
+        return {
+            "name": bucket,
+            "size": 0,
+            "type": "directory",
+            "etag": response.headers.get("etag"),
+        }
+
     # -- single objects --------------------------------------------------------------------
 
     async def head(self, path: str) -> ObjectState:

@@ -59,6 +59,12 @@ def s3_error_code(error: BaseException | None) -> str | None:
     return None
 
 
+OCI_CONFIG_ERRORS = frozenset(
+    {"ConfigFileNotFound", "InvalidConfig", "InvalidPrivateKey", "ProfileNotFound"}
+    | {"InvalidKeyFilePath", "MissingPrivateKeyPassphrase"}
+)
+"""The OCI SDK's errors for a missing or unusable config (raised when ocifs connects)."""
+
 ARCHIVED_CODES = frozenset(
     {"InvalidObjectState", "ObjectNotInActiveTierError", "BlobArchived", "NotRestored"}
 )
@@ -147,6 +153,15 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
             path=path,
             fix="set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, "
             "or give key/secret in the storage options (for public data: anon=true).",
+        )
+    oci_config = sorted(names & OCI_CONFIG_ERRORS)
+    if oci_config:
+        return AccessDeniedError(
+            f"the OCI configuration is missing or invalid ({oci_config[0]}).",
+            path=path,
+            fix="pass target_options={'config': '~/.oci/config', 'profile': ...} (or a config "
+            "dict with user, fingerprint, key_file, tenancy, region); see Oracle's 'SDK and "
+            "CLI Configuration File'.",
         )
     code = s3_error_code(error)
     azure = translate_azure(code, path, action)
