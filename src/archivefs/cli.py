@@ -42,7 +42,8 @@ class Context:
         self.bucket_claims = False
 
     def storage_options(self, protocol: str = "s3") -> dict[str, Any]:
-        """The cold store's options: s3fs's for s3://, adlfs's for az:// (abfs://)."""
+        """The cold store's options: s3fs's for s3://, adlfs's for az:// (abfs://), ocifs's
+        for oci://."""
         opts: dict[str, Any] = {}
         if self.raw_options:
             try:
@@ -60,6 +61,16 @@ class Context:
                 check_storage_options(opts, protocol=protocol)
             except ValueError as error:
                 raise click.UsageError(str(error)) from None
+        if protocol == "oci":  # ocifs: --profile is the OCI config's profile
+            if self.account_name or self.endpoint_url:
+                raise click.UsageError(
+                    "--account-name and --endpoint-url are Azure's and S3's; for oci:// URLs "
+                    "give --profile (a profile of the OCI config) and --storage-options with "
+                    'ocifs options, e.g. \'{"config": "~/.oci/config"}\'.'
+                )
+            if self.profile:
+                opts["profile"] = self.profile
+            return opts
         if protocol != "s3":
             if self.profile:
                 raise click.UsageError(
@@ -99,7 +110,7 @@ class Context:
         )
 
 
-_PRICE_SHEETS = {"s3": "aws-us-east-1", "azure": "azure-eastus"}
+_PRICE_SHEETS = {"s3": "aws-us-east-1", "azure": "azure-eastus", "oracle": "oci-us-ashburn-1"}
 
 
 def target_protocol(urls: Iterable[str]) -> str:
@@ -243,7 +254,10 @@ _GLOBAL_OPTIONS = [
         "[env: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL]",
     ),
     click.option(
-        "--profile", callback=_set_global("profile"), expose_value=False, help="AWS profile name."
+        "--profile",
+        callback=_set_global("profile"),
+        expose_value=False,
+        help="AWS profile name (for oci:// URLs: a profile of the OCI config).",
     ),
     click.option(
         "--account-name",
@@ -257,7 +271,7 @@ _GLOBAL_OPTIONS = [
         "--storage-options",
         callback=_set_global("raw_options"),
         expose_value=False,
-        help="JSON object of s3fs options (adlfs options for az:// URLs).",
+        help="JSON object of s3fs options (adlfs options for az://, ocifs options for oci://).",
     ),
     click.option(
         "--journal",
@@ -536,7 +550,8 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
+    "oci-us-ashburn-1 for oci://).",
 )
 @global_options
 @click.pass_obj
@@ -605,7 +620,8 @@ def restore_command(
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
+    "oci-us-ashburn-1 for oci://).",
 )
 @global_options
 @click.pass_obj
@@ -769,7 +785,8 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
+    "oci-us-ashburn-1 for oci://).",
 )
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
@@ -841,7 +858,8 @@ def estimate_command(
 @click.option("--lifecycle-after-days", type=float, help="Also: first class, then last, after N d.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
+    "oci-us-ashburn-1 for oci://).",
 )
 @global_options
 @click.pass_obj

@@ -1999,6 +1999,7 @@ def _file_entry(state: ObjectState) -> dict[str, Any]:
         "ETag": state.etag,
         "LastModified": state.last_modified,
         "storage_class": state.storage_class.value,
+        "provider": state.storage_class.provider,  # whose spelling (Oracle's "Archive"...)
         "access": state.access.value,  # provider-neutral: immediate | retrieval_fee | restore
         "restore": state.restore.value,
         "restore_expiry": state.restore_expiry,
@@ -2013,7 +2014,9 @@ def _state_from_entry(entry: dict[str, Any]) -> ObjectState:
     return ObjectState(
         path=entry["name"],
         size=int(entry.get("size", 0)),
-        storage_class=StorageClass.parse(entry.get("storage_class") or entry.get("StorageClass")),
+        storage_class=StorageClass.parse(
+            entry.get("storage_class") or entry.get("StorageClass"), entry.get("provider")
+        ),
         restore=RestoreState(entry.get("restore", "hot")),
         restore_expiry=entry.get("restore_expiry"),
         etag=entry.get("ETag"),
