@@ -333,3 +333,22 @@ def test_the_testing_page_example_runs(
     namespace: dict[str, Any] = {}
     exec(compile(code, "docs/testing.md", "exec"), namespace)
     namespace["test_restore_then_read"](oracle_archive, oracle_bucket)
+
+
+def test_pickles_and_round_trips_through_json(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    """Dask pickles the filesystem, zarr/fsspec may rebuild it from JSON: both still read.
+
+    ocifs writes its retry strategy into the ``config_kwargs`` dict it is given; the
+    filesystem hands it a copy, so the options stay plain JSON.
+    """
+    import pickle
+
+    from fsspec.spec import AbstractFileSystem
+
+    oracle_archive.put_object(oracle_bucket, "a.bin", b"data")
+    fs = make_oci()
+    assert pickle.loads(pickle.dumps(fs)).cat_file(f"{oracle_bucket}/a.bin") == b"data"
+    rebuilt = AbstractFileSystem.from_json(fs.to_json())
+    assert rebuilt.cat_file(f"{oracle_bucket}/a.bin") == b"data"

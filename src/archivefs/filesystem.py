@@ -210,7 +210,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         if isinstance(days, bool) or not isinstance(days, int) or days < 1:
             raise ValueError(f"ArchiveFileSystem: days must be a whole number >= 1, got {days!r}.")
         if fs is None:
-            options = dict(target_options or {})
+            # nested dicts copied too: ocifs writes its retry strategy into the
+            # config_kwargs it is given, which would make storage_options unserialisable
+            options = {
+                k: dict(v) if isinstance(v, dict) else v for k, v in (target_options or {}).items()
+            }
             protocol = target_protocol or "s3"
             cls = fsspec.get_filesystem_class(protocol)
             if getattr(cls, "async_impl", False):

@@ -596,8 +596,8 @@ class _Handler(BaseHTTPRequestHandler):
             archive._in_flight += 1
         try:
             status, headers, payload = archive.answer(request)
-            if op == "RestoreObjects" and status < 300:
-                name = json.loads(body).get("objectName")
+            if op == "RestoreObjects":
+                name = _object_name(body)
             sent = 0 if self.command == "HEAD" else len(payload)
             archive.requests.append(
                 OracleRequest(op, request.bucket, name, status, sent, request.headers.get("range"))
@@ -768,6 +768,16 @@ def _parse_range(value: str | None, size: int) -> tuple[int, int] | None:
     first = int(first_text)
     last = int(last_text) if last_text else size - 1
     return first, min(last, size - 1)
+
+
+def _object_name(body: bytes) -> str | None:
+    """The ``objectName`` of a RestoreObjects body, if it has one."""
+    try:
+        details = json.loads(body or b"{}")
+    except ValueError:
+        return None
+    name = details.get("objectName") if isinstance(details, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _json_headers() -> list[tuple[str, str]]:
