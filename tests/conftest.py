@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive, EmulatedGcsArchive
+    from archivefs.testing import (
+        EmulatedArchive,
+        EmulatedAzureArchive,
+        EmulatedGcsArchive,
+        EmulatedOracleArchive,
+    )
 
 pytest_plugins = ["archivefs.testing.pytest_plugin", "pytester"]
 
@@ -92,6 +97,30 @@ def make_gs(gcs_archive: EmulatedGcsArchive, tmp_path: Path) -> Callable[..., Ar
             "target_options": gcs_archive.storage_options(),
             "journal": str(tmp_path / "journal.sqlite"),
             "price_sheet": "gcs-us-central1",
+            "skip_instance_cache": True,
+            **kwargs,
+        }
+        fs = fsspec.filesystem("archive", **options)
+        assert isinstance(fs, ArchiveFileSystem)
+        return fs
+
+    return make
+
+
+@pytest.fixture
+def make_oci(
+    oracle_archive: EmulatedOracleArchive, tmp_path: Path
+) -> Callable[..., ArchiveFileSystem]:
+    """ArchiveFileSystem on the emulated Oracle archive: a private journal, OCI prices,
+    and restore times scaled so the poll schedule fits emulated delays of seconds."""
+
+    def make(**kwargs: Any) -> ArchiveFileSystem:
+        options: dict[str, Any] = {
+            "target_protocol": "oci",
+            "target_options": oracle_archive.storage_options(),
+            "journal": str(tmp_path / "journal.sqlite"),
+            "restore_time_scale": 1 / 3600,
+            "price_sheet": "oci-us-ashburn-1",
             "skip_instance_cache": True,
             **kwargs,
         }

@@ -65,3 +65,17 @@ def test_imports_flow_one_way() -> None:
             elif RANK[target_layer] > RANK[layer]:
                 violations.append(f"{module} ({layer}) imports {target} ({target_layer})")
     assert violations == []
+
+
+def test_only_the_store_factory_and_testing_import_the_oracle_adapter() -> None:
+    """DESIGN section 10: the engine, catalog, pricing and datasets never name Oracle's adapter."""
+    allowed = {"archivefs.stores", "archivefs.stores.oracle"}
+    importers = []
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(("archivefs", *path.relative_to(PACKAGE).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        if layer_of(module) == "testing" or module in allowed:
+            continue
+        if "archivefs.stores.oracle" in imported_modules(path):
+            importers.append(module)
+    assert importers == []

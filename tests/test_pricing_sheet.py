@@ -45,6 +45,7 @@ def test_shipped_sheets_are_listed_and_load() -> None:
         "aws-us-east-1",
         "azure-eastus",
         "gcs-us-central1",
+        "oci-us-ashburn-1",
     ]
     assert DEFAULT_SHEET == "aws-us-east-1"
     for name in available_price_sheets():
@@ -52,7 +53,7 @@ def test_shipped_sheets_are_listed_and_load() -> None:
         assert sheet.name == name
         assert sheet.currency == "USD"
         assert sheet.bytes_per_gb == 2**30
-        expected = "Hot" if name.startswith("azure") else StorageClass.STANDARD
+        expected = {"azure": "Hot", "oci": "Standard"}.get(name.split("-")[0], "STANDARD")
         assert sheet.restored_copy_class == expected
         assert {"internet", "same_region"} <= set(sheet.egress)
         assert sheet.egress_cost(1000, "same_region") == 0.0
@@ -67,6 +68,15 @@ def test_shipped_sheets_are_listed_and_load() -> None:
                 assert (price.min_storage_days, price.restore) == (days, {})
                 assert price.retrieval_per_gb > 0
             assert sheet.price(StorageClass.parse("STANDARD", provider="gcs")).retrieval_per_gb == 0
+            continue
+        if name.startswith("oci"):
+            archive = sheet.price(StorageClass.parse("Archive", provider="oracle"))
+            assert set(archive.restore) == {"Standard"}  # RestoreObjects has no tiers
+            assert archive.restore["Standard"].hours == (0.0, 1.0)  # "at most an hour"
+            assert archive.min_storage_days == 90
+            infrequent = sheet.price(StorageClass.parse("InfrequentAccess", provider="oracle"))
+            assert (infrequent.min_storage_days, infrequent.retrieval_per_gb > 0) == (31, True)
+            assert sheet.egress_cost(10240, "internet") == 0.0  # the first 10 TB are free
             continue
         glacier = sheet.price(StorageClass.GLACIER)
         deep = sheet.price(StorageClass.DEEP_ARCHIVE)

@@ -10,7 +10,12 @@ import xarray as xr
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from archivefs.testing import EmulatedArchive, EmulatedAzureArchive, EmulatedGcsArchive
+    from archivefs.testing import (
+        EmulatedArchive,
+        EmulatedAzureArchive,
+        EmulatedGcsArchive,
+        EmulatedOracleArchive,
+    )
 
 METADATA = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
 
@@ -68,3 +73,15 @@ def upload_zarr_gcs(
         klass = "STANDARD" if file.name in METADATA or is_coord else chunks
         archive.put_object(bucket, f"store.zarr/{rel}", file.read_bytes(), storage_class=klass)
     return f"gs://{bucket}/store.zarr"
+
+
+def upload_zarr_oracle(archive: EmulatedOracleArchive, bucket: str, tmp_path: Path, ds: Any) -> str:
+    """The same store on the emulated Oracle archive: chunks in Archive, metadata Standard."""
+    local = tmp_path / "src.zarr"
+    ds.to_zarr(local, mode="w", consolidated=False, zarr_format=3)
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        rel = file.relative_to(local).as_posix()
+        is_coord = rel.split("/")[0] in ("time", "x", "y")
+        tier = "Standard" if file.name in METADATA or is_coord else "Archive"
+        archive.put_object(bucket, f"store.zarr/{rel}", file.read_bytes(), tier=tier)
+    return f"oci://{bucket}/store.zarr"

@@ -42,7 +42,8 @@ class Context:
         self.bucket_claims = False
 
     def storage_options(self, protocol: str = "s3") -> dict[str, Any]:
-        """The cold store's options: s3fs's for s3://, adlfs's for az:// (abfs://)."""
+        """The cold store's options: s3fs's for s3://, adlfs's for az:// (abfs://), ocifs's
+        for oci://."""
         opts: dict[str, Any] = {}
         if self.raw_options:
             try:
@@ -68,6 +69,16 @@ class Context:
                     "GOOGLE_APPLICATION_CREDENTIALS in the environment."
                 )
             return opts  # --endpoint-url is S3's (it reads AWS_ENDPOINT_URL): not for GCS
+        if protocol == "oci":  # ocifs: --profile is the OCI config's profile
+            if self.account_name or self.endpoint_url:
+                raise click.UsageError(
+                    "--account-name and --endpoint-url are Azure's and S3's; for oci:// URLs "
+                    "give --profile (a profile of the OCI config) and --storage-options with "
+                    'ocifs options, e.g. \'{"config": "~/.oci/config"}\'.'
+                )
+            if self.profile:
+                opts["profile"] = self.profile
+            return opts
         if protocol != "s3":
             if self.profile:
                 raise click.UsageError(
@@ -107,7 +118,12 @@ class Context:
         )
 
 
-_PRICE_SHEETS = {"s3": "aws-us-east-1", "azure": "azure-eastus", "gcs": "gcs-us-central1"}
+_PRICE_SHEETS = {
+    "s3": "aws-us-east-1",
+    "azure": "azure-eastus",
+    "gcs": "gcs-us-central1",
+    "oracle": "oci-us-ashburn-1",
+}
 
 
 def target_protocol(urls: Iterable[str]) -> str:
@@ -254,7 +270,10 @@ _GLOBAL_OPTIONS = [
         "[env: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL]",
     ),
     click.option(
-        "--profile", callback=_set_global("profile"), expose_value=False, help="AWS profile name."
+        "--profile",
+        callback=_set_global("profile"),
+        expose_value=False,
+        help="AWS profile name (for oci:// URLs: a profile of the OCI config).",
     ),
     click.option(
         "--account-name",
@@ -268,7 +287,8 @@ _GLOBAL_OPTIONS = [
         "--storage-options",
         callback=_set_global("raw_options"),
         expose_value=False,
-        help="JSON object of s3fs options (adlfs options for az://, gcsfs options for gs://).",
+        help="JSON object of s3fs options (adlfs options for az://, gcsfs options for gs://, "
+        "ocifs options for oci://).",
     ),
     click.option(
         "--journal",
@@ -548,7 +568,7 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.option(
     "--price-sheet",
     help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://).",
+    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
 )
 @global_options
 @click.pass_obj
@@ -618,7 +638,7 @@ def restore_command(
 @click.option(
     "--price-sheet",
     help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://).",
+    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
 )
 @global_options
 @click.pass_obj
@@ -792,7 +812,7 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.option(
     "--price-sheet",
     help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://).",
+    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
 )
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")

@@ -212,13 +212,22 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         if isinstance(days, bool) or not isinstance(days, int) or days < 1:
             raise ValueError(f"ArchiveFileSystem: days must be a whole number >= 1, got {days!r}.")
         if fs is None:
-            options = dict(target_options or {})
+            # nested dicts copied too: ocifs writes its retry strategy into the
+            # config_kwargs it is given, which would make storage_options unserialisable
+            options = {
+                k: dict(v) if isinstance(v, dict) else v for k, v in (target_options or {}).items()
+            }
             protocol = target_protocol or "s3"
             cls = fsspec.get_filesystem_class(protocol)
             if getattr(cls, "async_impl", False):
                 options.setdefault("asynchronous", self.asynchronous)
                 options.setdefault("loop", self.loop)
-            fs = fsspec.filesystem(protocol, **options)
+            try:
+                fs = fsspec.filesystem(protocol, **options)
+            except (ValueError, TypeError):
+                raise  # wrong options: the target's own message says which
+            except Exception as error:  # e.g. ocifs reading a missing OCI config file
+                raise_translated(error, f"{protocol}://", action="connect to")
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
         # a provider without restores (GCS) keeps S3's tier names as a placeholder
         # (RestoreTier.parse): its plans never restore, and restore() refuses every object
@@ -468,7 +477,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         path = self._strip_protocol(path)
         bucket, key = split_path(path)
         if not key:
+            bucket_info = getattr(self.store, "bucket_info", None)  # e.g. Oracle's: ocifs's fails
             try:
+                if bucket_info is not None:
+                    return dict(await bucket_info(bucket))
                 return dict(await self.fs._info(bucket))
             except Exception as error:
                 raise_translated(error, bucket, action="inspect")
@@ -2070,6 +2082,7 @@ def _file_entry(state: ObjectState) -> dict[str, Any]:
         "ETag": state.etag,
         "LastModified": state.last_modified,
         "storage_class": state.storage_class.value,
+        "provider": state.storage_class.provider,  # whose spelling (Oracle's "Archive"...)
         "access": state.access.value,  # provider-neutral: immediate | retrieval_fee | restore
         "restore": state.restore.value,
         "restore_expiry": state.restore_expiry,
@@ -2084,7 +2097,9 @@ def _state_from_entry(entry: dict[str, Any]) -> ObjectState:
     return ObjectState(
         path=entry["name"],
         size=int(entry.get("size", 0)),
-        storage_class=StorageClass.parse(entry.get("storage_class") or entry.get("StorageClass")),
+        storage_class=StorageClass.parse(
+            entry.get("storage_class") or entry.get("StorageClass"), entry.get("provider")
+        ),
         restore=RestoreState(entry.get("restore", "hot")),
         restore_expiry=entry.get("restore_expiry"),
         etag=entry.get("ETag"),

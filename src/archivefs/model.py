@@ -126,8 +126,9 @@ class StorageClass(_ProviderValue):
 
         Without a provider: S3's names, case-insensitively (``None``/empty means
         ``STANDARD``, which S3 omits), then another provider's name spelled
-        exactly as that provider spells it (``"Archive"`` is Azure's,
-        ``"COLDLINE"`` Google's).
+        exactly as that provider spells it (``"COLDLINE"`` is Google's). A name two
+        providers spell alike goes to the one listed first in ``PROVIDERS``
+        (``"Archive"`` is Azure's; Oracle's needs ``provider="oracle"``).
         """
         if isinstance(name, StorageClass) and provider in (None, name.provider):
             return name
@@ -148,15 +149,8 @@ class StorageClass(_ProviderValue):
         if s3 is not None:
             return s3
         exact = [c for c in cls._known.values() if str.__eq__(c, text)]
-        if len({c.provider for c in exact}) == 1:
+        if exact:  # several providers: the first in PROVIDERS (append-only) keeps the name
             return exact[0]
-        if exact:
-            raise UnknownStorageClassError(
-                f"storage class {name!r} is ambiguous: "
-                + ", ".join(f"{c.provider} {c.value}" for c in exact)
-                + ".",
-                fix="pass provider= (e.g. StorageClass.parse(name, provider='azure')).",
-            )
         known = ", ".join(c.name for c in PROVIDERS["s3"].classes)
         others = "; ".join(
             f"{p.name}: " + ", ".join(c.name for c in p.classes)

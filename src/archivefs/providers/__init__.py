@@ -11,10 +11,14 @@ from archivefs.errors import ArchiveError
 from archivefs.providers.azure import AZURE, check_rehydrate
 from archivefs.providers.base import Access, ClassSpec, ProviderSpec, RestoreCheck, Window
 from archivefs.providers.gcs import GCS
+from archivefs.providers.oracle import ORACLE, check_restore_objects
 from archivefs.providers.s3 import S3
 
-PROVIDERS: dict[str, ProviderSpec] = {p.name: p for p in (S3, AZURE, GCS)}
-RESTORE_CHECKS: dict[str, RestoreCheck] = {"azure": check_rehydrate}
+PROVIDERS: dict[str, ProviderSpec] = {p.name: p for p in (S3, AZURE, GCS, ORACLE)}
+RESTORE_CHECKS: dict[str, RestoreCheck] = {
+    "azure": check_rehydrate,
+    "oracle": check_restore_objects,
+}
 """Pre-send rules of providers other than S3 (S3's live in ``model.check_restore_request``)."""
 
 
@@ -36,13 +40,15 @@ def provider_for_protocol(protocol: str) -> ProviderSpec:
             return spec
     raise ArchiveError(
         f"archivefs has no provider for the {protocol!r} protocol.",
-        fix="use target_protocol='s3', 'az' or 'gs' (see docs/providers.md for what is supported).",
+        fix="use target_protocol='s3', 'az', 'gs' or 'oci' (see docs/providers.md for what "
+        "is supported).",
     )
 
 
 __all__ = [
     "AZURE",
     "GCS",
+    "ORACLE",
     "PROVIDERS",
     "RESTORE_CHECKS",
     "S3",

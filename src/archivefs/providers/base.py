@@ -49,7 +49,9 @@ class ProviderSpec:
     ``speeds`` are the restore speeds (S3: tiers; Azure: rehydrate priorities),
     ``speed_word`` what the provider calls them; ``targets`` the tiers a restore
     may bring an object back to (empty: a temporary copy for ``days``, S3);
-    ``windows`` the documented window per (class, speed).
+    ``windows`` the documented window per (class, speed); ``duration_unit`` what
+    the verb's duration counts (S3: ``Days``; Oracle: ``hours``, sent as ``days * 24``
+    unless the store is given hours).
     """
 
     name: str
@@ -63,6 +65,7 @@ class ProviderSpec:
     targets: tuple[str, ...] = ()
     default_target: str | None = None
     windows: Mapping[tuple[str, str], Window] = field(default_factory=dict)
+    duration_unit: str = "days"
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""

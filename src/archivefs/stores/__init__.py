@@ -1,8 +1,8 @@
 """Store adapters: the only layer that talks to storage services.
 
-One module per provider (``s3.py``, ``azure.py``, ``gcs.py``); :func:`make_store` picks the
-adapter for the fsspec filesystem being wrapped, so ``filesystem.py`` and the
-restore engine never name a provider.
+One module per provider (``s3.py``, ``azure.py``, ``gcs.py``, ``oracle.py``);
+:func:`make_store` picks the adapter for the fsspec filesystem being wrapped, so
+``filesystem.py`` and the restore engine never name a provider.
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ def make_store(provider: ProviderSpec, fs: Any, **options: Any) -> ColdStore:
         from archivefs.stores.gcs import GcsStore
 
         return GcsStore(fs, **options)
+    if provider.name == "oracle":
+        from archivefs.stores.oracle import OracleStore
+
+        return OracleStore(fs, **options)
     if provider.name != "s3":
         raise ArchiveError(
             f"archivefs describes {provider.name} but has no store adapter for it yet.",

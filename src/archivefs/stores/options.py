@@ -1,10 +1,10 @@
 """Storage options from users (``--storage-options``): checked once, before any filesystem is made.
 
 They are s3fs options (adlfs options for ``az://`` URLs, gcsfs options for
-``gs://``). Anything else is refused with one line: a key the library does not
-take (``fo``, ``templates``, ``target_protocol``... — what a ``reference://``
-filesystem would use to render jinja2 templates), and any string that looks like
-a template (``{{ }}``, ``{% %}``), wherever it is nested.
+``gs://``, ocifs options for ``oci://``). Anything else is refused with one line:
+a key the library does not take (``fo``, ``templates``, ``target_protocol``... —
+what a ``reference://`` filesystem would use to render jinja2 templates), and any
+string that looks like a template (``{{ }}``, ``{% %}``), wherever it is nested.
 """
 
 from __future__ import annotations
@@ -52,17 +52,30 @@ def gcs_option_names() -> frozenset[str]:
     return frozenset(names) | _FSSPEC_OPTIONS
 
 
+def oracle_option_names() -> frozenset[str]:
+    """The keyword arguments ``ocifs.OCIFileSystem`` takes (``namespace``/``tenancy``: its
+    documented extra defaults)."""
+    import ocifs
+
+    names = set(inspect.signature(ocifs.OCIFileSystem.__init__).parameters)
+    names.discard("self")
+    names.discard("kwargs")
+    return frozenset(names) | {"namespace", "tenancy"} | _FSSPEC_OPTIONS
+
+
 def check_storage_options(
     options: dict[str, Any], *, source: str = "--storage-options", protocol: str = "s3"
 ) -> None:
     """Refuse options the store's library does not take, and template syntax in the values."""
-    azure = protocol in ("az", "abfs", "abfss")
     if protocol in ("gs", "gcs"):
         allowed = gcs_option_names()
         library, example = "gcsfs", '\'{"project": "my-project", "token": "anon"}\''
-    elif azure:
+    elif protocol in ("az", "abfs", "abfss"):
         allowed = azure_option_names()
         library, example = "adlfs", '\'{"account_name": "myaccount"}\''
+    elif protocol == "oci":
+        allowed = oracle_option_names()
+        library, example = "ocifs", '\'{"config": "~/.oci/config", "namespace": "myns"}\''
     else:
         allowed = s3_option_names()
         library, example = "s3fs", '\'{"anon": false, "requester_pays": true}\''

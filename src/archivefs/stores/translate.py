@@ -22,18 +22,21 @@ from archivefs.errors import (
 
 THROTTLING_CODES = frozenset(
     {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "503", "ServerBusy"}
+    | {"TooManyRequests"}  # Oracle (429)
 )
 TRANSIENT_CODES = THROTTLING_CODES | frozenset(
     {"InternalError", "ServiceUnavailable", "RequestTimeout", "500", "502", "504"}
     | {"OperationTimedOut"}  # Azure
+    | {"InternalServerError"}  # Oracle
 )
 
 
 def s3_error_code(error: BaseException | None) -> str | None:
     """The store's error code behind ``error`` (following ``__cause__``/``__context__``).
 
-    S3's code from botocore's response, or Azure's ``x-ms-error-code`` (azure.core
-    errors carry it as ``error_code``); the two sets of codes do not overlap.
+    S3's code from botocore's response, Azure's ``x-ms-error-code`` (azure.core
+    errors carry it as ``error_code``), or Oracle's (the OCI SDK's ``ServiceError.code``);
+    the sets of codes do not overlap.
     """
     seen: set[int] = set()
     while error is not None and id(error) not in seen:
@@ -41,6 +44,9 @@ def s3_error_code(error: BaseException | None) -> str | None:
         azure_code: Any = getattr(error, "error_code", None)  # azure.core's x-ms-error-code
         if isinstance(azure_code, str) and azure_code:
             return azure_code
+        if type(error).__name__ == "ServiceError":  # oci.exceptions: code and HTTP status
+            oracle_code: Any = getattr(error, "code", None)
+            return str(oracle_code or getattr(error, "status", "")) or None
         response: Any = getattr(error, "response", None)
         if isinstance(response, dict):
             code = response.get("Error", {}).get("Code")
@@ -53,12 +59,21 @@ def s3_error_code(error: BaseException | None) -> str | None:
     return None
 
 
-ARCHIVED_CODES = frozenset({"InvalidObjectState", "ObjectNotInActiveTierError", "BlobArchived"})
+OCI_CONFIG_ERRORS = frozenset(
+    {"ConfigFileNotFound", "InvalidConfig", "InvalidPrivateKey", "ProfileNotFound"}
+    | {"InvalidKeyFilePath", "MissingPrivateKeyPassphrase"}
+)
+"""The OCI SDK's errors for a missing or unusable config (raised when ocifs connects)."""
+
+ARCHIVED_CODES = frozenset(
+    {"InvalidObjectState", "ObjectNotInActiveTierError", "BlobArchived", "NotRestored"}
+)
 """What S3 answers when an archived object is read or copied: GetObject says
 ``InvalidObjectState``; CopyObject of an unrestored source says
 ``ObjectNotInActiveTierError`` (botocore's model) or ``InvalidObjectState``
 (reported from real S3). Both mean *archived*, everywhere. Azure answers reads of
-archived and of rehydrating blobs with 409 ``BlobArchived``."""
+archived and of rehydrating blobs with 409 ``BlobArchived``; Oracle answers GetObject of
+an Archive object that is not restored with 409 ``NotRestored``."""
 
 
 def is_archived_error(error: BaseException) -> bool:
@@ -95,6 +110,9 @@ def _is_connection_error(error: BaseException) -> bool:
             "ClientOSError",
             "IncompleteRead",
             "ProtocolError",
+            "CircuitBreakerError",  # the OCI SDK refusing after repeated throttling
+            "ConnectTimeout",  # requests, vendored by the OCI SDK
+            "ReadTimeout",
         }
     )
 
@@ -136,6 +154,15 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
             fix="set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, "
             "or give key/secret in the storage options (for public data: anon=true).",
         )
+    oci_config = sorted(names & OCI_CONFIG_ERRORS)
+    if oci_config:
+        return AccessDeniedError(
+            f"the OCI configuration is missing or invalid ({oci_config[0]}).",
+            path=path,
+            fix="pass target_options={'config': '~/.oci/config', 'profile': ...} (or a config "
+            "dict with user, fingerprint, key_file, tenancy, region); see Oracle's 'SDK and "
+            "CLI Configuration File'.",
+        )
     code = s3_error_code(error)
     azure = translate_azure(code, path, action)
     if azure is not None:
@@ -143,6 +170,9 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
     gcs = translate_gcs(error, path, action)
     if gcs is not None:
         return gcs
+    oracle = translate_oracle(code, path, action)
+    if oracle is not None:
+        return oracle
     if code in ("NoSuchBucket",):
         bucket = path.split("/", 1)[0]
         return ObjectNotFoundError(
@@ -262,4 +292,36 @@ def translate_gcs(error: BaseException, path: str, action: str) -> ArchiveError 
                     path=path,
                     fix="retry later; if it persists, lower the concurrency.",
                 )
+    return None
+
+
+def translate_oracle(code: str | None, path: str, action: str) -> ArchiveError | None:
+    """OCI Object Storage error codes (the JSON ``code``) that mean something to an archive."""
+    bucket = path.split("/", 1)[0]
+    if code in ("BucketNotFound", "NamespaceNotFound"):
+        return ObjectNotFoundError(
+            f"bucket {bucket!r} does not exist (or this user may not see it).",
+            path=path,
+            fix="check the bucket and namespace ('bucket@namespace/...') and the region in "
+            "the OCI config.",
+        )
+    if code == "ObjectNotFound":
+        return ObjectNotFoundError(
+            "no such object.",
+            path=path,
+            fix="check the path; list its parent directory with fs.ls() to see what exists.",
+        )
+    if code in ("NotAuthenticated", "NotAuthorized", "NotAuthorizedOrNotFound"):
+        return AccessDeniedError(
+            f"Oracle refused to {action} this object ({code}).",
+            path=path,
+            fix="check the OCI config (user, fingerprint, key_file, tenancy, region) and the "
+            "IAM policy (OBJECT_READ to read, OBJECT_RESTORE to restore).",
+        )
+    if code in ("InvalidParameter", "InvalidStorageTier"):
+        return InvalidRestoreRequestError(
+            f"Oracle rejected the request to {action} this object ({code}).",
+            path=path,
+            fix="only Archive-tier objects restore, for 1 to 240 hours.",
+        )
     return None

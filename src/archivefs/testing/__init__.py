@@ -10,7 +10,9 @@ every request at the server, and :class:`RemoteArchive` runs the archive in
 its own process (for benchmarks: a server that does not share the client's GIL).
 :class:`EmulatedAzureArchive` does the same for Azure Blob Archive (Azurite
 behind a thin proxy); :class:`EmulatedGcsArchive` runs gcp-storage-emulator for Google Cloud
-Storage, counted. Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
+Storage, counted; :class:`EmulatedOracleArchive` is for Oracle Cloud Archive Storage (a small
+fake of the OCI Object Storage endpoints ocifs uses).
+Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from archivefs.testing._azure import AzureRequestLog, EmulatedAzureArchive
 from archivefs.testing._counters import OPS, RequestLog, RequestRecord
 from archivefs.testing._faults import FaultInjector
 from archivefs.testing._gcs import EmulatedGcsArchive, GcsRequestLog
+from archivefs.testing._oracle import EmulatedOracleArchive, OracleRequestLog
 from archivefs.testing._remote import RemoteArchive, RemoteRequestLog
 from archivefs.testing._server import EmulatedArchive
 
@@ -28,8 +31,10 @@ __all__ = [
     "EmulatedArchive",
     "EmulatedAzureArchive",
     "EmulatedGcsArchive",
+    "EmulatedOracleArchive",
     "FaultInjector",
     "GcsRequestLog",
+    "OracleRequestLog",
     "RemoteArchive",
     "RemoteRequestLog",
     "RequestLog",

@@ -14,6 +14,9 @@ top-level ``conftest.py``.
 * ``emulated_gcs_archive`` (session), ``gcs_archive`` (function, reset) and
   ``gcs_bucket`` (function): the same for Google Cloud Storage
   (gcp-storage-emulator; skipped when it or gcsfs is not installed).
+* ``emulated_oracle_archive`` (session), ``oracle_archive`` (function, reset) and
+  ``oracle_bucket`` (function): the same for Oracle Cloud Object Storage (the fake
+  in ``archivefs.testing._oracle``; skipped without ``archivefs[oracle]``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pytest
 
 from archivefs.testing._azure import EmulatedAzureArchive
 from archivefs.testing._gcs import EmulatedGcsArchive
+from archivefs.testing._oracle import EmulatedOracleArchive, circuit_breaker_off
 from archivefs.testing._server import EmulatedArchive
 
 
@@ -111,3 +115,30 @@ def gcs_archive(emulated_gcs_archive: EmulatedGcsArchive) -> EmulatedGcsArchive:
 def gcs_bucket(gcs_archive: EmulatedGcsArchive) -> str:
     """The name of a new, empty bucket on ``gcs_archive``."""
     return gcs_archive.create_bucket()
+
+
+# -- the emulated Oracle archive (archivefs.testing._oracle) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def emulated_oracle_archive() -> Iterator[EmulatedOracleArchive]:
+    """The fake OCI Object Storage endpoint, shared by the session (a throwaway key).
+
+    The OCI SDK's circuit breaker is off meanwhile: the fake throttles on purpose.
+    """
+    pytest.importorskip("ocifs", reason="install archivefs[oracle] for the Oracle tests")
+    with circuit_breaker_off(), EmulatedOracleArchive() as archive:
+        yield archive
+
+
+@pytest.fixture
+def oracle_archive(emulated_oracle_archive: EmulatedOracleArchive) -> EmulatedOracleArchive:
+    """The session's emulated Oracle archive: no buckets, faults or counts, default timing."""
+    emulated_oracle_archive.reset()
+    return emulated_oracle_archive
+
+
+@pytest.fixture
+def oracle_bucket(oracle_archive: EmulatedOracleArchive) -> str:
+    """The name of a new, empty bucket on ``oracle_archive``."""
+    return oracle_archive.create_bucket()

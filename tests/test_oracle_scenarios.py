@@ -1,0 +1,236 @@
+"""The S3 scenario tests that apply to Oracle, on the emulated Oracle archive.
+
+Real HTTP through ocifs and the OCI SDK to the fake Object Storage endpoint of
+``archivefs.testing``; every count is the fake's, server side. RestoreObjects
+restores one object per call, so N objects are N requests (no batches, unlike
+Azure); ``restores`` counts the restores each object started.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import numpy as np
+import pytest
+
+from archivefs.filesystem import ArchiveFileSystem
+from archivefs.model import Action
+from archivefs.stores.oracle import LIST_PAGE
+from tests.conftest import kill_when
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from archivefs.testing import EmulatedOracleArchive
+
+WORKER = Path(__file__).with_name("_oracle_restore_worker.py")
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def seed(archive: EmulatedOracleArchive, bucket: str, n: int, prefix: str = "o") -> list[str]:
+    objects = {f"{prefix}/{i:05d}": f"object {i}".encode() for i in range(n)}
+    archive.put_objects(bucket, objects, tier="Archive")
+    return [f"{bucket}/{name}" for name in sorted(objects)]
+
+
+def test_1001_objects_one_restore_each_and_two_listobjects_per_poll_round(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    oracle_archive.restore_delay = 3600.0  # done only when the test says so
+    paths = seed(oracle_archive, oracle_bucket, 1001)
+    fs = make_oci()
+    oracle_archive.requests.clear()
+
+    result = fs.restore(paths)
+
+    assert result.requests_sent == 1001
+    pages = math.ceil(1001 / LIST_PAGE)  # 2 ListObjects describe all 1001 objects
+    # the catalog registry, looked up once (absent); one probe; one RestoreObjects each
+    assert oracle_archive.requests.counts() == {
+        "GetObject": 1,
+        "ListObjects": pages,
+        "RestoreObjects": 1001,
+    }
+    assert oracle_archive.requests.count("RestoreObjects", status=202) == 1001
+    assert set(oracle_archive.restores.values()) == {1}
+    assert len(oracle_archive.restores) == 1001
+
+    plan = fs.plan(paths)
+    oracle_archive.requests.clear()
+    rounds: list[int] = []
+
+    def finish_after_first_round(states: dict[str, Any]) -> None:
+        rounds.append(len(states))
+        oracle_archive.complete_restores()
+
+    ready = list(fs.as_ready(plan, timeout=600, on_round=finish_after_first_round))
+
+    assert sorted(g.key for g in ready) == paths
+    assert rounds == [1001, 1001]  # restoring, then restored: every object in each round
+    # bulk polling from listings: per round ceil(1001 / 1000) ListObjects, no HeadObject
+    assert oracle_archive.requests.counts() == {"ListObjects": pages * len(rounds)}
+    assert fs.cat_file(paths[123]) == b"object 123"
+
+
+def test_a_repeat_while_restoring_sends_nothing(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    oracle_archive.restore_delay = 3600.0  # stays Restoring
+    paths = seed(oracle_archive, oracle_bucket, 300)
+    make_oci().restore(paths)
+    assert oracle_archive.requests.count("RestoreObjects") == 300
+    oracle_archive.requests.clear()
+
+    again = make_oci().restore(paths)  # a new instance sharing the journal
+    assert again.requests_sent == 0
+    assert {g.action for g in again.plan} == {Action.WAIT}
+    no_journal = make_oci(journal=False).restore(paths)  # the listing alone also knows
+    assert no_journal.requests_sent == 0
+
+    # per new instance: one look for a catalog registry (absent), one probe listing
+    assert oracle_archive.requests.counts() == {"GetObject": 2, "ListObjects": 2}
+    assert oracle_archive.requests.count("GetObject", name=".archivefs/catalogs.json") == 2
+    assert set(oracle_archive.restores.values()) == {1}
+
+
+def test_killed_submission_resumes_without_a_duplicate(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, tmp_path: Path
+) -> None:
+    paths = seed(oracle_archive, oracle_bucket, 300)
+    journal = str(tmp_path / "journal.sqlite")
+    oracle_archive.requests.clear()
+    config = {
+        "endpoint": {
+            "endpoint": oracle_archive.endpoint,
+            "key_file": oracle_archive.key_file,
+            "fingerprint": oracle_archive.fingerprint,
+        },
+        "journal": journal,
+        "paths": paths,
+        "concurrency": 1,
+    }
+    kill_when(WORKER, config, lambda: oracle_archive.requests.count("RestoreObjects") >= 60)
+    oracle_archive.wait_idle()  # a request the killed worker sent is still answered
+    before_kill = sum(oracle_archive.restores.values())
+    assert 60 <= before_kill < 300
+
+    fs = ArchiveFileSystem(
+        target_protocol="oci",
+        target_options=oracle_archive.storage_options(),
+        journal=journal,
+        restore_time_scale=1 / 3600,
+        price_sheet="oci-us-ashburn-1",
+        skip_instance_cache=True,
+    )
+    result = fs.restore(paths, wait=True, timeout=600)
+
+    assert sorted(result.ready) == paths
+    assert result.requests_sent == 300 - before_kill
+    # every object exactly once, across both runs: no RestoreObjects was sent twice
+    assert oracle_archive.requests.count("RestoreObjects") == 300
+    assert set(oracle_archive.restores.values()) == {1}
+    assert len(oracle_archive.restores) == 300
+    assert oracle_archive.requests.count("RestoreObjects", status=409) == 0
+    assert fs.cat_file(paths[-1]) == b"object 299"
+
+
+def test_throttling_30_percent_every_object_restored_once(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    paths = seed(oracle_archive, oracle_bucket, 200)
+    oracle_archive.requests.clear()
+    # restores and listings: 30 % answered 429 TooManyRequests (one seeded rule each)
+    for rng_seed, op in enumerate(["RestoreObjects", "ListObjects"]):
+        oracle_archive.throttle(fraction=0.3, ops=[op], seed=rng_seed)
+    result = make_oci().restore(paths, wait=True, timeout=600)
+
+    assert sorted(result.ready) == paths
+    assert oracle_archive.injected > 0
+    throttled = oracle_archive.requests.count("RestoreObjects", status=429)
+    assert throttled > 0
+    assert oracle_archive.requests.count("RestoreObjects", status=202) == 200
+    assert oracle_archive.requests.count("RestoreObjects") == 200 + throttled
+    assert set(oracle_archive.restores.values()) == {1}
+    assert len(oracle_archive.restores) == 200
+
+
+def test_as_ready_yields_objects_as_their_restores_finish(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    paths = seed(oracle_archive, oracle_bucket, 20)
+    fs = make_oci()
+    assert fs.restore(paths).requests_sent == 20  # submitted; as_ready only waits
+    plan = fs.plan(paths)
+    ready = [group.key for group in fs.as_ready(plan, timeout=300)]
+    assert sorted(ready) == paths
+    assert oracle_archive.requests.count("RestoreObjects") == 20
+    assert fs.cat_file(paths[7]) == b"object 7"
+
+
+def test_prefetch_then_xarray_reads_an_archived_zarr_store(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, tmp_path: Path
+) -> None:
+    import archivefs.datasets as ads
+    from tests.zarr_data import make_source, upload_zarr_oracle
+
+    source = make_source()
+    url = upload_zarr_oracle(oracle_archive, oracle_bucket, tmp_path, source)
+    oracle_archive.requests.clear()
+    ds = ads.open_zarr(
+        url,
+        storage_options=oracle_archive.storage_options(),
+        journal=str(tmp_path / "journal.sqlite"),
+        restore_time_scale=1 / 3600,
+        price_sheet="oci-us-ashburn-1",
+        skip_instance_cache=True,
+    )
+    assert oracle_archive.requests.count("RestoreObjects") == 0
+    selection = ds["t"].isel(time=slice(8, 24))
+    plan = ads.plan_dataset(selection)
+    assert len(plan.to_restore) == 8  # 4 time chunks x 2 y chunks
+    ads.prefetch(selection, wait=True, timeout=600)
+    assert oracle_archive.requests.count("RestoreObjects", status=202) == 8
+    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
+    assert oracle_archive.requests.count("RestoreObjects") == 8
+    assert oracle_archive.requests.count("GetObject", status=409) == 0  # never read too early
+
+
+def test_archive_url_and_xarray_storage_options(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, tmp_path: Path
+) -> None:
+    """``xr.open_zarr("archive::oci://...", storage_options={"oci": ..., "archive": ...})``."""
+    import xarray as xr
+
+    import archivefs.datasets as ads
+    from tests.zarr_data import make_source, upload_zarr_oracle
+
+    source = make_source()
+    url = upload_zarr_oracle(oracle_archive, oracle_bucket, tmp_path, source)
+    storage = {
+        "oci": oracle_archive.storage_options(),
+        "archive": {
+            "journal": str(tmp_path / "j.sqlite"),
+            "restore_time_scale": 1 / 3600,
+            "price_sheet": "oci-us-ashburn-1",
+        },
+    }
+    with fsspec.open(f"archive::{url}/zarr.json", **storage) as f:
+        assert b"zarr_format" in f.read()
+    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
+    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
+    oracle_archive.requests.clear()
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan) == [
+        f"{oracle_bucket}/store.zarr/t/c/1/0/0",
+        f"{oracle_bucket}/store.zarr/t/c/2/0/0",
+    ]
+    result = ads.prefetch(selection, wait=True, timeout=600)
+    assert result.requests_sent == 2
+    assert oracle_archive.requests.count("RestoreObjects") == 2
+    np.testing.assert_array_equal(
+        selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
+    )
