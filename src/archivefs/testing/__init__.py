@@ -9,7 +9,9 @@ restores with ``RestoreAlreadyInProgress``, expires restored copies, reports
 every request at the server, and :class:`RemoteArchive` runs the archive in
 its own process (for benchmarks: a server that does not share the client's GIL).
 :class:`EmulatedAzureArchive` does the same for Azure Blob Archive (Azurite
-behind a thin proxy). Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
+behind a thin proxy). :class:`LocalRGW` runs a real Ceph RGW (an S3 server
+without archive behaviour: GLACIER reads at once, no restores). Pytest fixtures:
+``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from archivefs.testing._azure import AzureRequestLog, EmulatedAzureArchive
 from archivefs.testing._counters import OPS, RequestLog, RequestRecord
 from archivefs.testing._faults import FaultInjector
 from archivefs.testing._remote import RemoteArchive, RemoteRequestLog
+from archivefs.testing._rgw import LocalRGW, RGWRequestLog
 from archivefs.testing._server import EmulatedArchive
 
 __all__ = [
@@ -26,6 +29,8 @@ __all__ = [
     "EmulatedArchive",
     "EmulatedAzureArchive",
     "FaultInjector",
+    "LocalRGW",
+    "RGWRequestLog",
     "RemoteArchive",
     "RemoteRequestLog",
     "RequestLog",

@@ -11,6 +11,8 @@ top-level ``conftest.py``.
 * ``emulated_azure_archive`` (session), ``azure_archive`` (function, reset) and
   ``azure_container`` (function): the same for Azure (Azurite, installed with npm
   on first use; skipped when Node/npm are absent).
+* ``local_rgw`` (session) and ``rgw_bucket`` (function): a real Ceph RGW on
+  127.0.0.1 and a new bucket on it (skipped when the Ceph packages are absent).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import pytest
 
 from archivefs.testing._azure import EmulatedAzureArchive
+from archivefs.testing._rgw import PACKAGES, LocalRGW, missing_binaries
 from archivefs.testing._server import EmulatedArchive
 
 
@@ -82,3 +85,28 @@ def azure_archive(emulated_azure_archive: EmulatedAzureArchive) -> EmulatedAzure
 def azure_container(azure_archive: EmulatedAzureArchive) -> str:
     """The name of a new, empty container on ``azure_archive``."""
     return azure_archive.create_container()
+
+
+# -- a real Ceph RGW (archivefs.testing._rgw) ----------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def local_rgw() -> Iterator[LocalRGW]:
+    """A one-node Ceph cluster with radosgw, shared by the session; skipped without Ceph."""
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(
+            f"the Ceph RGW tests need {', '.join(missing)} on PATH "
+            f"(Debian/Ubuntu: apt-get install -y {PACKAGES})"
+        )
+    with LocalRGW() as rgw:
+        yield rgw
+
+
+@pytest.fixture
+def rgw_bucket(local_rgw: LocalRGW) -> str:
+    """The name of a new, empty bucket on ``local_rgw`` (s3fs's instance cache cleared)."""
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()
+    return local_rgw.create_bucket()

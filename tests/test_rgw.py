@@ -1,0 +1,140 @@
+"""archivefs against a real Ceph RGW: an S3-compatible server without archive behaviour.
+
+radosgw (``archivefs.testing.LocalRGW``, one cluster for the session) stores
+GLACIER as a plain placement: such objects read at once, ``RestoreObject``
+answers 501, listings carry no ``RestoreStatus``. archivefs must read it as
+s3fs does, bundle onto it, show GLACIER objects as readable and refuse a
+restore with one clear error. Requests are counted from radosgw's ops log.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import s3fs
+from fsspec.asyn import sync
+
+from archivefs.errors import RestoresNotImplementedError
+from archivefs.filesystem import ArchiveFileSystem
+from archivefs.model import RestoreState, RestoreTier
+from archivefs.stores import s3 as s3_store
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from archivefs.testing import LocalRGW
+
+
+@pytest.fixture
+def rgw(local_rgw: LocalRGW) -> LocalRGW:
+    """The session's radosgw, with what archivefs learned about its endpoint forgotten."""
+    s3_store._NO_RESTORES.discard(local_rgw.endpoint_url)
+    local_rgw.requests.clear()
+    return local_rgw
+
+
+def make_fs(rgw: LocalRGW, tmp_path: Path, **kwargs: Any) -> ArchiveFileSystem:
+    return ArchiveFileSystem(
+        target_protocol="s3",
+        target_options=rgw.storage_options(),
+        journal=str(tmp_path / "journal.sqlite"),
+        skip_instance_cache=True,
+        **kwargs,
+    )
+
+
+def test_server_facts(rgw: LocalRGW, rgw_bucket: str) -> None:
+    """What the rest of this file relies on: radosgw as DESIGN.md section 8 describes it."""
+    client = rgw.client()
+    rgw.put_object(rgw_bucket, "cold.bin", b"cold", storage_class="GLACIER")
+    assert client.get_object(Bucket=rgw_bucket, Key="cold.bin")["Body"].read() == b"cold"
+    entry = client.list_objects_v2(Bucket=rgw_bucket, OptionalObjectAttributes=["RestoreStatus"])
+    assert entry["Contents"][0]["StorageClass"] == "GLACIER"
+    assert "RestoreStatus" not in entry["Contents"][0]
+    with pytest.raises(client.exceptions.ClientError) as refused:
+        client.restore_object(Bucket=rgw_bucket, Key="cold.bin", RestoreRequest={"Days": 1})
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
+    with pytest.raises(client.exceptions.ClientError, match="InvalidArgument"):
+        rgw.put_object(rgw_bucket, "ia.bin", b"x", storage_class="STANDARD_IA")  # not configured
+    assert rgw.requests.counts() == {"GET": 1, "LIST": 1}  # harness seeding is not counted
+
+
+def test_glacier_objects_are_shown_readable_and_read_like_s3fs(
+    rgw: LocalRGW, rgw_bucket: str, tmp_path: Path
+) -> None:
+    for i in range(3):
+        rgw.put_object(rgw_bucket, f"run/cold{i}.bin", bytes([i]) * (1000 + i), "GLACIER")
+    rgw.put_object(rgw_bucket, "run/hot.bin", b"hot" * 100)
+    fs = make_fs(rgw, tmp_path)
+    listing = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{rgw_bucket}/run", detail=True)}
+    assert listing["cold1.bin"]["storage_class"] == "GLACIER"
+    assert listing["cold1.bin"]["restore"] == RestoreState.HOT.value
+    assert listing["cold1.bin"]["access"] == "immediate"
+    assert listing["hot.bin"]["storage_class"] == "STANDARD"
+    # one LIST, and one HEAD that shows radosgw (not one per GLACIER object)
+    # the catalog registry (absent), one LIST, one HEAD that shows radosgw (not one per object)
+    assert rgw.requests.counts() == {"GET": 1, "LIST": 1, "HEAD": 1}
+    assert rgw.requests.count("GET", status=404) == 1
+
+    plain = s3fs.S3FileSystem(skip_instance_cache=True, **rgw.storage_options())
+    for name in listing:
+        path = f"{rgw_bucket}/run/{name}"
+        assert fs.cat_file(path) == plain.cat_file(path)
+    assert fs.cat_file(f"{rgw_bucket}/run/cold2.bin", start=10, end=20) == bytes([2]) * 10
+    fresh = make_fs(rgw, tmp_path)  # learned per endpoint: a new filesystem sends no HEAD
+    rgw.requests.clear()
+    assert fresh.info(f"{rgw_bucket}/run/cold0.bin")["restore"] == "hot"
+    assert fresh.store.implements_restores is False
+
+
+def test_restore_is_one_clear_error_and_costs_nothing(
+    rgw: LocalRGW, rgw_bucket: str, tmp_path: Path
+) -> None:
+    rgw.put_object(rgw_bucket, "a.bin", b"a", "GLACIER")
+    fs = make_fs(rgw, tmp_path)
+    with pytest.raises(RestoresNotImplementedError) as raised:
+        fs.restore(f"{rgw_bucket}/a.bin")
+    message = str(raised.value)
+    assert "this server does not implement restores; its GLACIER objects read at once" in message
+    assert f"{rgw_bucket}/a.bin" in message
+    # the plan's probe (catalog registry, one HEAD); no RestoreObject was sent
+    assert rgw.requests.counts() == {"GET": 1, "HEAD": 1}
+    assert fs.engine.journal is not None
+    assert fs.engine.journal.records([f"{rgw_bucket}/a.bin"]) == []
+
+
+def test_a_501_is_learned_and_translated(rgw: LocalRGW, rgw_bucket: str, tmp_path: Path) -> None:
+    """A server the store has not recognised (listings trusted, so no HEAD): the first
+    RestoreObject's 501 becomes the clear error and teaches the store."""
+    rgw.put_object(rgw_bucket, "run/a.bin", b"a", "GLACIER")
+    rgw.put_object(rgw_bucket, "run/b.bin", b"b", "GLACIER")
+    fs = make_fs(rgw, tmp_path, restore_status_in_listings=True)
+    before = {e["name"]: e["restore"] for e in fs.ls(f"{rgw_bucket}/run", detail=True)}
+    assert before[f"{rgw_bucket}/run/b.bin"] == "archived"  # what a listing alone can say
+    rgw.requests.clear()
+    with pytest.raises(RestoresNotImplementedError, match="does not implement restores"):
+        fs.restore(f"{rgw_bucket}/run")  # a directory: states from the listing, no HEAD
+    assert fs.store.implements_restores is False
+    # is 'run' an object (HEAD, 404), then the listing; RestoreObject's 501s are not logged
+    assert rgw.requests.counts() == {"HEAD": 1, "LIST": 1}
+    assert rgw.requests.count("HEAD", status=404) == 1
+    assert fs.engine.journal is not None
+    records = fs.engine.journal.records([f"{rgw_bucket}/run/a.bin", f"{rgw_bucket}/run/b.bin"])
+    assert [r.state.value for r in records] == ["failed", "failed"]  # never recorded as paid
+    assert fs.engine.journal.waiting() == []  # nothing to wait for, nothing to resume
+    fs.invalidate_cache()
+    after = {e["name"]: e["restore"] for e in fs.ls(f"{rgw_bucket}/run", detail=True)}
+    assert after == {f"{rgw_bucket}/run/a.bin": "hot", f"{rgw_bucket}/run/b.bin": "hot"}
+
+
+def test_store_refuses_before_sending_once_told(rgw: LocalRGW, rgw_bucket: str) -> None:
+    rgw.put_object(rgw_bucket, "a.bin", b"a", "GLACIER")
+    plain = s3fs.S3FileSystem(skip_instance_cache=True, **rgw.storage_options())
+    store = s3_store.S3Store(plain, implements_restores=False)
+    state = sync(plain.loop, store.head, f"{rgw_bucket}/a.bin")
+    assert (state.storage_class.value, state.restore, state.readable) == ("GLACIER", "hot", True)
+    rgw.requests.clear()
+    with pytest.raises(RestoresNotImplementedError):
+        sync(plain.loop, store.restore, state, tier=RestoreTier.STANDARD, days=1)
+    assert rgw.requests.counts() == {}
