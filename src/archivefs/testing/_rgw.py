@@ -285,7 +285,7 @@ class RGWRequestLog:
                     fix="check that radosgw runs with rgw_enable_ops_log and the file path.",
                 )
             time.sleep(0.01)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return _json_records(text)
 
     def records(self) -> list[dict[str, Any]]:
         """Every client request since the last :meth:`clear` (the harness's left out)."""
@@ -317,6 +317,20 @@ class RGWRequestLog:
     def clear(self) -> None:
         """Count from now on."""
         self._start = len(self._all())
+
+
+def _json_records(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of an ops log (radosgw does not always end one with a newline)."""
+    decoder = json.JSONDecoder()
+    records: list[dict[str, Any]] = []
+    at = 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return records
+        record, at = decoder.raw_decode(text, at)
+        records.append(record)
 
 
 def operation(record: dict[str, Any]) -> str:
