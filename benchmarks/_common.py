@@ -38,6 +38,7 @@ MODULES = [
     "read_amplification",
     "time_to_first_result",
     "cluster_coordination",
+    "parallel_listing",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

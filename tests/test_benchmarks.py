@@ -54,6 +54,10 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
         assert submission["summary"][variant]["requests"]["min"] == 200
     listing = results["catalog_listing"]
     assert listing["parameters"]["s3_entries"] == listing["parameters"]["catalog_entries"]
+    plain = results["parallel_listing"]
+    pages = plain["baseline"]["LIST_requests"]  # s3fs: one sequence of 1,000-key pages
+    assert pages == plain["archivefs"]["sequential"]["LIST_requests"] == 3
+    assert pages < plain["archivefs"]["LIST_requests"] <= pages + 8 + 4
     # the docs passages render from these results
     passages = render_passages(results)
     assert {"table", "submission", "catalog-format", "read-amplification"} <= set(passages)
