@@ -205,6 +205,10 @@ def test_bundle_catalog_member_reads_and_cli_restore(
     lines = listing.output.splitlines()
     assert len(lines) == 10
     assert all(line.split()[1:3] == ["GLACIER", "hot"] for line in lines), lines
+    status = json.loads(run("--json", "status", f"{dest}/d1/*").output)
+    # d1's 10 members are in 2 GLACIER bundles, which read at once on radosgw
+    assert status["objects"] == {"hot": 2, "archived": 0, "restoring": 0, "restored": 0}
+    assert status["restoring_expected_by"] is None
     rebuilt = run("catalog", "rebuild", dest)  # GLACIER bundles read at once on radosgw
     assert rebuilt.exit_code == 0, rebuilt.output
     assert "rebuilt: 30 members" in rebuilt.output
