@@ -139,6 +139,20 @@ def test_a_501_is_learned_and_translated(rgw: LocalRGW, rgw_bucket: str, tmp_pat
     assert after == {f"{rgw_bucket}/run/a.bin": "hot", f"{rgw_bucket}/run/b.bin": "hot"}
 
 
+def test_a_listing_that_says_archived_does_not_stop_a_read(
+    rgw: LocalRGW, rgw_bucket: str, tmp_path: Path
+) -> None:
+    """on_archived='raise' checks the server before refusing: radosgw's HEAD says it reads."""
+    rgw.put_object(rgw_bucket, "run/a.bin", b"a" * 10, "GLACIER")
+    fs = make_fs(rgw, tmp_path, restore_status_in_listings=True, on_archived="raise")
+    listed = fs.ls(f"{rgw_bucket}/run", detail=True)
+    assert [e["restore"] for e in listed] == ["archived"]  # what a listing alone can say
+    rgw.requests.clear()
+    assert fs.cat_file(f"{rgw_bucket}/run/a.bin") == b"a" * 10
+    assert rgw.requests.counts() == {"HEAD": 1, "GET": 1}
+    assert fs.info(f"{rgw_bucket}/run/a.bin")["restore"] == "hot"
+
+
 def test_store_refuses_before_sending_once_told(rgw: LocalRGW, rgw_bucket: str) -> None:
     rgw.put_object(rgw_bucket, "a.bin", b"a", "GLACIER")
     plain = s3fs.S3FileSystem(skip_instance_cache=True, **rgw.storage_options())

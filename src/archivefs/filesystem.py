@@ -644,8 +644,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """
         if state is None:
             state = await self.store.head(path)
-        if state.readable:
-            return  # restored in between
+        if state.readable:  # restored in between, or a server that reads it at once (RGW)
+            self.invalidate_cache(path)  # the listing that said otherwise is stale
+            self.note_readable(state)
+            return
         if self.on_archived == "raise":
             raise self._archived_error(state) from cause
         plan = self.engine.plan_known({path: state}, tier=self.tier, days=self.days)
