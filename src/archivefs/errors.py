@@ -89,6 +89,10 @@ class NotArchivedError(InvalidRestoreRequestError):
     """A restore was asked for an object that reads at once (it is not archived)."""
 
 
+class RestoresNotImplementedError(NotArchivedError):
+    """The server does not implement restores (Ceph RGW): its archive classes read at once."""
+
+
 class ObjectArchivedError(ArchiveError, PermissionError):
     """The object is archived and must be restored before it can be read."""
 
@@ -227,6 +231,7 @@ __all__ = [
     "RestoreFailedError",
     "RestoreInProgressError",
     "RestoreTimeoutError",
+    "RestoresNotImplementedError",
     "StoreUnavailableError",
     "UnknownStorageClassError",
 ]

@@ -73,7 +73,7 @@ from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
 from archivefs.stores import make_store, provider_of
 from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
-from archivefs.stores.s3 import RangeRead, S3Store, split_path
+from archivefs.stores.s3 import RangeRead, S3Store, restores_not_implemented, split_path
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
 
 if TYPE_CHECKING:
@@ -683,8 +683,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """
         if state is None:
             state = await self.store.head(path)
-        if state.readable:
-            return  # restored in between
+        if state.readable:  # restored in between, or a server that reads it at once (RGW)
+            self.invalidate_cache(path)  # the listing that said otherwise is stale
+            self.note_readable(state)
+            return
         if self.on_archived == "raise":
             raise self._archived_error(state) from cause
         plan = self.engine.plan_known({path: state}, tier=self.tier, days=self.days)
@@ -1656,6 +1658,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         so it outlives the restored copies' expiry.
         """
         plan = await self._plan(paths, tier=tier, days=days, upgrade=upgrade)
+        if getattr(self.store, "implements_restores", None) is False:
+            for g in plan.groups:  # Ceph RGW: GLACIER is a placement that reads at once
+                if g.state.storage_class.needs_restore:
+                    raise restores_not_implemented(g.state)
         named_paths = _named_paths(paths, self._strip_protocol)
         online = [
             g.state

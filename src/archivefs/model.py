@@ -398,6 +398,8 @@ class ObjectState:
         """Provider-neutral: reads at once, reads for a retrieval fee, or needs a restore."""
         if self.archive_access is not None:
             return Access.RESTORE
+        if self.storage_class.needs_restore and self.restore is RestoreState.HOT:
+            return Access.IMMEDIATE  # a server without restores (Ceph RGW) reads it at once
         return self.storage_class.access
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from archivefs.errors import ObjectNotFoundError, RestoreFailedError
+from archivefs.errors import ObjectNotFoundError, RestoreFailedError, RestoresNotImplementedError
 from archivefs.model import Action, Plan, PlannedGroup, RestoreTier, check_restore_request
 from archivefs.restore.planner import (
     PathInGroup,
@@ -308,6 +308,9 @@ class RestoreEngine:
         started = time.monotonic()
         report = await self.submit(plan)
         if report.failed and raise_on_failure:
+            for error in report.failed.values():
+                if isinstance(error, RestoresNotImplementedError):
+                    raise error  # the server has no restores at all (501): one clear answer
             raise _failed(report)
         result = RestoreResult(plan=plan, submitted=report)
         progress = RestoreProgress.start(plan, report.requests_sent, started)

@@ -14,19 +14,32 @@ so dense sets cost about one LIST per 1,000 keys and sparse ones never page
 through what they do not need. Servers that leave ``RestoreStatus`` out of
 listings (moto, Ceph RGW, MinIO) cannot say whether an archived object is
 being restored; those objects, and only those, are asked with HEAD.
+
+Servers without restores. Ceph RGW stores ``GLACIER`` (any storage class its
+zone group placement names) as a plain placement: such objects read at once,
+and ``RestoreObject`` answers ``501 NotImplemented``. :class:`S3Store` learns
+this per endpoint, from a HEAD answered by radosgw (its ``x-rgw-object-type``
+header) or from that 501, and from then on reports those objects ``hot``
+(class kept, ``access`` immediate) and refuses restores with
+:class:`RestoresNotImplementedError` before sending anything.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from archivefs.errors import InvalidOptionsError, InvalidPathError, ObjectNotFoundError
+from archivefs.errors import (
+    InvalidOptionsError,
+    InvalidPathError,
+    ObjectNotFoundError,
+    RestoresNotImplementedError,
+)
 from archivefs.model import (
     ArchiveAccessTier,
     ObjectState,
@@ -56,6 +69,8 @@ Prefixes = list[str]
 States = list[ObjectState]
 Positions = list[int]  # (``list`` is a method name inside S3Store)
 _RESTORE_RE = re.compile(r'(\w[\w-]*)="([^"]*)"')
+RGW_HEADER = "x-rgw-object-type"  # on every object radosgw answers for (HEAD, GET)
+_NO_RESTORES: set[str] = set()  # endpoints learned not to implement RestoreObject
 
 
 class RestoreOutcome(StrEnum):
@@ -118,10 +133,14 @@ def state_from_restore(
     archive_access: ArchiveAccessTier | None = None,
     *,
     now: datetime | None = None,
+    restores: bool | None = True,
 ) -> tuple[RestoreState, datetime | None]:
-    """The restore state of an object from its class and restore fields."""
+    """The restore state of an object from its class and restore fields.
+
+    ``restores=False``: the server implements no restores, so it reads every class at once.
+    """
     needs_restore = storage_class.needs_restore or archive_access is not None
-    if not needs_restore:
+    if not needs_restore or restores is False:
         return RestoreState.HOT, None
     if ongoing:
         return RestoreState.RESTORING, None
@@ -129,6 +148,16 @@ def state_from_restore(
     if ongoing is False and archive_access is None and fresh:
         return RestoreState.RESTORED, expiry
     return RestoreState.ARCHIVED, None
+
+
+def restores_not_implemented(state: ObjectState) -> RestoresNotImplementedError:
+    """The error for a restore asked of a server that has none (its archive classes read)."""
+    return RestoresNotImplementedError(
+        f"this server does not implement restores; its {state.storage_class.value} "
+        "objects read at once.",
+        path=state.path,
+        fix="read the object directly: there is nothing to restore on this server.",
+    )
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -153,6 +182,10 @@ class S3Store(BulkProbe):
         once; 1 lists in one sequence of pages (see :meth:`list`).
     list_page:
         Keys per listing request (S3 answers at most 1,000).
+    implements_restores:
+        Whether the server implements ``RestoreObject``. ``None`` (default):
+        yes for AWS endpoints; for custom endpoints, learned (see the module
+        docstring). ``False``: archive classes read at once (Ceph RGW).
     """
 
     split_path = staticmethod(split_path)
@@ -164,6 +197,7 @@ class S3Store(BulkProbe):
         restore_status_in_listings: bool | None = None,
         list_fanout: int = LIST_FANOUT,
         list_page: int = LIST_PAGE,
+        implements_restores: bool | None = None,
     ) -> None:
         for name, value, top in (("list_fanout", list_fanout, 256), ("list_page", list_page, 1000)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
@@ -178,11 +212,23 @@ class S3Store(BulkProbe):
         self.fs = fs
         layer_retries_once(fs)
         size_connection_pool(fs)
-        if restore_status_in_listings is None:
-            endpoint = _endpoint_url(fs)
-            if endpoint is None or "amazonaws.com" in endpoint:
-                restore_status_in_listings = True
+        self._endpoint = _endpoint_url(fs)
+        aws = self._endpoint is None or "amazonaws.com" in self._endpoint
+        if restore_status_in_listings is None and aws:
+            restore_status_in_listings = True
         self.restore_status_in_listings = restore_status_in_listings
+        if implements_restores is None:
+            if aws:
+                implements_restores = True
+            elif self._endpoint in _NO_RESTORES:
+                implements_restores = False
+        self.implements_restores = implements_restores
+
+    def _learn_no_restores(self) -> None:
+        """This endpoint reads archive classes at once and refuses restores (remembered)."""
+        self.implements_restores = False
+        if self._endpoint is not None:
+            _NO_RESTORES.add(self._endpoint)
 
     async def _call(self, method: str, path: str, action: str, **kwargs: Any) -> Any:
         try:
@@ -216,7 +262,13 @@ class S3Store(BulkProbe):
         archive = out.get("ArchiveStatus")
         archive_access = ArchiveAccessTier(archive) if archive else None
         ongoing, expiry = parse_restore_header(out.get("Restore"))
-        restore, expiry = state_from_restore(storage_class, ongoing, expiry, archive_access)
+        if self.implements_restores is None and storage_class.needs_restore and ongoing is None:
+            headers = out.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+            if RGW_HEADER in headers:  # radosgw: its archive classes are plain placements
+                self._learn_no_restores()
+        restore, expiry = state_from_restore(
+            storage_class, ongoing, expiry, archive_access, restores=self.implements_restores
+        )
         return ObjectState(
             path=f"{bucket}/{key}",
             size=int(out.get("ContentLength", 0)),
@@ -240,6 +292,8 @@ class S3Store(BulkProbe):
         send_days = check_restore_request(
             state.storage_class, tier, days, archive_access=state.archive_access, path=state.path
         )
+        if self.implements_restores is False:
+            raise restores_not_implemented(state)
         bucket, key = split_path(state.path)
         request: dict[str, Any] = {"GlacierJobParameters": {"Tier": tier.value}}
         if send_days is not None:
@@ -251,6 +305,9 @@ class S3Store(BulkProbe):
         except Exception as error:
             if is_restore_in_progress(error):
                 return RestoreOutcome.IN_PROGRESS
+            if s3_error_code(error) == "NotImplemented":  # Ceph RGW: 501, nothing restored
+                self._learn_no_restores()
+                raise restores_not_implemented(state) from error
             raise_translated(error, state.path, action="restore")
         status = out.get("ResponseMetadata", {}).get("HTTPStatusCode")
         return RestoreOutcome.RESTORED if status == 200 else RestoreOutcome.ACCEPTED
@@ -365,9 +422,15 @@ class S3Store(BulkProbe):
             expiry = _as_datetime(status.get("RestoreExpiryDate"))
         else:
             ongoing, expiry = None, None
-            if storage_class.needs_restore and not self.restore_status_in_listings:
+            if (
+                storage_class.needs_restore
+                and not self.restore_status_in_listings
+                and self.implements_restores is not False
+            ):
                 described = False
-        restore, expiry = state_from_restore(storage_class, ongoing, expiry)
+        restore, expiry = state_from_restore(
+            storage_class, ongoing, expiry, restores=self.implements_restores
+        )
         state = ObjectState(
             path=f"{bucket}/{entry['Key']}",
             size=int(entry.get("Size", 0)),
@@ -410,7 +473,7 @@ class S3Store(BulkProbe):
                 undescribed.append(len(files))
             files.append(state)
         if undescribed and not self.restore_status_in_listings:
-            heads = await asyncio.gather(*(self.head(files[i].path) for i in undescribed))
+            heads = await self._describe([files[i] for i in undescribed])
             for i, state in zip(undescribed, heads, strict=True):
                 files[i] = state
         dirs = [f"{bucket}/{p.rstrip('/')}" for p in prefixes]
@@ -510,9 +573,22 @@ class S3Store(BulkProbe):
             if index < len(keys):
                 start_after = max(last, just_before(keys[index]) or last)
         if undescribed and not self.restore_status_in_listings:
-            heads = await asyncio.gather(*(self.head(p) for p in undescribed))
+            heads = await self._describe([s for p in undescribed if (s := found[p]) is not None])
             found.update((s.path, s) for s in heads)
         return found
+
+    async def _describe(self, states: Sequence[ObjectState]) -> Sequence[ObjectState]:
+        """HEAD the objects a listing could not describe. On a server not known yet, one
+        goes alone first: if it shows the server has no restores (Ceph RGW), the listing
+        already said all there is about the others, and their HEADs are saved."""
+        done: Sequence[ObjectState] = []
+        if self.implements_restores is None:
+            done = [await self.head(states[0].path)]
+            states = states[1:]
+        if self.implements_restores is False:
+            hot = RestoreState.HOT
+            return [*done, *(replace(s, restore=hot, restore_expiry=None) for s in states)]
+        return [*done, *await asyncio.gather(*(self.head(s.path) for s in states))]
 
 
 def layer_retries_once(fs: Any) -> None:

@@ -11,7 +11,8 @@ its own process (for benchmarks: a server that does not share the client's GIL).
 :class:`EmulatedAzureArchive` does the same for Azure Blob Archive (Azurite
 behind a thin proxy); :class:`EmulatedGcsArchive` runs gcp-storage-emulator for Google Cloud
 Storage, counted; :class:`EmulatedOracleArchive` is for Oracle Cloud Archive Storage (a small
-fake of the OCI Object Storage endpoints ocifs uses).
+fake of the OCI Object Storage endpoints ocifs uses); :class:`LocalRGW` runs a real Ceph RGW
+(an S3 server without archive behaviour: GLACIER reads at once, no restores).
 Pytest fixtures: ``archivefs.testing.pytest_plugin``. See ``docs/testing.md``.
 """
 
@@ -23,6 +24,7 @@ from archivefs.testing._faults import FaultInjector
 from archivefs.testing._gcs import EmulatedGcsArchive, GcsRequestLog
 from archivefs.testing._oracle import EmulatedOracleArchive, OracleRequestLog
 from archivefs.testing._remote import RemoteArchive, RemoteRequestLog
+from archivefs.testing._rgw import LocalRGW, RGWRequestLog
 from archivefs.testing._server import EmulatedArchive
 
 __all__ = [
@@ -34,7 +36,9 @@ __all__ = [
     "EmulatedOracleArchive",
     "FaultInjector",
     "GcsRequestLog",
+    "LocalRGW",
     "OracleRequestLog",
+    "RGWRequestLog",
     "RemoteArchive",
     "RemoteRequestLog",
     "RequestLog",

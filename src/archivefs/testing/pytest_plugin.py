@@ -17,6 +17,8 @@ top-level ``conftest.py``.
 * ``emulated_oracle_archive`` (session), ``oracle_archive`` (function, reset) and
   ``oracle_bucket`` (function): the same for Oracle Cloud Object Storage (the fake
   in ``archivefs.testing._oracle``; skipped without ``archivefs[oracle]``).
+* ``local_rgw`` (session) and ``rgw_bucket`` (function): a real Ceph RGW on
+  127.0.0.1 and a new bucket on it (skipped when the Ceph packages are absent).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import pytest
 from archivefs.testing._azure import EmulatedAzureArchive
 from archivefs.testing._gcs import EmulatedGcsArchive
 from archivefs.testing._oracle import EmulatedOracleArchive, circuit_breaker_off
+from archivefs.testing._rgw import PACKAGES, LocalRGW, missing_binaries
 from archivefs.testing._server import EmulatedArchive
 
 
@@ -142,3 +145,28 @@ def oracle_archive(emulated_oracle_archive: EmulatedOracleArchive) -> EmulatedOr
 def oracle_bucket(oracle_archive: EmulatedOracleArchive) -> str:
     """The name of a new, empty bucket on ``oracle_archive``."""
     return oracle_archive.create_bucket()
+
+
+# -- a real Ceph RGW (archivefs.testing._rgw) ----------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def local_rgw() -> Iterator[LocalRGW]:
+    """A one-node Ceph cluster with radosgw, shared by the session; skipped without Ceph."""
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(
+            f"the Ceph RGW tests need {', '.join(missing)} on PATH "
+            f"(Debian/Ubuntu: apt-get install -y {PACKAGES})"
+        )
+    with LocalRGW() as rgw:
+        yield rgw
+
+
+@pytest.fixture
+def rgw_bucket(local_rgw: LocalRGW) -> str:
+    """The name of a new, empty bucket on ``local_rgw`` (s3fs's instance cache cleared)."""
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()
+    return local_rgw.create_bucket()
