@@ -791,7 +791,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         believed archived is checked with a HEAD before the policy acts.
         """
         if where.catalog is not None and path in where.catalog.plain:
-            return ObjectState(path=path, size=where.catalog.plain[path])  # listed hot objects
+            catalog = where.catalog  # listed hot objects, in the provider's own hot class
+            return ObjectState(path=path, size=catalog.plain[path], storage_class=catalog.hot_class)
         ready = readable_state(self.store_scope, path)
         if ready is not None:
             return ready
@@ -1546,7 +1547,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         rows, plain = catalog_members.find_rows(catalog, path)
         members.add_rows(catalog, rows)
         for name in sorted(plain):  # in find's order
-            states[name] = _state_from_entry(catalog_members.plain_entry(name, plain[name]))
+            states[name] = _state_from_entry(
+                catalog_members.plain_entry(name, plain[name], catalog.hot_class)
+            )
         return len(rows) + len(plain)
 
     async def _sort_glob(

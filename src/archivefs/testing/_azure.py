@@ -392,6 +392,18 @@ class EmulatedAzureArchive:
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda name: self.put_blob(container, name, blobs[name], tier), blobs))
 
+    def tier_of(self, path: str) -> str:
+        """The access tier Azurite holds for ``container/blob`` (never counted)."""
+        container, _, blob = path.partition("/")
+        props = self._direct().get_blob_client(container, blob).get_blob_properties()
+        return str(props.blob_tier)
+
+    def read_blob(self, path: str) -> bytes:
+        """The bytes of ``container/blob``, straight from Azurite (never counted)."""
+        container, _, blob = path.partition("/")
+        data: bytes = self._direct().get_blob_client(container, blob).download_blob().readall()
+        return data
+
     def fail_next(
         self, op: str, times: int, *, status: int = 503, code: str = "ServerBusy"
     ) -> None:
