@@ -57,6 +57,7 @@ from archivefs.stores.translate import (
     TRANSIENT_CODES,
     is_transient,
     raise_translated,
+    s3_error_code,
     translate,
     translate_azure,
 )
@@ -70,6 +71,7 @@ LIST_PAGE = 5000  # Azure's maximum per List Blobs page
 BATCH_LIMIT = 256  # Azure's maximum sub-requests per Blob Batch
 _PENDING = "rehydrate-pending-to-"
 _NO_SDK_RETRY: dict[str, Any] = {"retry_total": 0}  # AzureRetry retries instead
+_CONDITION_FAILED = frozenset({"BlobAlreadyExists", "ConditionNotMet", "TargetConditionNotMet"})
 _NOT_A_REFUSAL = frozenset(
     {"ContainerNotFound", "AuthenticationFailed", "AuthorizationFailure"}
     | {"AuthorizationPermissionMismatch", "InsufficientAccountPermissions"}
@@ -487,16 +489,52 @@ class AzureStore(BulkProbe):
         except Exception as error:
             raise_translated(error, f"{container}/{prefix}", action="list")
 
-    # -- claims shared by hosts: not on Azure yet ----------------------------------------------
+    # -- claims shared by hosts: conditional Put Blob --------------------------------------
 
     async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        raise _no_claims(path)
+        """A small blob's bytes and ETag, from one Get Blob (``None`` when absent)."""
+        container, blob = split_path(path)
+
+        async def get() -> tuple[bytes, str]:
+            client = self._service().get_blob_client(container, blob)
+            stream = await client.download_blob(**_NO_SDK_RETRY)
+            data: bytes = await stream.readall()
+            return data, str(stream.properties.etag)
+
+        try:
+            return await self._retrying(get)
+        except Exception as error:
+            if s3_error_code(error) in ("BlobNotFound", "ResourceNotFound"):
+                return None
+            raise_translated(error, path, action="read")
 
     async def create_exclusive(self, path: str, body: bytes) -> bool:
-        raise _no_claims(path)
+        """Put Blob only if no blob is there (``If-None-Match: *``); False if taken."""
+        return await self._put_conditional(path, body, overwrite=False)
 
     async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
-        raise _no_claims(path)
+        """Put Blob only if its ETag is still ``etag`` (``If-Match``); False if not."""
+        from azure.core import MatchConditions
+
+        return await self._put_conditional(
+            path, body, overwrite=True, etag=etag, match_condition=MatchConditions.IfNotModified
+        )
+
+    async def _put_conditional(self, path: str, body: bytes, **condition: Any) -> bool:
+        """One Put Blob (azure-storage-blob sends ``If-None-Match: *`` for
+        ``overwrite=False``, ``If-Match`` for an etag). A try that was throttled is sent
+        again: if an earlier try did land, the claim found is this process's own, which
+        the claims treat as won."""
+        container, blob = split_path(path)
+        client = self._service().get_blob_client(container, blob)
+        try:
+            await self._retrying(lambda: client.upload_blob(body, **condition, **_NO_SDK_RETRY))
+        except Exception as error:
+            # 409 BlobAlreadyExists (If-None-Match: *), 412 ConditionNotMet (If-Match)
+            if s3_error_code(error) in _CONDITION_FAILED:
+                return False
+            raise_translated(error, path, action="write")
+        return True
 
 
 def upload_at_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str, str]) -> None:
@@ -536,14 +574,6 @@ def _sub_error(code: str | None, status: int, path: str) -> ArchiveError:
         path=path,
         fix="check the blob's tier and type (only block blobs in Archive rehydrate); run the "
         "restore again to retry it alone.",
-    )
-
-
-def _no_claims(path: str) -> ArchiveError:
-    return ArchiveError(
-        "bucket claims (deduplication across hosts) are not implemented for Azure yet.",
-        path=path,
-        fix="open the filesystem with bucket_claims=False (the local journal still dedupes).",
     )
 
 

@@ -12,7 +12,9 @@ cannot be lowered (``409 BlobBeingRehydrated``), reads stay refused (Azurite
 still holds the blob in Archive). Blob Batch requests (``?comp=batch``, up to 256
 Set Blob Tier sub-requests in one multipart/mixed POST) are answered by the
 proxy itself: each sub-request goes through the same rehydration rules and gets
-its own part in a multipart answer, as Azure frames it. The proxy counts every
+its own part in a multipart answer, as Azure frames it. Conditional writes
+(``If-None-Match: *``, ``If-Match``: restore claims) are passed to Azurite one at a
+time, so that exactly one of two racing writers wins, as on Azure. The proxy counts every
 request by operation at the server side (a batch once, as ``BlobBatch``, and
 each sub-request with ``batched=True``), counts the rehydrations started per
 blob, and injects faults (``503 ServerBusy``) on demand, by count or share.
@@ -258,6 +260,7 @@ class EmulatedAzureArchive:
         self.rehydrations: Counter[str] = Counter()  # container/blob -> rehydrations started
         self.batch_enabled = True  # False: Blob Batch is refused, as on accounts without it
         self._lock = threading.RLock()
+        self._write_lock = threading.Lock()  # conditional writes, one at a time
         self._in_flight = 0  # requests the proxy is answering now
         self._process: subprocess.Popen[bytes] | None = None
         self._proxy: _ProxyServer | None = None
@@ -518,7 +521,13 @@ class EmulatedAzureArchive:
             held = self._set_tier(container, blob, headers)
             if held is not None:
                 return held
-        status, out_headers, payload = self._forward(method, parsed, headers, body)
+        if method == "PUT" and _conditional(headers):
+            # Azure evaluates a conditional write atomically; Azurite checks, then writes
+            # (two concurrent writers could both win), so conditional writes take turns
+            with self._write_lock:
+                status, out_headers, payload = self._forward(method, parsed, headers, body)
+        else:
+            status, out_headers, payload = self._forward(method, parsed, headers, body)
         if container and blob and op in ("GetBlobProperties", "GetBlob") and status < 300:
             with self._lock:
                 p = self._pending.get((container, blob))
@@ -685,6 +694,11 @@ def _connection_string(endpoint: str) -> str:
         f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};"
         f"BlobEndpoint={endpoint};"
     )
+
+
+def _conditional(headers: dict[str, str]) -> bool:
+    """A write with ``If-None-Match`` or ``If-Match`` (restore claims rely on its atomicity)."""
+    return any(k.lower() in ("if-none-match", "if-match") for k in headers)
 
 
 def _ms_headers() -> list[tuple[str, str]]:
