@@ -38,6 +38,8 @@ MODULES = [
     "read_amplification",
     "time_to_first_result",
     "cluster_coordination",
+    "azure_time_to_data",
+    "azure_status_polling",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3
