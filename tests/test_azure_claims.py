@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from archivefs.testing import EmulatedAzureArchive
 
 WORKER = Path(__file__).with_name("_azure_restore_worker.py")
-BLOBS = 240
+BLOBS = 200
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -64,10 +64,12 @@ def _start(config: dict[str, Any]) -> subprocess.Popen[bytes]:
 
 def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
     for proc in procs:
-        code = proc.wait(600)
-        stderr = proc.stderr.read().decode() if proc.stderr else ""
-        if proc.stderr:
-            proc.stderr.close()
+        try:
+            code = proc.wait(600)
+            stderr = proc.stderr.read().decode() if proc.stderr else ""
+        finally:
+            if proc.stderr:
+                proc.stderr.close()
         assert code == 0, stderr
 
 
@@ -97,7 +99,7 @@ def test_four_hosts_restoring_overlapping_selections_rehydrate_each_blob_once(
     _finish(procs)
     _assert_each_once(azure_archive, paths)
     # a claim is one conditional Put Blob per blob for its winner; the overlap (the
-    # selections hold 480 blob-selections of 240 blobs) lost a Put Blob each, and read
+    # selections hold 400 blob-selections of 200 blobs) lost a Put Blob each, and read
     # the winner's claim with one Get Blob
     claims = [r for r in azure_archive.requests.records if r.blob and "/claims/" in r.blob]
     puts = [r for r in claims if r.op == "PutBlob"]
