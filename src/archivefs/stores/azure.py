@@ -324,6 +324,10 @@ class AzureStore(BulkProbe):
             pending_target=state.pending_target,
         )
         priority = RestoreTier.parse(str(tier), provider="azure").value
+        if self.copies and state.restore is RestoreState.RESTORING:
+            # a pending copy: Azure raises its priority with Set Blob Tier on the copy
+            container, blob = split_path(copy_path(state.path))
+            return await self._set_tier(container, blob, priority, state.path)
         if self.copies:
             return await self._copy(state.path, priority)
         container, blob = split_path(state.path)
