@@ -40,6 +40,7 @@ MODULES = [
     "cluster_coordination",
     "azure_time_to_data",
     "azure_status_polling",
+    "parallel_listing",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

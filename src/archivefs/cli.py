@@ -830,44 +830,101 @@ def estimate_command(
 
 @main.command("advise")
 @click.option("--objects", type=int, required=True, help="Number of objects.")
-@click.option("--size", required=True, help="Size of each object, e.g. 40MiB.")
+@click.option("--size", help="Size of each object, e.g. 40MiB (or give --total-size).")
+@click.option("--total-size", help="Size of all objects together, e.g. 100TiB (or --size).")
 @click.option(
     "--classes",
     help="Comma-separated storage classes to compare (default: STANDARD,STANDARD_IA,"
-    "GLACIER_IR,GLACIER,DEEP_ARCHIVE; on another provider's sheet, all its classes).",
+    "GLACIER_IR,GLACIER,DEEP_ARCHIVE; on another provider's sheet, all its classes; "
+    "across providers, provider:Class names such as s3:STANDARD_IA,azure:Cool).",
 )
 @click.option("--tier", default="Standard", show_default=True, help="Restore tier for archives.")
 @click.option("--egress", default="same_region", show_default=True, help="Network path.")
 @click.option("--lifecycle-after-days", type=float, help="Also: first class, then last, after N d.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://).",
+    multiple=True,
+    help="Name or YAML (default: aws-us-east-1). Repeat it, or give a comparison sheet "
+    "such as study-2018-tokyo, to compare providers.",
 )
+@click.option(
+    "--reads-per-month",
+    type=float,
+    help="Across providers: full reads per month, or the fraction of the data read per "
+    "month (0.01 = 1%); the ranking is at this frequency.",
+)
+@click.option(
+    "--access-prices",
+    multiple=True,
+    metavar="PROVIDER=SHEET",
+    help="Across providers, with a comparison sheet: the sheet giving PROVIDER's request, "
+    "retrieval and restore prices (or PROVIDER=none).",
+)
+@click.option("--cold-only", is_flag=True, help="Across providers: only classes that bill reads.")
 @global_options
 @click.pass_obj
 def advise_command(
     ctx: Context,
     objects: int,
-    size: str,
+    size: str | None,
+    total_size: str | None,
     classes: str | None,
     tier: str,
     egress: str,
     lifecycle_after_days: float | None,
-    price_sheet: str | None,
+    price_sheet: tuple[str, ...],
+    reads_per_month: float | None,
+    access_prices: tuple[str, ...],
+    cold_only: bool,
 ) -> None:
-    """Which storage class is cheapest at which read frequency (break-even table).
+    """Which storage class (and provider) is cheapest at which read frequency.
+
+    With one provider's sheet: a break-even table of its classes. With several
+    sheets, or a comparison sheet, it ranks every provider's classes at
+    --reads-per-month and gives the break-even between each pair.
 
     \b
-    Example:
+    Examples:
       archivefs advise --objects 1000 --size 650MiB --tier Bulk --egress internet
+      archivefs advise --price-sheet study-2018-tokyo --objects 51200 --total-size 100TiB \\
+          --reads-per-month 0.01 --cold-only
+      archivefs advise --price-sheet aws-ap-northeast-1 --price-sheet azure-eastus \\
+          --objects 1000 --size 1GiB --reads-per-month 0.5
     """
     from archivefs.model import StorageClass
     from archivefs.pricing import Workload, advise, load_price_sheet
 
     def body() -> None:
-        from archivefs.pricing.advise import DEFAULT_CLASSES, sheet_provider
+        from archivefs.pricing.advise import DEFAULT_CLASSES
+        from archivefs.pricing.comparison import ComparisonSheet, load_any_sheet
+        from archivefs.pricing.sheet import sheet_provider
 
-        sheet = load_price_sheet(price_sheet or default_price_sheet("s3"))
+        if (size is None) == (total_size is None):
+            raise click.UsageError("give the size: --size (each object) or --total-size (all).")
+        nbytes = objects * _size(size) if size is not None else _size(total_size or "0")
+        sources = price_sheet or (default_price_sheet("s3"),)
+        loaded = [load_any_sheet(name) for name in sources]
+        if len(loaded) > 1 or isinstance(loaded[0], ComparisonSheet):
+            _advise_providers(
+                ctx,
+                loaded,
+                objects=objects,
+                total_bytes=nbytes,
+                classes=classes,
+                tier=tier,
+                egress=egress,
+                lifecycle_after_days=lifecycle_after_days,
+                reads_per_month=reads_per_month,
+                access_prices=access_prices,
+                cold_only=cold_only,
+            )
+            return
+        if reads_per_month is not None or access_prices or cold_only:
+            raise click.UsageError(
+                "--reads-per-month, --access-prices and --cold-only compare providers: give "
+                "several --price-sheet, or a comparison sheet such as study-2018-tokyo."
+            )
+        sheet = load_price_sheet(sources[0])
         provider = sheet_provider(sheet)
         if classes is not None:
             names: list[str] = [c.strip() for c in classes.split(",") if c.strip()]
@@ -879,9 +936,7 @@ def advise_command(
             StorageClass.parse(n) if provider == "s3" else StorageClass.parse(n, provider=provider)
             for n in names
         ]
-        work = Workload(
-            objects=objects, total_bytes=objects * _size(size), storage_class=compared[0]
-        )
+        work = Workload(objects=objects, total_bytes=nbytes, storage_class=compared[0])
         advice = advise(
             work,
             sheet,
@@ -893,26 +948,121 @@ def advise_command(
         if ctx.as_json:
             click.echo(advice.model_dump_json())
             return
-        rows = advice.table()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        for row in rows:
-            click.echo("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
+        _echo_table(advice.table())
         click.echo("")
         for point in advice.break_evens:
-            if point.reads_per_month is None:
-                other = (
-                    point.cheaper_when_frequent
-                    if point.always_cheaper == point.cheaper_when_rare
-                    else point.cheaper_when_rare
-                )
-                click.echo(f"{point.always_cheaper} is always cheaper than {other}")
-            else:
-                click.echo(
-                    f"{point.cheaper_when_rare} is cheaper below {point.reads_per_month:.2f} "
-                    f"reads/month, {point.cheaper_when_frequent} above"
-                )
+            _echo_break_even(point)
 
     run_guarded(ctx, body)
+
+
+def _echo_table(rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        click.echo("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
+
+
+def _echo_break_even(point: Any, indent: str = "") -> None:
+    if point.reads_per_month is None:
+        other = (
+            point.cheaper_when_frequent
+            if point.always_cheaper == point.cheaper_when_rare
+            else point.cheaper_when_rare
+        )
+        click.echo(f"{indent}{point.always_cheaper} is always cheaper than {other}")
+    else:
+        click.echo(
+            f"{indent}{point.cheaper_when_rare} is cheaper below {point.reads_per_month:.2f} "
+            f"reads/month, {point.cheaper_when_frequent} above"
+        )
+
+
+def _advise_providers(
+    ctx: Context,
+    sheets: list[Any],
+    *,
+    objects: int,
+    total_bytes: int,
+    classes: str | None,
+    tier: str,
+    egress: str,
+    lifecycle_after_days: float | None,
+    reads_per_month: float | None,
+    access_prices: tuple[str, ...],
+    cold_only: bool,
+) -> None:
+    """``archivefs advise`` across providers: rank (provider, class) at the workload's reads."""
+    from archivefs.model import StorageClass
+    from archivefs.pricing import Workload
+    from archivefs.pricing.advise import advise_providers
+    from archivefs.pricing.comparison import ComparisonSheet, access_sheets_for
+
+    if reads_per_month is None:
+        raise click.UsageError(
+            "comparing providers needs --reads-per-month: full reads per month, or the "
+            "fraction of the data read per month (e.g. 0.01 for 1% a month)."
+        )
+    if lifecycle_after_days is not None:
+        raise click.UsageError(
+            "--lifecycle-after-days compares classes of one provider's sheet; leave it out "
+            "when comparing providers."
+        )
+    overrides: dict[str, str] = {}
+    for item in access_prices:
+        provider, sep, name = item.partition("=")
+        if not sep or not provider or not name:
+            raise click.UsageError(
+                f"--access-prices {item!r}: write PROVIDER=SHEET, e.g. azure=azure-eastus "
+                "or oracle=none."
+            )
+        overrides[provider.strip().lower()] = name.strip()
+    comparisons = [s for s in sheets if isinstance(s, ComparisonSheet)]
+    if overrides and not comparisons:
+        raise click.UsageError("--access-prices goes with a comparison sheet (study-2018-tokyo).")
+    access: dict[str, Any] = {}
+    notes: list[str] = []
+    for comparison in comparisons:
+        found, said = access_sheets_for(comparison, overrides)
+        access.update(found)
+        notes += said
+    work = Workload(objects=objects, total_bytes=total_bytes, storage_class=StorageClass.STANDARD)
+    wanted = [c.strip() for c in classes.split(",") if c.strip()] if classes else None
+    advice = advise_providers(
+        work,
+        sheets,
+        reads_per_month=reads_per_month,
+        tier=tier,
+        egress=egress,
+        access_sheets=access,
+        classes=wanted,
+        cold_only=cold_only,
+    )
+    notes = list(dict.fromkeys(notes + advice.notes))
+    if ctx.as_json:
+        payload = advice.model_dump(mode="json")
+        payload.update(
+            workload={"objects": objects, "total_bytes": total_bytes, "tier": tier},
+            cheapest=advice.cheapest.name,
+            notes=notes,
+        )
+        click.echo(json.dumps(payload))
+        return
+    best = advice.cheapest
+    click.echo(
+        f"{objects} objects, {human_bytes(total_bytes)}, {reads_per_month:g} reads/month, "
+        f"{tier} restores, egress {egress}; costs in USD"
+    )
+    _echo_table(advice.table())
+    click.echo("")
+    click.echo(
+        f"cheapest at {reads_per_month:g} reads/month: {best.name} ({best.label}), "
+        f"{best.cost(reads_per_month):.2f} a month"
+    )
+    click.echo("break-even reads per month, each pair:")
+    for point in advice.break_evens:
+        _echo_break_even(point, indent="  ")
+    for note in notes:
+        click.echo(f"note: {note}")
 
 
 def _policy(group_by: str, target_size: str, max_members: int, window: int) -> Any:

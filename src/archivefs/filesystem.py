@@ -139,6 +139,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         ``rehydrate_to`` (Hot, Cool or Cold), ``retry`` (``{"attempts": 6,
         "backoff": 0.1, "max_backoff": 5.0}``: retries of throttled tier changes and
         listings) and ``batch_size`` (Set Blob Tier per Blob Batch, up to 256).
+        S3 (``S3Store``): ``list_fanout`` (pieces of a large ``find`` listed at once,
+        default 8) and ``list_page`` (keys per listing request, up to 1,000).
     """
 
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")

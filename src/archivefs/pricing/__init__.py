@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
-from archivefs.pricing.advise import Advice, BreakEven, Option, advise, break_even, compare
+from archivefs.pricing.advise import (
+    Advice,
+    BreakEven,
+    Option,
+    ProviderAdvice,
+    ProviderOption,
+    advise,
+    advise_providers,
+    break_even,
+    compare,
+)
+from archivefs.pricing.comparison import (
+    ComparedClass,
+    ComparisonSheet,
+    access_sheets_for,
+    available_comparison_sheets,
+    load_any_sheet,
+    load_comparison_sheet,
+    parse_comparison_sheet,
+)
 from archivefs.pricing.estimate import COMPONENTS, Estimate, Workload, estimate
 from archivefs.pricing.sheet import (
     DEFAULT_SHEET,
@@ -21,17 +40,27 @@ __all__ = [
     "Advice",
     "BreakEven",
     "ClassPrice",
+    "ComparedClass",
+    "ComparisonSheet",
     "EgressTier",
     "Estimate",
     "Option",
     "PriceSheet",
+    "ProviderAdvice",
+    "ProviderOption",
     "RestorePrice",
     "Workload",
+    "access_sheets_for",
     "advise",
+    "advise_providers",
+    "available_comparison_sheets",
     "available_price_sheets",
     "break_even",
     "compare",
     "estimate",
+    "load_any_sheet",
+    "load_comparison_sheet",
     "load_price_sheet",
+    "parse_comparison_sheet",
     "parse_price_sheet",
 ]

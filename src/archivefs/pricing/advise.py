@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from archivefs.model import RestoreTier, StorageClass
+from archivefs.pricing.comparison import ComparisonSheet
 from archivefs.pricing.estimate import DAYS_PER_MONTH, Workload, estimate
+from archivefs.pricing.sheet import sheet_provider
+from archivefs.providers import Access
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-    from archivefs.pricing.sheet import PriceSheet
+    from archivefs.pricing.sheet import ClassPrice, PriceSheet
 
 DEFAULT_GRID = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 DEFAULT_CLASSES = (
@@ -181,11 +184,6 @@ def lifecycle_option(
     )
 
 
-def sheet_provider(sheet: PriceSheet) -> str:
-    """The provider whose classes a price sheet prices (``s3`` for a sheet with none)."""
-    return next((c.provider for c in sheet.classes), "s3")
-
-
 def _parse_class(name: StorageClass | str, provider: str) -> StorageClass:
     if isinstance(name, StorageClass) or provider == "s3":
         return StorageClass.parse(str(name) if not isinstance(name, StorageClass) else name)
@@ -240,3 +238,293 @@ def advise(
             )
         )
     return compare(options, reads_per_month)
+
+
+# -- across providers ------------------------------------------------------------------------
+
+
+class ProviderOption(BaseModel):
+    """One provider's class for the workload: monthly storage, cost per full read, and whence."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # "provider:Class", plus " (Tier restore)" for classes that need a restore
+    provider: str
+    storage_class: str
+    label: str
+    access: Access
+    min_storage_days: int
+    tier: str | None
+    monthly: float
+    per_access: float
+    priced_by: str  # the sheet(s) the figures come from
+    reads_priced: bool = True  # False: storage only, the cost of reading is not included
+
+    def cost(self, reads_per_month: float) -> float:
+        """Monthly cost at ``reads_per_month`` full reads per month."""
+        return self.monthly + reads_per_month * self.per_access
+
+
+class ProviderAdvice(BaseModel):
+    """Every (provider, class) ranked by monthly cost at the workload's reads per month."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reads_per_month: float
+    options: list[ProviderOption]  # cheapest first at reads_per_month
+    grid: list[float]
+    break_evens: list[BreakEven]
+    notes: list[str]
+
+    @property
+    def cheapest(self) -> ProviderOption:
+        """The cheapest class and provider at the workload's reads per month."""
+        return self.options[0]
+
+    def ranked(self, reads_per_month: float) -> list[ProviderOption]:
+        """The options cheapest first at ``reads_per_month`` (ties: cheaper reads, then name)."""
+        return sorted(self.options, key=lambda o: (o.cost(reads_per_month), o.per_access, o.name))
+
+    def costs(self) -> dict[str, list[float]]:
+        """Monthly cost of each option at every grid point (for plots)."""
+        return {o.name: [o.cost(a) for a in self.grid] for o in self.options}
+
+    def table(self) -> list[list[str]]:
+        """Rows for a text table, cheapest first: rank, option, minimum days, the costs."""
+        rows = [
+            ["#", "option", "min days", "per month", "per read", f"at {self.reads_per_month:g}/mo"]
+        ]
+        for rank, o in enumerate(self.options, 1):
+            rows.append(
+                [
+                    str(rank),
+                    o.name if o.name.startswith(o.label) else f"{o.name} [{o.label}]",
+                    str(o.min_storage_days),
+                    f"{o.monthly:.2f}",
+                    f"{o.per_access:.2f}" if o.reads_priced else "not incl.",
+                    f"{o.cost(self.reads_per_month):.2f}",
+                ]
+            )
+        return rows
+
+
+def _pick_tier(price: ClassPrice, wanted: Sequence[str]) -> RestoreTier | None:
+    """The restore tier to price: the first wanted one the class has, else Standard, else any."""
+    if not price.restore:
+        return None
+    by_name = {str(t).lower(): t for t in price.restore}
+    for name in [*wanted, "standard"]:
+        if name.lower() in by_name:
+            return by_name[name.lower()]
+    return next(iter(price.restore))
+
+
+def _sheet_options(
+    workload: Workload,
+    sheet: PriceSheet,
+    keys: Sequence[str],
+    *,
+    labels: Mapping[str, str],
+    days: Mapping[str, int],
+    tiers: Sequence[str],
+    egress: str,
+    priced_by: str,
+) -> list[ProviderOption]:
+    """Options for the classes ``keys`` (``provider:Class``) of one provider's sheet."""
+    options = []
+    for key in keys:
+        provider, _, name = key.partition(":")
+        klass = next(k for k in sheet.classes if str(k) == name)
+        price = sheet.classes[klass]
+        tier = _pick_tier(price, tiers) if klass.needs_restore else None
+        line = option_for(workload, sheet, klass, tier=tier or RestoreTier.STANDARD, egress=egress)
+        options.append(
+            ProviderOption(
+                name=f"{key} ({tier} restore)" if tier is not None else key,
+                provider=provider,
+                storage_class=name,
+                label=labels.get(key, key),
+                access=klass.access,
+                min_storage_days=days.get(key, price.min_storage_days),
+                tier=str(tier) if tier is not None else None,
+                monthly=line.monthly,
+                per_access=line.per_access,
+                priced_by=priced_by,
+            )
+        )
+    return options
+
+
+def _with_storage_prices(
+    sheet: PriceSheet, comparison: ComparisonSheet, provider: str
+) -> PriceSheet:
+    """``sheet`` with the storage prices and minimum days the comparison gives for its classes."""
+    classes = {}
+    for klass, price in sheet.classes.items():
+        entry = comparison.classes.get(f"{provider}:{klass}")
+        if entry is not None:
+            price = price.model_copy(
+                update={
+                    "storage_per_gb_month": entry.storage_per_gb_month,
+                    "min_storage_days": entry.min_storage_days,
+                }
+            )
+        classes[klass] = price
+    return sheet.model_copy(
+        update={
+            "name": f"{comparison.name} + {sheet.name}",
+            "classes": classes,
+            "bytes_per_gb": comparison.bytes_per_gb,
+        }
+    )
+
+
+def _comparison_options(
+    workload: Workload,
+    comparison: ComparisonSheet,
+    access_sheets: Mapping[str, PriceSheet],
+    *,
+    tiers: Sequence[str],
+    egress: str,
+    notes: list[tuple[str, str]],
+) -> list[ProviderOption]:
+    options: list[ProviderOption] = []
+    labels = {k: e.label for k, e in comparison.classes.items()}
+    days = {k: e.min_storage_days for k, e in comparison.classes.items()}
+    for provider in comparison.providers:
+        keys = [k for k in comparison.classes if comparison.split(k)[0] == provider]
+        sheet = access_sheets.get(provider)
+        priced = [k for k in keys if sheet is not None and comparison.split(k)[1] in sheet.classes]
+        if sheet is not None and priced:
+            hybrid = _with_storage_prices(sheet, comparison, provider)
+            options += _sheet_options(
+                workload,
+                hybrid,
+                priced,
+                labels=labels,
+                days=days,
+                tiers=tiers,
+                egress=egress,
+                priced_by=hybrid.name,
+            )
+            text = (
+                f"{provider}: storage prices and minimum days from {comparison.name} "
+                f"({comparison.source}); requests, retrieval, restores and egress from "
+                f"{sheet.name} (today's list prices, not {comparison.date}'s)."
+            )
+            notes.append((provider, text))
+        for key in keys:
+            if key in priced:
+                continue
+            entry = comparison.classes[key]
+            options.append(
+                ProviderOption(
+                    name=key,
+                    provider=provider,
+                    storage_class=comparison.split(key)[1],
+                    label=entry.label,
+                    access=entry.access,
+                    min_storage_days=entry.min_storage_days,
+                    tier=None,
+                    monthly=workload.total_bytes
+                    / comparison.bytes_per_gb
+                    * entry.storage_per_gb_month,
+                    per_access=0.0,
+                    priced_by=f"{comparison.name} (storage only)",
+                    reads_priced=False,
+                )
+            )
+    return options
+
+
+def advise_providers(
+    workload: Workload,
+    sheets: Sequence[PriceSheet | ComparisonSheet],
+    *,
+    reads_per_month: float,
+    tier: str | Sequence[str] = "Standard",
+    egress: str = "same_region",
+    access_sheets: Mapping[str, PriceSheet] | None = None,
+    classes: Sequence[str] | None = None,
+    cold_only: bool = False,
+    grid: Sequence[float] = DEFAULT_GRID,
+) -> ProviderAdvice:
+    """The cheapest class *and provider* for a workload, and every pairwise break-even.
+
+    ``sheets`` are providers' price sheets (every class of each; S3's usual five
+    on an S3 sheet) and comparison sheets (their classes' storage prices and
+    minimum days, with requests, retrieval, restores and egress from
+    ``access_sheets[provider]``; without one, that class is storage only and
+    a note says so). ``reads_per_month`` is full reads per month, or the
+    fraction of the data read each month (1% a month is 0.01). ``tier`` names
+    the restore speed(s) to price for classes that need a restore, in any
+    provider's spelling; a class without it is priced at its Standard speed (or
+    its only one). ``classes`` keeps only those ``provider:Class`` names
+    (case-insensitive); ``cold_only`` keeps only classes that do not read at
+    once for free. Pure: no I/O.
+    """
+    if reads_per_month < 0:
+        raise ValueError(f"reads_per_month must be >= 0, got {reads_per_month:g}.")
+    tiers = [tier] if isinstance(tier, str) else list(tier)
+    notes: list[tuple[str, str]] = []
+    options: list[ProviderOption] = []
+    for sheet in sheets:
+        if isinstance(sheet, ComparisonSheet):
+            options += _comparison_options(
+                workload, sheet, access_sheets or {}, tiers=tiers, egress=egress, notes=notes
+            )
+            continue
+        provider = sheet_provider(sheet)
+        names = DEFAULT_CLASSES if provider == "s3" else list(sheet.classes)
+        keys = [f"{provider}:{k}" for k in names if k in sheet.classes]
+        options += _sheet_options(
+            workload,
+            sheet,
+            keys,
+            labels={},
+            days={},
+            tiers=tiers,
+            egress=egress,
+            priced_by=sheet.name,
+        )
+    if classes is not None:
+        have = {f"{o.provider}:{o.storage_class}".lower() for o in options}
+        unknown = [c for c in classes if c.lower() not in have]
+        if unknown:
+            known = ", ".join(dict.fromkeys(f"{o.provider}:{o.storage_class}" for o in options))
+            raise ValueError(
+                f"no sheet given prices {', '.join(unknown)}; use provider:Class names "
+                f"from: {known}."
+            )
+        wanted = {c.lower() for c in classes}
+        options = [o for o in options if f"{o.provider}:{o.storage_class}".lower() in wanted]
+    if cold_only:
+        options = [o for o in options if o.access is not Access.IMMEDIATE]
+    twice = sorted({o.name for o in options if [p.name for p in options].count(o.name) > 1})
+    if twice:
+        raise ValueError(
+            f"{', '.join(twice)} priced by two of the sheets given; give each provider's "
+            "prices once (one sheet per provider, or a comparison sheet alone)."
+        )
+    if not options:
+        raise ValueError("no storage class left to compare; check the sheets and --classes.")
+    left = {o.provider for o in options}
+    said = [text for provider, text in notes if provider in left]
+    for provider in dict.fromkeys(o.provider for o in options if not o.reads_priced):
+        flat = ", ".join(o.name for o in options if o.provider == provider and not o.reads_priced)
+        borrowed = (access_sheets or {}).get(provider)
+        why = f"{borrowed.name} prices none of them" if borrowed else f"no {provider} price sheet"
+        said.append(
+            f"{flat}: storage only ({why}); requests, retrieval, restores and egress are "
+            "NOT included (per_access is left at 0)."
+        )
+    lines = compare(
+        [Option(name=o.name, monthly=o.monthly, per_access=o.per_access) for o in options], grid
+    )
+    return ProviderAdvice(
+        reads_per_month=reads_per_month,
+        options=sorted(options, key=lambda o: (o.cost(reads_per_month), o.per_access, o.name)),
+        grid=list(grid),
+        break_evens=lines.break_evens,
+        notes=list(dict.fromkeys(said)),
+    )

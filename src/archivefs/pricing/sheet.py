@@ -7,9 +7,10 @@ loaded; every later computation can trust them.
 
 from __future__ import annotations
 
+from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import yaml
 from pydantic import (
@@ -19,10 +20,12 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from archivefs.errors import PriceSheetError
 from archivefs.model import RestoreTier, StorageClass
+from archivefs.providers import PROVIDERS
 
 Price = Annotated[float, Field(ge=0)]
 DEFAULT_SHEET = "aws-us-east-1"
@@ -73,11 +76,34 @@ class PriceSheet(_Strict):
     """A complete price sheet (see docs/cost-model.md for the format)."""
 
     name: str
+    provider: str | None = None
     currency: str = "USD"
     bytes_per_gb: Annotated[int, Field(gt=0)] = 2**30
     classes: dict[StorageClass, ClassPrice]
     restored_copy_class: StorageClass = Field(default=StorageClass.STANDARD, validate_default=True)
     egress: dict[str, list[EgressTier]]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _in_providers_names(cls, data: Any) -> Any:
+        """With ``provider:``, class names are that provider's (GCS ``STANDARD`` is not S3's)."""
+        if not isinstance(data, dict) or data.get("provider") is None:
+            return data
+        provider = str(data["provider"]).lower()
+        if provider not in PROVIDERS:
+            raise ValueError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}")
+        classes = data.get("classes")
+        if isinstance(classes, dict):
+            classes = {_named(k, provider): v for k, v in classes.items()}
+        copy = data.get("restored_copy_class")
+        if copy is None:
+            copy = PROVIDERS[provider].default_class
+        return {
+            **data,
+            "provider": provider,
+            "classes": classes,
+            "restored_copy_class": _named(copy, provider),
+        }
 
     @field_validator("egress")
     @classmethod
@@ -146,6 +172,31 @@ class PriceSheet(_Strict):
             cost += (min(gb, ceiling) - floor) * tier.per_gb
             floor = ceiling
         return cost
+
+
+def sheet_provider(sheet: PriceSheet) -> str:
+    """The provider whose classes a price sheet prices (``s3`` for a sheet with none).
+
+    ``provider:`` if the sheet gives it. Without it, a class name two providers
+    spell alike reads as the first one's (GCS ``STANDARD`` as S3's, Oracle
+    ``Archive`` as Azure's), so the sheet is taken to be the provider, other than
+    S3, that most of its classes belong to (S3 if none).
+    """
+    if sheet.provider:
+        return sheet.provider
+    counts = Counter(c.provider for c in sheet.classes if c.provider != "s3")
+    return counts.most_common(1)[0][0] if counts else "s3"
+
+
+def _named(name: Any, provider: str) -> Any:
+    """``name`` as ``provider``'s storage class, spelled as the provider spells it."""
+    if not isinstance(name, str):
+        return name
+    spec = PROVIDERS[provider].find_class(name)
+    if spec is None or spec.name != name:
+        known = ", ".join(c.name for c in PROVIDERS[provider].classes)
+        raise ValueError(f"{provider} has no storage class {name!r}; use one of: {known}")
+    return StorageClass(name, provider)
 
 
 def available_price_sheets() -> list[str]:

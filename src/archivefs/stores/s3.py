@@ -26,7 +26,7 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from archivefs.errors import InvalidPathError, ObjectNotFoundError
+from archivefs.errors import InvalidOptionsError, InvalidPathError, ObjectNotFoundError
 from archivefs.model import (
     ArchiveAccessTier,
     ObjectState,
@@ -36,6 +36,7 @@ from archivefs.model import (
     check_restore_request,
 )
 from archivefs.stores.base import BulkProbe
+from archivefs.stores.keyspace import KeyRange, cut_points, just_before, ranges_after
 from archivefs.stores.translate import (
     is_restore_in_progress,
     raise_translated,
@@ -46,8 +47,14 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 LIST_PAGE = 1000
+LIST_FANOUT = 8  # pieces of one large recursive listing listed at once (stores/keyspace.py)
+CUT_PAGES = 4  # delimiter listings read, at most, to find where to cut a large listing
 MAX_ATTEMPTS = 5  # per request, the first included: the only retry layer (botocore's)
 RETRY_MODE = "adaptive"  # retry quota + a client-side rate limiter shared by every request
+Entries = list[dict[str, Any]]  # listing entries as S3 answers them
+Prefixes = list[str]
+States = list[ObjectState]
+Positions = list[int]  # (``list`` is a method name inside S3Store)
 _RESTORE_RE = re.compile(r'(\w[\w-]*)="([^"]*)"')
 
 
@@ -141,11 +148,33 @@ class S3Store(BulkProbe):
         Whether the server reports ``RestoreStatus`` in listings. ``None``
         (default): yes for AWS endpoints; for custom endpoints, learned from
         the first listing that carries one, HEAD fallback until then.
+    list_fanout:
+        How many pieces of one large recursive listing (``find``) are listed at
+        once; 1 lists in one sequence of pages (see :meth:`list`).
+    list_page:
+        Keys per listing request (S3 answers at most 1,000).
     """
 
     split_path = staticmethod(split_path)
 
-    def __init__(self, fs: Any, *, restore_status_in_listings: bool | None = None) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        *,
+        restore_status_in_listings: bool | None = None,
+        list_fanout: int = LIST_FANOUT,
+        list_page: int = LIST_PAGE,
+    ) -> None:
+        for name, value, top in (("list_fanout", list_fanout, 256), ("list_page", list_page, 1000)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise InvalidOptionsError(
+                    f"the S3 store option {name}={value!r} is not a whole number from 1 to {top}.",
+                    path="store_options",
+                    fix=f"pass e.g. store_options={{'{name}': "
+                    f"{LIST_FANOUT if name == 'list_fanout' else LIST_PAGE}}}.",
+                )
+        self.list_fanout = list_fanout
+        self.list_page = list_page
         self.fs = fs
         layer_retries_once(fs)
         size_connection_pool(fs)
@@ -351,33 +380,106 @@ class S3Store(BulkProbe):
         return state, described
 
     async def list(self, path: str, *, recursive: bool = False) -> Listing:
-        """List a directory (or everything below it) with restore states."""
+        """List a directory (or everything below it) with restore states.
+
+        A recursive listing that does not fit in one page is cut into up to
+        ``list_fanout`` key ranges after its first page, listed at once (see
+        ``stores/keyspace.py``): the same entries in the same order as one
+        sequence of pages, for at most ``list_fanout + CUT_PAGES`` more requests.
+        """
         bucket, key = split_path(path)
         prefix = key.rstrip("/") + "/" if key else ""
-        files: list[ObjectState] = []
-        dirs: list[str] = []
-        undescribed: list[int] = []
-        kwargs: dict[str, Any] = {"Prefix": prefix}
+        kwargs: dict[str, Any] = {"Prefix": prefix, "MaxKeys": self.list_page}
         if not recursive:
             kwargs["Delimiter"] = "/"
-        while True:
-            page = await self._list_page(bucket, **kwargs)
-            for entry in page.get("Contents", []):
-                state, described = self._entry_state(bucket, entry)
-                if not described:
-                    undescribed.append(len(files))
-                files.append(state)
-            dirs.extend(
-                f"{bucket}/{p['Prefix'].rstrip('/')}" for p in page.get("CommonPrefixes", [])
-            )
-            if not page.get("IsTruncated"):
-                break
-            kwargs["ContinuationToken"] = page["NextContinuationToken"]
+        page = await self._list_page(bucket, **kwargs)
+        entries: Entries = [*page.get("Contents", [])]
+        prefixes = [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+        if page.get("IsTruncated"):
+            if recursive and self.list_fanout > 1 and entries:
+                entries += await self._list_in_ranges(bucket, prefix, entries[-1]["Key"])
+            else:
+                more, more_prefixes = await self._list_pages(bucket, page, kwargs)
+                entries += more
+                prefixes += more_prefixes
+        files: States = []
+        undescribed: Positions = []
+        for entry in entries:
+            state, described = self._entry_state(bucket, entry)
+            if not described:
+                undescribed.append(len(files))
+            files.append(state)
         if undescribed and not self.restore_status_in_listings:
             heads = await asyncio.gather(*(self.head(files[i].path) for i in undescribed))
             for i, state in zip(undescribed, heads, strict=True):
                 files[i] = state
+        dirs = [f"{bucket}/{p.rstrip('/')}" for p in prefixes]
         return Listing(files=files, directories=dirs)
+
+    async def _list_pages(
+        self,
+        bucket: str,
+        page: dict[str, Any],
+        kwargs: dict[str, Any],
+        piece: KeyRange | None = None,
+    ) -> tuple[Entries, Prefixes]:
+        """The pages after ``page``, by continuation token (within ``piece``, if given)."""
+        entries: Entries = []
+        prefixes: Prefixes = []
+        while page.get("IsTruncated"):
+            page = await self._list_page(
+                bucket, **kwargs, ContinuationToken=page["NextContinuationToken"]
+            )
+            contents = page.get("Contents", [])
+            if piece is None:
+                entries += contents
+                prefixes += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+                continue
+            entries += [e for e in contents if piece.holds(e["Key"])]
+            if contents and piece.passed(contents[-1]["Key"]):
+                break
+        return entries, prefixes
+
+    async def _list_in_ranges(self, bucket: str, prefix: str, after: str) -> Entries:
+        """Every key under ``prefix`` after ``after``, listed in key ranges at once."""
+        cuts = await self._cuts_after(bucket, prefix, after)
+
+        async def piece(part: KeyRange) -> Entries:
+            kwargs = {"Prefix": prefix, "MaxKeys": self.list_page, "StartAfter": part.start_after}
+            page = await self._list_page(bucket, **kwargs)
+            contents = page.get("Contents", [])
+            entries = [e for e in contents if part.holds(e["Key"])]
+            if contents and part.passed(contents[-1]["Key"]):
+                return entries
+            more, _ = await self._list_pages(bucket, page, kwargs, part)
+            return entries + more
+
+        pieces = await asyncio.gather(*(piece(p) for p in ranges_after(after, cuts)))
+        return [entry for entries in pieces for entry in entries]
+
+    async def _cuts_after(self, bucket: str, prefix: str, after: str) -> Prefixes:
+        """Where to cut the keys after ``after``: between the "directories" that follow it.
+
+        Reads at most :data:`CUT_PAGES` delimiter listings: it goes down into a
+        directory when everything left lies in it, and stops at a page with no
+        directory (a flat stretch of keys has nowhere to cut: one request spent).
+        """
+        base = prefix
+        found: Prefixes = []
+        kwargs: dict[str, Any] = {"Delimiter": "/", "MaxKeys": self.list_page}
+        for _ in range(CUT_PAGES):
+            page = await self._list_page(bucket, Prefix=base, StartAfter=after, **kwargs)
+            common = [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+            found += [p for p in common if p > after]
+            if page.get("IsTruncated") and common:
+                kwargs["ContinuationToken"] = page["NextContinuationToken"]
+                continue
+            if not found and len(common) == 1 and not page.get("Contents"):
+                base = common[0]  # the rest lies in the directory holding ``after``
+                kwargs.pop("ContinuationToken", None)
+                continue
+            break
+        return cut_points(found, self.list_fanout)
 
     async def _probe_listing(
         self, bucket: str, keys: Sequence[str]
@@ -387,7 +489,7 @@ class S3Store(BulkProbe):
         found: dict[str, ObjectState | None] = {f"{bucket}/{k}": None for k in keys}
         undescribed: list[str] = []
         index = 0  # next unresolved key in sorted order
-        start_after: str | None = _just_before(keys[0])
+        start_after: str | None = just_before(keys[0])
         while index < len(keys):
             kwargs: dict[str, Any] = {"Prefix": prefix, "MaxKeys": LIST_PAGE}
             if start_after:
@@ -406,7 +508,7 @@ class S3Store(BulkProbe):
             while index < len(keys) and keys[index] <= last:
                 index += 1
             if index < len(keys):
-                start_after = max(last, _just_before(keys[index]) or last)
+                start_after = max(last, just_before(keys[index]) or last)
         if undescribed and not self.restore_status_in_listings:
             heads = await asyncio.gather(*(self.head(p) for p in undescribed))
             found.update((s.path, s) for s in heads)
@@ -463,14 +565,6 @@ def _common_prefix(keys: Sequence[str]) -> str:
     while n < min(len(first), len(last)) and first[n] == last[n]:
         n += 1
     return first[:n]
-
-
-def _just_before(key: str) -> str | None:
-    """A string that sorts before ``key`` and after everything smaller (for StartAfter)."""
-    if not key:
-        return None
-    last = ord(key[-1])
-    return key[:-1] + chr(last - 1) if last > 0 else key[:-1] or None
 
 
 def _endpoint_url(fs: Any) -> str | None:
