@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             module = importlib.import_module(f"benchmarks.{name}")
             start = time.perf_counter()
             result = module.run(archive, label)
-            result.size, result.server = label, server
+            result.size, result.server = label, result.server or server  # Azure: its own
             path = write(result, args.out)
             print(f"{name:<20} {time.perf_counter() - start:6.1f}s  {result.headline}  -> {path}")
     if not args.no_docs:

@@ -38,6 +38,8 @@ MODULES = [
     "read_amplification",
     "time_to_first_result",
     "cluster_coordination",
+    "azure_time_to_data",
+    "azure_status_polling",
     "parallel_listing",
 ]
 

@@ -17,6 +17,7 @@ def main() -> None:
         concurrency=config.get("concurrency", 1),
         store_options=config.get("store_options"),
         price_sheet="azure-eastus",
+        bucket_claims=config.get("bucket_claims", False),
         skip_instance_cache=True,
     )
     result = fs.restore(config["paths"], wait=False)

@@ -47,7 +47,7 @@ def reference_find(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
         entries.append(_member_entry(member, catalog.bundles[member.bundle].storage_class))
     prefix = path.rstrip("/") + "/"
     entries += [
-        catalog_members.plain_entry(p, size)
+        catalog_members.plain_entry(p, size, catalog.hot_class)
         for p, size in catalog.plain.items()
         if p.startswith(prefix) or p == path
     ]
@@ -67,7 +67,7 @@ def reference_listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:
             if "/" in rest:
                 names.add(prefix + rest.split("/", 1)[0])
             else:
-                entries.append(catalog_members.plain_entry(plain, size))
+                entries.append(catalog_members.plain_entry(plain, size, catalog.hot_class))
     entries += [{"name": d, "size": 0, "type": "directory"} for d in sorted(names)]
     return entries
 

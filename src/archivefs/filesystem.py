@@ -402,6 +402,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         filesystem has measured on its own reads so far is used (1.0 before any).
         """
         kwargs.setdefault("egress", self.egress)
+        if getattr(self.store, "copies", False):  # Azure, rehydrate="copy"
+            kwargs.setdefault("rehydrate_by_copy", True)
         if kwargs.get("read_amplification") is None:
             kwargs["read_amplification"] = self.read_stats.amplification or 1.0
         from archivefs.pricing import estimate
@@ -822,9 +824,17 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 # HEAD did not find, the GET's error says whether the key or the bucket is missing
                 kwargs["max_concurrency"] = 1
         result: bytes = await self._guarded(
-            path, lambda: self.fs._cat_file(path, start=start, end=end, **kwargs)
+            path,
+            lambda: self.fs._cat_file(self._read_path(path), start=start, end=end, **kwargs),
         )
         return result
+
+    def _read_path(self, path: str) -> str:
+        """Where the store reads ``path`` from: on Azure with ``rehydrate="copy"``, its
+        rehydrated copy once the store has seen it online; else ``path`` itself. Called
+        at each try, so a read retried after the read policy finds the copy."""
+        read_path = getattr(self.store, "read_path", None)
+        return path if read_path is None else str(read_path(path))
 
     def _known_state(self, path: str, where: Location) -> ObjectState | None:
         """What this filesystem already knows of a plain object, without asking the store.
@@ -834,7 +844,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         believed archived is checked with a HEAD before the policy acts.
         """
         if where.catalog is not None and path in where.catalog.plain:
-            return ObjectState(path=path, size=where.catalog.plain[path])  # listed hot objects
+            catalog = where.catalog  # listed hot objects, in the provider's own hot class
+            return ObjectState(path=path, size=catalog.plain[path], storage_class=catalog.hot_class)
         ready = readable_state(self.store_scope, path)
         if ready is not None:
             return ready
@@ -1092,7 +1103,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             await self._get_member(where, lpath, callback)
             return
         await self._guarded(
-            rpath, lambda: self.fs._get_file(rpath, lpath, callback=callback, **kwargs)
+            rpath,
+            lambda: self.fs._get_file(self._read_path(rpath), lpath, callback=callback, **kwargs),
         )
 
     async def _get(
@@ -1239,7 +1251,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _stream_copy(self, path: str, hot_fs: Any, target: str) -> None:
         with tempfile.TemporaryDirectory(prefix="archivefs-promote-") as tmp:
             local = os.path.join(tmp, "object")
-            await self._guarded(path, lambda: self.fs._get_file(path, local))
+            await self._guarded(path, lambda: self.fs._get_file(self._read_path(path), local))
             await hot_fs._makedirs(hot_fs._parent(target), exist_ok=True)
             partial = f"{target}.archivefs-partial-{uuid.uuid4().hex}"
             await hot_fs._put_file(local, partial)
@@ -1593,7 +1605,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         rows, plain = catalog_members.find_rows(catalog, path)
         members.add_rows(catalog, rows)
         for name in sorted(plain):  # in find's order
-            states[name] = _state_from_entry(catalog_members.plain_entry(name, plain[name]))
+            states[name] = _state_from_entry(
+                catalog_members.plain_entry(name, plain[name], catalog.hot_class)
+            )
         return len(rows) + len(plain)
 
     async def _sort_glob(

@@ -24,6 +24,7 @@ import numpy as np
 
 from archivefs.errors import CatalogError
 from archivefs.model import Member, StorageClass
+from archivefs.providers import PROVIDERS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -82,14 +83,18 @@ class MemberColumns:
 class Catalog:
     """An immutable index of bundle members; build new ones with :meth:`merge`."""
 
+    plain_provider: str | None = None  # recorded provider of the plain objects (see provider)
+
     def __init__(
         self,
         members: Iterable[MemberInfo] = (),
         bundles: Iterable[BundleInfo] = (),
         plain: dict[str, int] | None = None,
+        provider: str | None = None,
     ):
         rows = sorted(members, key=lambda m: m.path)
         self.plain: dict[str, int] = dict(plain or {})  # ordinary objects kept hot: path -> size
+        self.plain_provider = provider
         self.bundles: dict[str, BundleInfo] = {b.key: b for b in bundles}
         keys = sorted(self.bundles)
         index = {k: i for i, k in enumerate(keys)}
@@ -292,6 +297,21 @@ class Catalog:
         """Bundle keys in the order the ``bundle`` column indexes them."""
         return self._bundle_keys
 
+    @property
+    def provider(self) -> str:
+        """The provider whose store holds this catalog: recorded when it was saved (since
+        0.3), else its bundles' provider (older catalogs), else S3."""
+        if self.plain_provider is not None:
+            return self.plain_provider
+        providers = {b.storage_class.provider for b in self.bundles.values()}
+        return providers.pop() if len(providers) == 1 else "s3"
+
+    @property
+    def hot_class(self) -> StorageClass:
+        """The class of the plain (hot) objects this catalog lists: its provider's default
+        class, the one a plain upload lands in (S3 ``STANDARD``, Azure ``Hot``)."""
+        return StorageClass.parse(None, provider=self.provider)
+
     def merge(self, other: Catalog) -> Catalog:
         """A catalog with both sets of bundles; paths may not repeat."""
         return Catalog.concat([self, other])
@@ -325,6 +345,9 @@ class Catalog:
             mtime=column("_mtime"),
         )
         catalog.plain = {k: v for c in catalogs for k, v in c.plain.items()}
+        catalog.plain_provider = next(
+            (c.plain_provider for c in catalogs if c.plain_provider is not None), None
+        )
         return catalog
 
     def without(self, paths: Iterable[str]) -> Catalog:
@@ -350,11 +373,13 @@ class Catalog:
             mtime=self._mtime[rows],
         )
         catalog.plain = dict(self.plain)
+        catalog.plain_provider = self.plain_provider
         return catalog
 
-    def with_plain(self, plain: dict[str, int]) -> Catalog:
-        """The same catalog, also listing these ordinary (hot) objects."""
-        return self.merge(Catalog(plain=plain))
+    def with_plain(self, plain: dict[str, int], provider: str | None = None) -> Catalog:
+        """The same catalog, also listing these ordinary (hot) objects, stored at
+        ``provider`` (``"s3"``, ``"azure"``: what their class is, see :attr:`hot_class`)."""
+        return self.merge(Catalog(plain=plain, provider=provider))
 
     @classmethod
     def from_entries(
@@ -366,6 +391,7 @@ class Catalog:
     ) -> Catalog:
         """A catalog of one bundle whose member names are relative to ``root``."""
         classes = storage_classes or {}
+        default = StorageClass.parse(None, provider=bundle.storage_class.provider)
         members = [
             MemberInfo(
                 path=f"{root.rstrip('/')}/{e.name}",
@@ -374,7 +400,7 @@ class Catalog:
                 length=e.length,
                 crc32=e.crc32,
                 sha256=e.sha256 or "0" * 64,
-                storage_class=classes.get(e.name, StorageClass.STANDARD),
+                storage_class=classes.get(e.name, default),
                 mtime=e.mtime,
             )
             for e in entries
@@ -463,6 +489,7 @@ class Catalog:
             "sha256": digest,
             "members": len(self),
             "plain": self.plain,
+            "provider": self.provider,
             "bundles": [
                 {
                     "key": b.key,
@@ -534,6 +561,16 @@ class Catalog:
         plain = pointer.get("plain", {})
         if isinstance(plain, dict):
             catalog.plain = {str(k): int(v) for k, v in plain.items()}
+        provider = pointer.get("provider")
+        if provider is not None:
+            if provider not in PROVIDERS:
+                raise CatalogError(
+                    f"the catalog pointer names an unknown provider {str(provider)[:40]!r}.",
+                    path=f"{directory}/{POINTER}",
+                    fix="upgrade archivefs, or rebuild the catalog with `archivefs catalog "
+                    "rebuild`.",
+                )
+            catalog.plain_provider = str(provider)
         return catalog
 
 

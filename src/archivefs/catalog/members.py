@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from archivefs.catalog.index import Catalog
+    from archivefs.model import StorageClass
 
 _TOP = "\U0010ffff"  # sorts after every character: ``p + "/" + _TOP`` ends p's block
 
@@ -100,15 +101,16 @@ def _member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> lis
     ]
 
 
-def plain_entry(path: str, size: int) -> dict[str, Any]:
-    """A hot object listed by a catalog (e.g. zarr metadata kept out of bundles)."""
+def plain_entry(path: str, size: int, klass: StorageClass) -> dict[str, Any]:
+    """A hot object listed by a catalog (e.g. zarr metadata kept out of bundles), in
+    ``klass``: the catalog's :attr:`~archivefs.catalog.index.Catalog.hot_class`."""
     return {
         "name": path,
         "size": size,
         "type": "file",
-        "StorageClass": "STANDARD",
-        "storage_class": "STANDARD",
-        "access": "immediate",
+        "StorageClass": klass.value,
+        "storage_class": klass.value,
+        "access": klass.access.value,
         "restore": RestoreState.HOT.value,
         "restore_expiry": None,
         "archive_access": None,
@@ -149,7 +151,7 @@ def find_entries(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
         return _by_name(member_entries(catalog, rows))
     picked, plain = find_rows(catalog, path)
     out = _by_name(member_entries(catalog, picked))
-    out.update((p, plain_entry(p, s)) for p, s in plain.items())
+    out.update((p, plain_entry(p, s, catalog.hot_class)) for p, s in plain.items())
     return {name: out[name] for name in sorted(out)}
 
 
@@ -284,7 +286,8 @@ def walk_entries(
     found = walk(catalog, path, maxdepth, prefix)
     entries = member_entries(catalog, found.rows)
     out = _by_name(entries)
-    out.update((p, plain_entry(p, s)) for p, s in found.plain.items())
+    hot = catalog.hot_class
+    out.update((p, plain_entry(p, s, hot)) for p, s in found.plain.items())
     if withdirs:
         out.update((d, _directory(d)) for d in found.directories)
         out[path] = _directory(path)
@@ -321,7 +324,7 @@ def listing(catalog: Catalog, path: str) -> list[dict[str, Any]]:
             if "/" in rest:
                 names.add(prefix + rest.split("/", 1)[0])
             else:
-                entries.append(plain_entry(plain, size))
+                entries.append(plain_entry(plain, size, catalog.hot_class))
     entries += [_directory(d) for d in sorted(names)]
     return entries
 

@@ -99,7 +99,8 @@ def bundle_tree(
 
     Members appear at ``dest_root/<path relative to src_root>``; bundles and
     the catalog go under ``dest_root/.archivefs/``. A zarr store keeps its
-    metadata, coordinates and small arrays as plain STANDARD objects
+    metadata, coordinates and small arrays as plain objects in the provider's hot class
+    (S3 ``STANDARD``, Azure ``Hot``)
     (``hot_arrays``: ``"auto"``, or the array names to keep hot; a policy's own
     ``hot_arrays``, when it names some, count as the caller's choice). Symbolic
     links that leave ``src_root`` are skipped (``report.skipped_links``)
@@ -168,7 +169,7 @@ def bundle_tree(
         report.kept_hot.append(target)
         plain[dest_fs._strip_protocol(target)] = item.size
     if plain:
-        catalog = catalog.with_plain(plain)
+        catalog = catalog.with_plain(plain, klass.provider)
     with _store_errors(catalog_dir, "save the catalog"):
         catalog.save(dest_fs, catalog_dir)
         _register(dest_fs, dest_root)

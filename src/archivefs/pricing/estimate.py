@@ -169,6 +169,7 @@ def estimate(
     reads: int = 1,
     read_amplification: float = 1.0,
     throughput_bytes_per_s: float = DEFAULT_THROUGHPUT,
+    rehydrate_by_copy: bool = False,
 ) -> Estimate:
     """Estimate a plan (what will really be done) or a workload (what-if).
 
@@ -185,6 +186,11 @@ def estimate(
         Bytes fetched per byte needed (1.0: exact reads).
     throughput_bytes_per_s:
         Transfer rate for ``transfer_seconds``.
+    rehydrate_by_copy:
+        Azure's copy-to-rehydrate (``store_options={"rehydrate": "copy"}``): each
+        rehydration also writes its copy (one write operation at the copy's class);
+        the copy's storage is priced for ``days``, the originals stay archived, so no
+        early deletion is due for them.
     """
     if reads < 0 or read_amplification < 1.0 or throughput_bytes_per_s <= 0:
         raise PriceSheetError(
@@ -211,6 +217,15 @@ def estimate(
                 f"{plan_or_workload.storage_class.value} needs a restore and no tier was given; "
                 "estimated with the Standard tier (pass tier='Bulk' or 'Expedited' to compare)."
             )
+    if rehydrate_by_copy and tally.restore_requests:
+        copy_class = sheet.price(sheet.restored_copy_class)
+        tally.parts["requests"] += tally.restore_requests * copy_class.put_per_1000 / 1000
+        tally.warnings.append(
+            f"copy-to-rehydrate: {tally.restore_requests} copies are written in "
+            f"{sheet.restored_copy_class} and stay (billed) until deleted; restored_copy_storage "
+            f"counts {restore_days} day(s) of them. The originals stay archived: no early "
+            "deletion."
+        )
     tally.parts["egress"] = sheet.egress_cost(tally.egress_gb, egress)
     _warn(tally, sheet, read_amplification)
     hours = (

@@ -1,10 +1,11 @@
 """Claims in the bucket: one restore per group across hosts that share no journal.
 
 Before a restore is sent, its group is claimed by creating a small object under the
-bucket's reserved prefix with a conditional write (S3 ``PutObject`` with
-``If-None-Match: *``): exactly one writer succeeds, on any machine, and only it sends
-the request. Everyone else reads the claim and waits instead of paying. The bucket is
-the one place every host already looks, so no server of our own is needed.
+bucket's (or Azure container's) reserved prefix with a conditional write (S3
+``PutObject``, Azure ``Put Blob``, with ``If-None-Match: *``): exactly one writer
+succeeds, on any machine, and only it sends the request. Everyone else reads the claim
+and waits instead of paying. The bucket is the one place every host already looks, so
+no server of our own is needed.
 
 A claim is one PUT per group for the winner; a loser pays one GET. A claim is taken
 over (with ``If-Match`` on the ETag read, so again by exactly one host) when it is
@@ -143,6 +144,9 @@ class BucketClaims:
     ) -> tuple[list[str], list[str]]:
         """Claim each group; return (won: send these, lost: another host is on them)."""
         semaphore = asyncio.Semaphore(concurrency)
+        provider = getattr(self.store, "provider", None)
+        if provider is not None and not provider.takes_days:
+            days = None  # Azure's rehydrations take no days: the claim says none
         won: list[str] = []
         lost: list[str] = []
 

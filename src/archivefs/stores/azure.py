@@ -32,6 +32,8 @@ others that were throttled; accepted ones never are. Reads keep adlfs's own poli
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from archivefs.errors import (
     ArchiveError,
     InvalidPathError,
+    ObjectNotFoundError,
     StoreUnavailableError,
 )
 from archivefs.model import (
@@ -57,6 +60,7 @@ from archivefs.stores.translate import (
     TRANSIENT_CODES,
     is_transient,
     raise_translated,
+    s3_error_code,
     translate,
     translate_azure,
 )
@@ -67,9 +71,12 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 LIST_PAGE = 5000  # Azure's maximum per List Blobs page
+COPY_DIR = ".archivefs/rehydrated"  # copies, under archivefs's reserved prefix: listings hide it
+REHYDRATE_WAYS = ("tier", "copy")
 BATCH_LIMIT = 256  # Azure's maximum sub-requests per Blob Batch
 _PENDING = "rehydrate-pending-to-"
 _NO_SDK_RETRY: dict[str, Any] = {"retry_total": 0}  # AzureRetry retries instead
+_CONDITION_FAILED = frozenset({"BlobAlreadyExists", "ConditionNotMet", "TargetConditionNotMet"})
 _NOT_A_REFUSAL = frozenset(
     {"ContainerNotFound", "AuthenticationFailed", "AuthorizationFailure"}
     | {"AuthorizationPermissionMismatch", "InsufficientAccountPermissions"}
@@ -136,6 +143,31 @@ def split_path(path: str) -> tuple[str, str]:
     return container, blob
 
 
+def copy_path(path: str) -> str:
+    """Where ``rehydrate="copy"`` puts the online copy of ``container/blob``:
+    ``container/.archivefs/rehydrated/blob`` (same container, a name of its own)."""
+    container, blob = split_path(path)
+    return f"{container}/{COPY_DIR}/{blob}"
+
+
+def with_copy(original: ObjectState, copy: ObjectState | None) -> ObjectState:
+    """The state of an archived blob given its rehydrated copy's: pending copy ->
+    ``restoring``; online copy -> ``restored`` (reads go to the copy); the original keeps
+    its class (it stays in Archive)."""
+    if copy is None or not original.storage_class.needs_restore:
+        return original
+    if copy.restore is RestoreState.RESTORING:
+        return dataclasses.replace(
+            original,
+            restore=RestoreState.RESTORING,
+            pending_tier=copy.pending_tier,
+            pending_target=copy.pending_target,
+        )
+    if copy.readable:
+        return dataclasses.replace(original, restore=RestoreState.RESTORED)
+    return original  # a copy that is itself archived again: copy once more
+
+
 def state_from_properties(container: str, props: Any) -> ObjectState:
     """An :class:`ObjectState` from azure-storage-blob's ``BlobProperties`` (listing or HEAD)."""
     tier = props.blob_tier or AZURE.default_class  # accounts default blobs to Hot
@@ -176,6 +208,11 @@ class AzureStore(BulkProbe):
         :class:`AzureRetry` (or a mapping of its fields) for this adapter's requests.
     batch_size:
         Set Blob Tier sub-requests per Blob Batch (1 to 256; 1: no batches).
+    rehydrate:
+        ``"tier"`` (default): Set Blob Tier moves the blob itself online. ``"copy"``:
+        Copy Blob makes an online copy at :func:`copy_path` (one request per blob; Blob
+        Batch has no Copy Blob) and leaves the original in Archive (no early-deletion
+        fee); states and reads of the original's path then follow its copy.
     """
 
     split_path = staticmethod(split_path)
@@ -189,8 +226,15 @@ class AzureStore(BulkProbe):
         rehydrate_to: str = "Hot",
         retry: AzureRetry | Mapping[str, Any] | None = None,
         batch_size: int = BATCH_LIMIT,
+        rehydrate: str = "tier",
         **_: Any,
     ) -> None:
+        if rehydrate not in REHYDRATE_WAYS:
+            raise ValueError(
+                f"AzureStore: rehydrate={rehydrate!r} is not a way to rehydrate. "
+                "Fix: pass rehydrate='tier' (Set Blob Tier, the default) or 'copy' (Copy Blob "
+                "to .archivefs/rehydrated/, the original stays in Archive)."
+            )
         if not 1 <= batch_size <= BATCH_LIMIT:
             raise ValueError(
                 f"AzureStore: batch_size={batch_size} is outside Azure's 1..256. "
@@ -201,6 +245,8 @@ class AzureStore(BulkProbe):
         self.retry = AzureRetry.of(retry)
         self.restore_batch_size = batch_size  # the submitter keeps this many calls in flight
         self.batches_refused = False
+        self.copies = rehydrate == "copy"
+        self._online_copies: set[str] = set()  # originals whose copy was seen online
         self._queues: dict[tuple[str, str], list[_Queued]] = {}
         self._flushing: set[asyncio.Task[None]] = set()
 
@@ -240,7 +286,24 @@ class AzureStore(BulkProbe):
             props = await self._retrying(lambda: client.get_blob_properties(**_NO_SDK_RETRY))
         except Exception as error:
             raise_translated(error, path, action="inspect")
-        return state_from_properties(container, props)
+        state = state_from_properties(container, props)
+        if self.copies and state.storage_class.needs_restore and not blob.startswith(COPY_DIR):
+            copy: ObjectState | None = None
+            with contextlib.suppress(ObjectNotFoundError):
+                copy = await self.head(copy_path(path))
+            state = self._noted(with_copy(state, copy))
+        return state
+
+    def _noted(self, state: ObjectState) -> ObjectState:
+        """Remember an original whose copy reads (reads of its path go there)."""
+        if state.restore is RestoreState.RESTORED:
+            self._online_copies.add(state.path)
+        return state
+
+    def read_path(self, path: str) -> str:
+        """Where the bytes of ``path`` are read: its rehydrated copy once that is online
+        (``rehydrate="copy"``), else ``path`` itself."""
+        return copy_path(path) if path in self._online_copies else path
 
     async def restore(
         self,
@@ -261,6 +324,12 @@ class AzureStore(BulkProbe):
             pending_target=state.pending_target,
         )
         priority = RestoreTier.parse(str(tier), provider="azure").value
+        if self.copies and state.restore is RestoreState.RESTORING:
+            # a pending copy: Azure raises its priority with Set Blob Tier on the copy
+            container, blob = split_path(copy_path(state.path))
+            return await self._set_tier(container, blob, priority, state.path)
+        if self.copies:
+            return await self._copy(state.path, priority)
         container, blob = split_path(state.path)
         if self.restore_batch_size > 1 and not self.batches_refused:
             return await self._enqueue(container, blob, priority, state.path)
@@ -285,6 +354,32 @@ class AzureStore(BulkProbe):
             raise_translated(error, path, action="rehydrate")
         # 202: a rehydration started (or its priority was raised); 200: already online
         return RestoreOutcome.ACCEPTED if statuses[-1:] == [202] else RestoreOutcome.RESTORED
+
+    async def _copy(self, path: str, priority: str) -> RestoreOutcome:
+        """One Copy Blob of the archived ``path`` to :func:`copy_path`, at ``rehydrate_to``
+        and ``priority``: Azure rehydrates the copy; the original stays in Archive."""
+        from azure.storage.blob import StandardBlobTier
+
+        container, blob = split_path(path)
+        target_container, target_blob = split_path(copy_path(path))
+        service = self._service()
+        source = service.get_blob_client(container, blob).url
+        target = service.get_blob_client(target_container, target_blob)
+        tier = StandardBlobTier(self.rehydrate_to)
+        try:
+            result = await self._retrying(
+                lambda: target.start_copy_from_url(
+                    source, standard_blob_tier=tier, rehydrate_priority=priority, **_NO_SDK_RETRY
+                )
+            )
+        except Exception as error:
+            if s3_error_code(error) == "PendingCopyOperation":
+                return RestoreOutcome.IN_PROGRESS  # a copy is already on its way (a retry)
+            raise_translated(error, path, action="copy to rehydrate")
+        if str(result.get("copy_status") or "").lower() == "success":
+            self._online_copies.add(path)
+            return RestoreOutcome.RESTORED
+        return RestoreOutcome.ACCEPTED  # pending: rehydrating into the copy
 
     # -- Blob Batch: concurrent restore() calls coalesced, 256 per request -------------------
 
@@ -393,8 +488,15 @@ class AzureStore(BulkProbe):
     async def get_range(
         self, path: str, start: int, end: int, *, if_match: str | None = None
     ) -> RangeRead:
-        """One ranged Get Blob of ``[start, end)`` (``if_match``: the ETag it must have)."""
-        container, blob = split_path(path)
+        """One ranged Get Blob of ``[start, end)`` (``if_match``: the ETag it must have).
+
+        From the rehydrated copy when there is one online: the copy has an ETag of its
+        own, so ``if_match`` (the original's) is not sent; member reads still check
+        each member's CRC-32."""
+        where = self.read_path(path)
+        if where != path:
+            if_match = None
+        container, blob = split_path(where)
         kwargs: dict[str, Any] = {}
         if if_match:
             from azure.core import MatchConditions
@@ -458,13 +560,49 @@ class AzureStore(BulkProbe):
             return Listing(files=files, directories=dirs)
 
         try:
-            return await self._retrying(listing)
+            found = await self._retrying(listing)
         except Exception as error:
             raise_translated(error, path, action="list")
+        if not self.copies:
+            return found
+        merged = await self._merge_copies(container, {s.path: s for s in found.files})
+        return Listing(
+            files=[s for s in merged.values() if s is not None], directories=found.directories
+        )
+
+    async def _merge_copies(
+        self, container: str, states: dict[str, ObjectState | None]
+    ) -> dict[str, ObjectState | None]:
+        """``states`` with the archived ones' copies taken into account (``rehydrate="copy"``):
+        one List Blobs (per 5,000) of the copies below the archived blobs' common prefix."""
+        archived = sorted(
+            split_path(p)[1]
+            for p, s in states.items()
+            if s is not None and s.storage_class.needs_restore
+        )
+        if not archived:
+            return states
+        copies = await self._list_states(container, [f"{COPY_DIR}/{b}" for b in archived])
+        out = dict(states)
+        for name in archived:
+            path = f"{container}/{name}"
+            original = out[path]
+            assert original is not None
+            out[path] = self._noted(with_copy(original, copies.get(copy_path(path))))
+        return out
 
     async def _probe_listing(
         self, container: str, blobs: Sequence[str]
     ) -> dict[str, ObjectState | None]:
+        found = await self._list_states(container, blobs)
+        if self.copies:
+            found = await self._merge_copies(container, found)
+        return found
+
+    async def _list_states(
+        self, container: str, blobs: Sequence[str]
+    ) -> dict[str, ObjectState | None]:
+        """States of ``blobs`` (sorted) from List Blobs under their common prefix."""
         prefix = _common_prefix(blobs)
         wanted = set(blobs)
         last = blobs[-1]
@@ -487,16 +625,52 @@ class AzureStore(BulkProbe):
         except Exception as error:
             raise_translated(error, f"{container}/{prefix}", action="list")
 
-    # -- claims shared by hosts: not on Azure yet ----------------------------------------------
+    # -- claims shared by hosts: conditional Put Blob --------------------------------------
 
     async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        raise _no_claims(path)
+        """A small blob's bytes and ETag, from one Get Blob (``None`` when absent)."""
+        container, blob = split_path(path)
+
+        async def get() -> tuple[bytes, str]:
+            client = self._service().get_blob_client(container, blob)
+            stream = await client.download_blob(**_NO_SDK_RETRY)
+            data: bytes = await stream.readall()
+            return data, str(stream.properties.etag)
+
+        try:
+            return await self._retrying(get)
+        except Exception as error:
+            if s3_error_code(error) in ("BlobNotFound", "ResourceNotFound"):
+                return None
+            raise_translated(error, path, action="read")
 
     async def create_exclusive(self, path: str, body: bytes) -> bool:
-        raise _no_claims(path)
+        """Put Blob only if no blob is there (``If-None-Match: *``); False if taken."""
+        return await self._put_conditional(path, body, overwrite=False)
 
     async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
-        raise _no_claims(path)
+        """Put Blob only if its ETag is still ``etag`` (``If-Match``); False if not."""
+        from azure.core import MatchConditions
+
+        return await self._put_conditional(
+            path, body, overwrite=True, etag=etag, match_condition=MatchConditions.IfNotModified
+        )
+
+    async def _put_conditional(self, path: str, body: bytes, **condition: Any) -> bool:
+        """One Put Blob (azure-storage-blob sends ``If-None-Match: *`` for
+        ``overwrite=False``, ``If-Match`` for an etag). A try that was throttled is sent
+        again: if an earlier try did land, the claim found is this process's own, which
+        the claims treat as won."""
+        container, blob = split_path(path)
+        client = self._service().get_blob_client(container, blob)
+        try:
+            await self._retrying(lambda: client.upload_blob(body, **condition, **_NO_SDK_RETRY))
+        except Exception as error:
+            # 409 BlobAlreadyExists (If-None-Match: *), 412 ConditionNotMet (If-Match)
+            if s3_error_code(error) in _CONDITION_FAILED:
+                return False
+            raise_translated(error, path, action="write")
+        return True
 
 
 def upload_at_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str, str]) -> None:
@@ -536,14 +710,6 @@ def _sub_error(code: str | None, status: int, path: str) -> ArchiveError:
         path=path,
         fix="check the blob's tier and type (only block blobs in Archive rehydrate); run the "
         "restore again to retry it alone.",
-    )
-
-
-def _no_claims(path: str) -> ArchiveError:
-    return ArchiveError(
-        "bucket claims (deduplication across hosts) are not implemented for Azure yet.",
-        path=path,
-        fix="open the filesystem with bucket_claims=False (the local journal still dedupes).",
     )
 
 

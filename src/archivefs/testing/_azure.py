@@ -1,21 +1,25 @@
 """EmulatedAzureArchive: Azurite (Microsoft's Blob emulator, from npm) behind a thin archive layer.
 
-Facts about Azurite 3.35 that decide the design: it answers reads of archived
-blobs with ``409 BlobArchived`` as Azure does, but Set Blob Tier Archive->online
-completes *at once* and it never reports ``x-ms-archive-status``. So a small
-HTTP proxy of our own sits in front of it and adds only that (everything else
-is Azurite's): a Set Blob Tier that takes a blob out of Archive is held
-*pending* for a configurable delay per rehydrate priority (then sent to Azurite),
-``x-ms-archive-status``/``x-ms-rehydrate-priority`` appear on HEAD and in
-listings while it is pending, a pending target cannot change and a priority
-cannot be lowered (``409 BlobBeingRehydrated``), reads stay refused (Azurite
-still holds the blob in Archive). Blob Batch requests (``?comp=batch``, up to 256
-Set Blob Tier sub-requests in one multipart/mixed POST) are answered by the
-proxy itself: each sub-request goes through the same rehydration rules and gets
-its own part in a multipart answer, as Azure frames it. The proxy counts every
-request by operation at the server side (a batch once, as ``BlobBatch``, and
-each sub-request with ``batched=True``), counts the rehydrations started per
-blob, and injects faults (``503 ServerBusy``) on demand, by count or share.
+Facts about Azurite 3.35 that decide the design: it answers reads of archived blobs with
+``409 BlobArchived`` as Azure does, but Set Blob Tier Archive->online completes *at
+once* and it never reports ``x-ms-archive-status``. So a small HTTP proxy of our own
+sits in front of it and adds only that (everything else is Azurite's): a Set Blob Tier
+that takes a blob out of Archive is held *pending* for a configurable delay per
+rehydrate priority (then sent to Azurite),
+``x-ms-archive-status``/``x-ms-rehydrate-priority`` appear on HEAD and in listings while
+it is pending, a pending target cannot change and a priority cannot be lowered (``409
+BlobBeingRehydrated``), reads stay refused (Azurite still holds the blob in Archive). A
+Copy Blob from an archived source to an online tier (copy-to-rehydrate; Azurite copies
+at once) makes its destination in Archive and holds *that* pending the same way; the
+source stays in Archive. Blob Batch requests (``?comp=batch``, up to 256 Set Blob Tier
+sub-requests in one multipart/mixed POST) are answered by the proxy itself: each
+sub-request goes through the same rehydration rules and gets its own part in a multipart
+answer, as Azure frames it. Conditional writes (``If-None-Match: *``, ``If-Match``:
+restore claims) are passed to Azurite one at a time, so that exactly one of two racing
+writers wins, as on Azure. The proxy counts every request by operation at the server
+side (a batch once, as ``BlobBatch``, and each sub-request with ``batched=True``),
+counts the rehydrations started per blob, and injects faults (``503 ServerBusy``) on
+demand, by count or share.
 
 Clients (adlfs, azure-storage-blob) talk HTTP to the proxy exactly as to Azure;
 the harness itself (seeding, completing rehydrations) talks to Azurite directly,
@@ -40,6 +44,7 @@ import uuid
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -263,6 +268,7 @@ class EmulatedAzureArchive:
         self.rehydrations: Counter[str] = Counter()  # container/blob -> rehydrations started
         self.batch_enabled = True  # False: Blob Batch is refused, as on accounts without it
         self._lock = threading.RLock()
+        self._write_lock = threading.Lock()  # conditional writes, one at a time
         self._in_flight = 0  # requests the proxy is answering now
         self._process: subprocess.Popen[bytes] | None = None
         self._proxy: _ProxyServer | None = None
@@ -397,6 +403,18 @@ class EmulatedAzureArchive:
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda name: self.put_blob(container, name, blobs[name], tier), blobs))
 
+    def tier_of(self, path: str) -> str:
+        """The access tier Azurite holds for ``container/blob`` (never counted)."""
+        container, _, blob = path.partition("/")
+        props = self._direct().get_blob_client(container, blob).get_blob_properties()
+        return str(props.blob_tier)
+
+    def read_blob(self, path: str) -> bytes:
+        """The bytes of ``container/blob``, straight from Azurite (never counted)."""
+        container, _, blob = path.partition("/")
+        data: bytes = self._direct().get_blob_client(container, blob).download_blob().readall()
+        return data
+
     def fail_next(
         self, op: str, times: int, *, status: int = 503, code: str = "ServerBusy"
     ) -> None:
@@ -511,7 +529,17 @@ class EmulatedAzureArchive:
             held = self._set_tier(container, blob, headers)
             if held is not None:
                 return held
-        status, out_headers, payload = self._forward(method, parsed, headers, body)
+        if op == "CopyBlob" and container and blob:
+            copied = self._copy_archived(container, blob, headers)
+            if copied is not None:
+                return copied
+        if method == "PUT" and _conditional(headers):
+            # Azure evaluates a conditional write atomically; Azurite checks, then writes
+            # (two concurrent writers could both win), so conditional writes take turns
+            with self._write_lock:
+                status, out_headers, payload = self._forward(method, parsed, headers, body)
+        else:
+            status, out_headers, payload = self._forward(method, parsed, headers, body)
         if container and blob and op in ("GetBlobProperties", "GetBlob") and status < 300:
             with self._lock:
                 p = self._pending.get((container, blob))
@@ -566,6 +594,68 @@ class EmulatedAzureArchive:
             self._pending[(container, blob)] = _Pending(online, priority, time.monotonic() + delay)
             self.rehydrations[f"{container}/{blob}"] += 1
         return 202, _ms_headers(), b""
+
+    def _copy_archived(
+        self, container: str, blob: str, headers: dict[str, str]
+    ) -> tuple[int, list[tuple[str, str]], bytes] | None:
+        """Copy Blob from an archived source to an online tier: the copy-to-rehydrate.
+
+        Azure creates the destination in Archive and rehydrates *it* (``x-ms-copy-status:
+        pending``, ``archive_status`` on the destination) while the source stays in
+        Archive. Azurite copies such a blob at once, so the proxy makes the destination
+        itself (Archive) and holds it pending for the priority's delay, exactly like a
+        Set Blob Tier rehydration (``rehydrations`` counts the destination). A second
+        copy onto a destination still pending is refused with ``409
+        PendingCopyOperation``. ``None``: not from an archived source, Azurite answers
+        (it refuses an archived source without a tier with ``409 BlobArchived``, as Azure).
+        """
+        lower = {k.lower(): v for k, v in headers.items()}
+        source = urllib.parse.urlsplit(lower.get("x-ms-copy-source", ""))
+        parts = [urllib.parse.unquote(p) for p in source.path.lstrip("/").split("/", 2)]
+        if len(parts) < 3 or parts[0] != ACCOUNT:
+            return None
+        src_container, src_blob = parts[1], parts[2]
+        target = next(
+            (t for t in ONLINE_TIERS if t.lower() == lower.get("x-ms-access-tier", "").lower()),
+            None,
+        )
+        if target is None:
+            return None
+        priority = lower.get("x-ms-rehydrate-priority") or "Standard"
+        service = self._direct()
+        try:
+            props = service.get_blob_client(src_container, src_blob).get_blob_properties()
+        except Exception:
+            return None  # missing source: Azurite answers
+        if props.blob_tier != "Archive":
+            return None
+        with self._lock:
+            if (container, blob) in self._pending:
+                return _error(409, "PendingCopyOperation", "There is currently a pending copy.")
+        destination = service.get_blob_client(container, blob)
+        from azure.storage.blob import StandardBlobTier
+
+        destination.start_copy_from_url(
+            service.get_blob_client(src_container, src_blob).url,
+            standard_blob_tier=StandardBlobTier.HOT,  # Azurite: copied at once...
+        )
+        destination.set_standard_blob_tier("Archive")  # ...so archive it: Azure's state
+        made = destination.get_blob_properties()
+        delay = self.rehydrate_delay.get(priority, self.rehydrate_delay["Standard"])
+        with self._lock:
+            self._pending[(container, blob)] = _Pending(target, priority, time.monotonic() + delay)
+            self.rehydrations[f"{container}/{blob}"] += 1
+        return (
+            202,
+            [
+                *_ms_headers(),
+                ("ETag", str(made.etag)),
+                ("Last-Modified", format_datetime(made.last_modified, usegmt=True)),
+                ("x-ms-copy-id", str(uuid.uuid4())),
+                ("x-ms-copy-status", "pending"),
+            ],
+            b"",
+        )
 
     # -- Blob Batch ------------------------------------------------------------------------
 
@@ -678,6 +768,11 @@ def _connection_string(endpoint: str) -> str:
         f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};"
         f"BlobEndpoint={endpoint};"
     )
+
+
+def _conditional(headers: dict[str, str]) -> bool:
+    """A write with ``If-None-Match`` or ``If-Match`` (restore claims rely on its atomicity)."""
+    return any(k.lower() in ("if-none-match", "if-match") for k in headers)
 
 
 def _ms_headers() -> list[tuple[str, str]]:

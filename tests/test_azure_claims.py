@@ -1,0 +1,195 @@
+"""Claims in the container: hosts that share no journal rehydrate each blob once, on Azure.
+
+Each process stands for a host (its own journal). Claims are Put Blob with
+``If-None-Match: *`` (taken over with ``If-Match``), which Azurite honours and the
+proxy passes through one at a time, as Azure evaluates them: atomically. Every
+count is the proxy's, server side.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from archivefs.restore.claims import Claim, claim_path
+from tests.conftest import kill_when
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from archivefs.testing import EmulatedAzureArchive
+
+WORKER = Path(__file__).with_name("_azure_restore_worker.py")
+BLOBS = 200
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def _seed(archive: EmulatedAzureArchive, container: str, n: int) -> list[str]:
+    blobs = {f"o/{i:05d}": f"blob {i}".encode() for i in range(n)}
+    archive.put_blobs(container, blobs, tier="Archive")
+    return [f"{container}/{name}" for name in sorted(blobs)]
+
+
+def _host(archive: EmulatedAzureArchive, tmp_path: Path, name: str, paths: list[str]) -> Any:
+    return {
+        "storage_options": archive.storage_options(),
+        "journal": str(tmp_path / name / "journal.sqlite"),  # one journal per "host"
+        "paths": paths,
+        "concurrency": 8,
+        "bucket_claims": True,
+        "store_options": {"batch_size": 20},  # several batches per host: they interleave
+    }
+
+
+def _selections(paths: list[str]) -> list[list[str]]:
+    """Four overlapping selections whose union is every path."""
+    half = len(paths) // 2
+    return [paths[:half], paths[half // 2 : half + half // 2], paths[half:], paths[::2]]
+
+
+def _start(config: dict[str, Any]) -> subprocess.Popen[bytes]:
+    (Path(config["journal"]).parent).mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), json.dumps(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        try:
+            code = proc.wait(600)
+            stderr = proc.stderr.read().decode() if proc.stderr else ""
+        finally:
+            if proc.stderr:
+                proc.stderr.close()
+        assert code == 0, stderr
+
+
+def _set_tiers(archive: EmulatedAzureArchive, **filters: Any) -> int:
+    """Set Blob Tier sent, alone or inside Blob Batches."""
+    return archive.requests.count("SetBlobTier", batched=None, **filters)
+
+
+def _assert_each_once(archive: EmulatedAzureArchive, paths: list[str]) -> None:
+    assert _set_tiers(archive, status=202) == len(paths)
+    assert _set_tiers(archive) == len(paths)  # no 409, no second request of any blob
+    assert set(archive.rehydrations.values()) == {1}
+    assert sorted(archive.rehydrations) == paths
+    assert sorted(archive.pending()) == paths
+
+
+def test_four_hosts_restoring_overlapping_selections_rehydrate_each_blob_once(
+    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
+) -> None:
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # all stay pending
+    paths = _seed(azure_archive, azure_container, BLOBS)
+    azure_archive.requests.clear()
+    procs = [
+        _start(_host(azure_archive, tmp_path, f"host{i}", part))
+        for i, part in enumerate(_selections(paths))
+    ]
+    _finish(procs)
+    _assert_each_once(azure_archive, paths)
+    # a claim is one conditional Put Blob per blob for its winner; the overlap (the
+    # selections hold 400 blob-selections of 200 blobs) lost a Put Blob each, and read
+    # the winner's claim with one Get Blob
+    claims = [r for r in azure_archive.requests.records if r.blob and "/claims/" in r.blob]
+    puts = [r for r in claims if r.op == "PutBlob"]
+    assert sum(1 for r in puts if r.status == 201) == BLOBS
+    assert len(puts) <= sum(len(s) for s in _selections(paths))  # pending ones: no claim
+    assert {r.status for r in puts} <= {201, 409}  # a loser learns it from the 409
+
+
+def test_a_host_killed_mid_submission_resumes_and_still_each_blob_once(
+    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
+) -> None:
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    paths = _seed(azure_archive, azure_container, BLOBS)
+    selections = _selections(paths)
+    azure_archive.requests.clear()
+    victim = _host(azure_archive, tmp_path, "host0", selections[0])
+    Path(victim["journal"]).parent.mkdir(parents=True)
+    victim["concurrency"] = 1
+    kill_when(WORKER, victim, lambda: _set_tiers(azure_archive) >= 40)
+    azure_archive.wait_idle()  # a batch the killed host sent is still applied
+    sent_before = _set_tiers(azure_archive)
+    assert 40 <= sent_before < len(selections[0])  # killed mid-submission
+    others = [_start(_host(azure_archive, tmp_path, f"host{i}", selections[i])) for i in (1, 2, 3)]
+    _finish(others)
+    _finish([_start(victim)])  # the same "host" starts again, with its journal
+    _assert_each_once(azure_archive, paths)
+
+
+def test_claims_live_in_the_container_and_say_who_asked(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    paths = _seed(azure_archive, azure_container, 3)
+    fs = make_az(bucket_claims=True)
+    azure_archive.requests.clear()
+    fs.restore(paths, tier="High")
+    for path in paths:
+        claim = Claim.parse(azure_archive.read_blob(claim_path(path)))
+        assert claim is not None
+        assert (claim.key, claim.tier, claim.days) == (path, "High", None)
+        assert b"AccountKey" not in azure_archive.read_blob(claim_path(path))
+    assert azure_archive.requests.count("PutBlob", status=201) == 3  # one claim per blob
+    assert _set_tiers(azure_archive, status=202) == 3
+    assert fs.ls(azure_container, detail=False) == [f"{azure_container}/o"]  # claims hidden
+    # a second host (no journal of its own) sees the claims, or the pending states, and
+    # sends nothing
+    azure_archive.requests.clear()
+    other = make_az(bucket_claims=True, journal=False)
+    assert other.restore(paths).requests_sent == 0
+    assert _set_tiers(azure_archive) == 0
+
+
+def test_a_claim_whose_claimer_died_is_taken_over_once(
+    azure_archive: EmulatedAzureArchive,
+    azure_container: str,
+    make_az: Callable[..., Any],
+    tmp_path: Path,
+) -> None:
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    (path,) = _seed(azure_archive, azure_container, 1)
+    dead = Claim(path, "Standard", None, "ghost-host:1", claimed_at=0.0, expected_ready_at=None)
+    azure_archive.put_blob(azure_container, claim_path(path).split("/", 1)[1], dead.to_bytes())
+    for i in range(3):
+        make_az(bucket_claims=True, journal=str(tmp_path / f"h{i}.sqlite")).restore(path)
+    assert _set_tiers(azure_archive, status=202) == 1
+    assert _set_tiers(azure_archive) == 1
+    taken = Claim.parse(azure_archive.read_blob(claim_path(path)))
+    assert taken is not None
+    assert taken.requester != dead.requester
+    # the take-over was one If-Match Put Blob that won (201), none lost
+    assert azure_archive.requests.count("PutBlob", status=201) == 1
+
+
+def test_conditional_writes_say_false_when_the_condition_fails(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    from fsspec.asyn import sync
+
+    fs = make_az()
+    store = fs.store
+    path = f"{azure_container}/.archivefs/claims/x.json"
+    assert sync(fs.loop, store.read_tagged, path) is None
+    assert sync(fs.loop, store.create_exclusive, path, b"first") is True
+    assert sync(fs.loop, store.create_exclusive, path, b"second") is False  # 409
+    found = sync(fs.loop, store.read_tagged, path)
+    assert found is not None
+    data, etag = found
+    assert data == b"first"
+    assert sync(fs.loop, store.replace_if_unchanged, path, b"third", etag) is True
+    assert sync(fs.loop, store.replace_if_unchanged, path, b"fourth", etag) is False  # 412
+    assert azure_archive.read_blob(path) == b"third"
+    puts = [r.status for r in azure_archive.requests.records if r.op == "PutBlob"]
+    assert puts == [201, 409, 201, 412]  # one request each, none retried
