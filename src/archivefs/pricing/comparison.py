@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from archivefs.errors import PriceSheetError
 from archivefs.pricing.sheet import (
     PriceSheet,
     available_price_sheets,
     load_price_sheet,
+    read_sheet_text,
     sheet_provider,
+    validate_sheet,
 )
 from archivefs.providers import PROVIDERS, Access
 
@@ -188,47 +190,19 @@ def load_any_sheet(name_or_path: str | Path) -> PriceSheet | ComparisonSheet:
 
 def load_comparison_sheet(name_or_path: str | Path) -> ComparisonSheet:
     """Load a shipped comparison sheet by name (``"study-2018-tokyo"``) or a YAML file."""
-    source = str(name_or_path)
-    if source in available_comparison_sheets():
-        path = _folder() / f"{source}.yaml"
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise PriceSheetError(
-                "no such comparison sheet.",
-                path=source,
-                fix=f"give a YAML file path or one of: {', '.join(available_comparison_sheets())}.",
-            )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise PriceSheetError(
-            f"cannot read the comparison sheet ({error}).", path=source, fix="check the file."
-        ) from error
+    text, source = read_sheet_text(
+        name_or_path, available_comparison_sheets(), _folder(), "comparison sheet"
+    )
     return parse_comparison_sheet(text, source=source)
 
 
 def parse_comparison_sheet(text: str, *, source: str = "<text>") -> ComparisonSheet:
     """Validate a YAML comparison sheet; errors name the file and the field."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise PriceSheetError(
-            f"not valid YAML ({error}).", path=source, fix="fix the YAML syntax."
-        ) from None
-    if not isinstance(data, dict):
-        raise PriceSheetError(
-            "a comparison sheet must be a YAML mapping.",
-            path=source,
-            fix="start from the shipped study-2018-tokyo sheet (see docs/cost-model.md).",
-        )
-    try:
-        return ComparisonSheet.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise PriceSheetError(
-            f"field {field}: {first['msg']} ({len(error.errors())} problem(s) in all).",
-            path=source,
-            fix="correct the field; docs/cost-model.md describes the comparison sheet format.",
-        ) from None
+    return validate_sheet(
+        text,
+        ComparisonSheet,
+        source=source,
+        kind="comparison sheet",
+        start="start from the shipped study-2018-tokyo sheet (see docs/cost-model.md).",
+        fields="docs/cost-model.md describes the comparison sheet format.",
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import yaml
 from pydantic import (
@@ -27,7 +27,11 @@ from archivefs.errors import PriceSheetError
 from archivefs.model import RestoreTier, StorageClass
 from archivefs.providers import PROVIDERS
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 Price = Annotated[float, Field(ge=0)]
+SheetModel = TypeVar("SheetModel", bound=BaseModel)
 DEFAULT_SHEET = "aws-us-east-1"
 
 
@@ -209,28 +213,50 @@ def available_price_sheets() -> list[str]:
 
 def load_price_sheet(name_or_path: str | Path = DEFAULT_SHEET) -> PriceSheet:
     """Load a shipped sheet by name (``"aws-us-east-1"``) or any YAML file by path."""
-    source = str(name_or_path)
-    if source in available_price_sheets():
-        text = (resources.files("archivefs.pricing") / "sheets" / f"{source}.yaml").read_text()
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise PriceSheetError(
-                "no such price sheet.",
-                path=source,
-                fix=f"give a YAML file path or one of: {', '.join(available_price_sheets())}.",
-            )
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise PriceSheetError(
-                f"cannot read the price sheet ({error}).", path=source, fix="check the file."
-            ) from error
+    shipped = resources.files("archivefs.pricing") / "sheets"
+    text, source = read_sheet_text(name_or_path, available_price_sheets(), shipped, "price sheet")
     return parse_price_sheet(text, source=source)
 
 
 def parse_price_sheet(text: str, *, source: str = "<text>") -> PriceSheet:
     """Validate a YAML price sheet; errors name the file and the field."""
+    return validate_sheet(
+        text,
+        PriceSheet,
+        source=source,
+        kind="price sheet",
+        start="start from a shipped sheet (see docs/cost-model.md).",
+        fields="docs/cost-model.md describes every field and its unit.",
+    )
+
+
+def read_sheet_text(
+    name_or_path: str | Path, shipped: list[str], folder: Traversable, kind: str
+) -> tuple[str, str]:
+    """The YAML text of a shipped sheet (by name, from ``folder``) or of a file, and the
+    source to name in errors."""
+    source = str(name_or_path)
+    if source in shipped:
+        return (folder / f"{source}.yaml").read_text(encoding="utf-8"), source
+    path = Path(source)
+    if not path.is_file():
+        raise PriceSheetError(
+            f"no such {kind}.",
+            path=source,
+            fix=f"give a YAML file path or one of: {', '.join(shipped)}.",
+        )
+    try:
+        return path.read_text(encoding="utf-8"), source
+    except (OSError, UnicodeDecodeError) as error:
+        raise PriceSheetError(
+            f"cannot read the {kind} ({error}).", path=source, fix="check the file."
+        ) from error
+
+
+def validate_sheet(
+    text: str, model: type[SheetModel], *, source: str, kind: str, start: str, fields: str
+) -> SheetModel:
+    """Parse YAML ``text`` into ``model``; errors name the file, the field and the fix."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -238,18 +264,14 @@ def parse_price_sheet(text: str, *, source: str = "<text>") -> PriceSheet:
             f"not valid YAML ({error}).", path=source, fix="fix the YAML syntax."
         ) from None
     if not isinstance(data, dict):
-        raise PriceSheetError(
-            "a price sheet must be a YAML mapping.",
-            path=source,
-            fix="start from a shipped sheet (see docs/cost-model.md).",
-        )
+        raise PriceSheetError(f"a {kind} must be a YAML mapping.", path=source, fix=start)
     try:
-        return PriceSheet.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise PriceSheetError(
             f"field {field}: {first['msg']} ({len(error.errors())} problem(s) in all).",
             path=source,
-            fix="correct the field; docs/cost-model.md describes every field and its unit.",
+            fix=f"correct the field; {fields}",
         ) from None
