@@ -17,7 +17,8 @@ from archivefs.model import (
     check_restore_request,
 )
 from archivefs.restore.planner import PathInGroup, make_plan, single_object_groups
-from archivefs.stores.s3 import _just_before, parse_restore_header, state_from_restore
+from archivefs.stores.keyspace import just_before
+from archivefs.stores.s3 import parse_restore_header, state_from_restore
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
 
@@ -103,7 +104,7 @@ def test_state_from_restore_fields() -> None:
 
 def test_just_before_sorts_between() -> None:
     for key in ["a", "dir/00017", "x/é", "k0"]:
-        before = _just_before(key)
+        before = just_before(key)
         assert before is not None
         assert before < key
 

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
 from archivefs.paths import cache_dir
+from archivefs.testing._counters import RecordLog
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -122,21 +123,8 @@ class AzureRequest:
     batched: bool = False
 
 
-class AzureRequestLog:
+class AzureRequestLog(RecordLog[AzureRequest]):
     """Every request clients sent to the emulated Azure archive (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._records: list[AzureRequest] = []
-
-    def append(self, record: AzureRequest) -> None:
-        with self._lock:
-            self._records.append(record)
-
-    @property
-    def records(self) -> list[AzureRequest]:
-        with self._lock:
-            return list(self._records)
 
     def count(
         self,
@@ -151,22 +139,11 @@ class AzureRequestLog:
         ``batched=False`` (default) counts HTTP requests, so a Blob Batch counts once
         as ``"BlobBatch"``; ``True`` counts the sub-requests inside batches; ``None`` both.
         """
-        return sum(
-            1
-            for r in self.records
-            if (op is None or r.op == op)
-            and (container is None or r.container == container)
-            and (status is None or r.status == status)
-            and (batched is None or r.batched == batched)
-        )
+        return len(self.matching(op=op, container=container, status=status, batched=batched))
 
     def counts(self, *, batched: bool | None = False) -> dict[str, int]:
         """Requests per operation (only operations that occurred; ``batched`` as in count)."""
-        return dict(Counter(r.op for r in self.records if batched is None or r.batched == batched))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._records.clear()
+        return self.per_op(self.matching(batched=batched))
 
 
 def classify(method: str, blob: str | None, query: dict[str, str], headers: Any) -> str:

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import parse_qs, unquote
 
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ _LIST_PARAMS = frozenset(
 _OBJECT_SUBRESOURCES = frozenset(
     {"acl", "tagging", "attributes", "torrent", "retention", "legal-hold", "select"}
 )
+
+R = TypeVar("R")
 
 
 _PARSED = "archivefs.testing.request"
@@ -187,22 +189,48 @@ class RequestRecord:
     latency: float = 0.0
 
 
-class RequestLog:
-    """Every S3 API request the emulated archive received, in arrival order (thread-safe)."""
+class RecordLog(Generic[R]):
+    """Records of the requests a server received, in arrival order (thread-safe).
+
+    The base of every emulator's request log: each adds the filters its
+    records have (bucket, key, container, ...) through :meth:`matching`.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._records: list[RequestRecord] = []
+        self._records: list[R] = []
 
-    def append(self, record: RequestRecord) -> None:
+    def append(self, record: R) -> None:
         with self._lock:
             self._records.append(record)
 
     @property
-    def records(self) -> list[RequestRecord]:
+    def records(self) -> list[R]:
         """A copy of the records so far."""
         with self._lock:
             return list(self._records)
+
+    def matching(self, **filters: Any) -> list[R]:
+        """The records whose fields equal every filter given as other than ``None``."""
+        wanted = [(name, value) for name, value in filters.items() if value is not None]
+        return [r for r in self.records if all(getattr(r, n) == v for n, v in wanted)]
+
+    def per_op(self, records: Iterable[Any] | None = None) -> dict[str, int]:
+        """Requests per operation (only operations that occurred)."""
+        chosen: Iterable[Any] = self.records if records is None else records
+        return dict(Counter(r.op for r in chosen))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+
+class RequestLog(RecordLog[RequestRecord]):
+    """Every S3 API request the emulated archive received, in arrival order (thread-safe)."""
 
     def _select(
         self,
@@ -215,14 +243,7 @@ class RequestLog:
             raise ValueError(
                 f"RequestLog: unknown operation {op!r}. Fix: use one of {', '.join(OPS)}."
             )
-        return [
-            r
-            for r in self.records
-            if (op is None or r.op == op)
-            and (bucket is None or r.bucket == bucket)
-            and (key is None or r.key == key)
-            and (status is None or r.status == status)
-        ]
+        return self.matching(op=op, bucket=bucket, key=key, status=status)
 
     def count(
         self,
@@ -241,15 +262,7 @@ class RequestLog:
 
     def counts(self) -> dict[str, int]:
         """Requests per operation (only operations that occurred)."""
-        return dict(Counter(r.op for r in self.records))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._records.clear()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._records)
+        return self.per_op()
 
 
 class CountingMiddleware:

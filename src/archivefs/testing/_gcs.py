@@ -38,12 +38,12 @@ import os
 import threading
 import urllib.parse
 import uuid
-from collections import Counter
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
+from archivefs.testing._counters import RecordLog
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -68,45 +68,22 @@ class GcsRequest:
     bytes_sent: int
 
 
-class GcsRequestLog:
+class GcsRequestLog(RecordLog[GcsRequest]):
     """Every request clients sent to the emulated GCS server (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._records: list[GcsRequest] = []
-
-    def append(self, record: GcsRequest) -> None:
-        with self._lock:
-            self._records.append(record)
-
-    @property
-    def records(self) -> list[GcsRequest]:
-        with self._lock:
-            return list(self._records)
 
     def count(
         self, op: str | None = None, *, bucket: str | None = None, status: int | None = None
     ) -> int:
         """How many requests match every given filter (``op`` e.g. ``"objects.download"``)."""
-        return sum(
-            1
-            for r in self.records
-            if (op is None or r.op == op)
-            and (bucket is None or r.bucket == bucket)
-            and (status is None or r.status == status)
-        )
+        return len(self.matching(op=op, bucket=bucket, status=status))
 
     def bytes_sent(self, op: str | None = None) -> int:
         """Body bytes the server sent (all requests, or those of ``op``)."""
-        return sum(r.bytes_sent for r in self.records if op is None or r.op == op)
+        return sum(r.bytes_sent for r in self.matching(op=op))
 
     def by_op(self) -> dict[str, int]:
         """Request counts per operation."""
-        return dict(Counter(r.op for r in self.records))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._records.clear()
+        return self.per_op()
 
 
 def classify(method: str, url: str) -> tuple[str, str | None, str | None]:

@@ -42,6 +42,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archivefs.testing._counters import RecordLog
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
@@ -80,21 +82,8 @@ class OracleRequest:
     range: str | None = None
 
 
-class OracleRequestLog:
+class OracleRequestLog(RecordLog[OracleRequest]):
     """Every request clients sent to the emulated Oracle archive, in order (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._records: list[OracleRequest] = []
-
-    def append(self, record: OracleRequest) -> None:
-        with self._lock:
-            self._records.append(record)
-
-    @property
-    def records(self) -> list[OracleRequest]:
-        with self._lock:
-            return list(self._records)
 
     def count(
         self,
@@ -109,26 +98,15 @@ class OracleRequestLog:
             raise ValueError(
                 f"OracleRequestLog: unknown operation {op!r}. Fix: use one of {', '.join(OPS)}."
             )
-        return sum(
-            1
-            for r in self.records
-            if (op is None or r.op == op)
-            and (bucket is None or r.bucket == bucket)
-            and (name is None or r.name == name)
-            and (status is None or r.status == status)
-        )
+        return len(self.matching(op=op, bucket=bucket, name=name, status=status))
 
     def bytes_sent(self, op: str | None = None) -> int:
         """Response body bytes sent for the matching requests."""
-        return sum(r.bytes_sent for r in self.records if op is None or r.op == op)
+        return sum(r.bytes_sent for r in self.matching(op=op))
 
     def counts(self) -> dict[str, int]:
         """Requests per operation (only operations that occurred)."""
-        return dict(Counter(r.op for r in self.records))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._records.clear()
+        return self.per_op()
 
 
 @dataclass(slots=True)
