@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -55,6 +54,7 @@ from archivefs.model import (
 )
 from archivefs.providers import AZURE
 from archivefs.stores.base import BulkProbe
+from archivefs.stores.retry import StoreRetry
 from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
 from archivefs.stores.translate import (
     TRANSIENT_CODES,
@@ -66,7 +66,7 @@ from archivefs.stores.translate import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
+    from collections.abc import Sequence
 
 T = TypeVar("T")
 
@@ -83,44 +83,7 @@ _NOT_A_REFUSAL = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class AzureRetry:
-    """How :class:`AzureStore` retries its own requests on throttling and 5xx.
-
-    ``attempts`` tries per request (1: no retry); the pause before try ``n`` is
-    ``backoff * 2**(n-2)`` seconds, at most ``max_backoff``, with up to 50 % jitter.
-    """
-
-    attempts: int = 6
-    backoff: float = 0.1
-    max_backoff: float = 5.0
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1 or self.backoff < 0 or self.max_backoff < 0:
-            raise ValueError(
-                f"AzureRetry: attempts must be >= 1 and pauses >= 0, got {self!r}. "
-                "Fix: e.g. store_options={'retry': {'attempts': 6, 'backoff': 0.1}}."
-            )
-
-    @classmethod
-    def of(cls, value: AzureRetry | Mapping[str, Any] | None) -> AzureRetry:
-        """An :class:`AzureRetry` from itself, a mapping of its fields, or ``None`` (defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, AzureRetry):
-            return value
-        unknown = set(value) - {"attempts", "backoff", "max_backoff"}
-        if unknown:
-            raise ValueError(
-                f"AzureRetry: unknown option(s) {', '.join(sorted(unknown))}. "
-                "Fix: use attempts, backoff and max_backoff."
-            )
-        return cls(**value)
-
-    def pause(self, attempt: int) -> float:
-        """Seconds to wait before try number ``attempt`` (2, 3, ...)."""
-        base = min(self.max_backoff, self.backoff * 2.0 ** max(0, attempt - 2))
-        return base * (1 + random.random() / 2)  # jitter, not security
+AzureRetry = StoreRetry  # the retries of this adapter's own requests (stores/retry.py)
 
 
 @dataclass(slots=True)
@@ -250,18 +213,6 @@ class AzureStore(BulkProbe):
         self._queues: dict[tuple[str, str], list[_Queued]] = {}
         self._flushing: set[asyncio.Task[None]] = set()
 
-    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
-        """``call()`` with :attr:`retry`'s tries on throttling, 5xx and dropped connections."""
-        attempt = 1
-        while True:
-            try:
-                return await call()
-            except Exception as error:
-                if attempt >= self.retry.attempts or not is_transient(error):
-                    raise
-            attempt += 1
-            await asyncio.sleep(self.retry.pause(attempt))
-
     def _service(self) -> Any:
         service = getattr(self.fs, "service_client", None)
         if service is None:
@@ -283,7 +234,7 @@ class AzureStore(BulkProbe):
             )
         try:
             client = self._service().get_blob_client(container, blob)
-            props = await self._retrying(lambda: client.get_blob_properties(**_NO_SDK_RETRY))
+            props = await self.retry.call(lambda: client.get_blob_properties(**_NO_SDK_RETRY))
         except Exception as error:
             raise_translated(error, path, action="inspect")
         state = state_from_properties(container, props)
@@ -342,7 +293,7 @@ class AzureStore(BulkProbe):
         statuses: list[int] = []
         try:
             client = self._service().get_blob_client(container, blob)
-            await self._retrying(
+            await self.retry.call(
                 lambda: client.set_standard_blob_tier(
                     self.rehydrate_to,
                     rehydrate_priority=priority,
@@ -367,7 +318,7 @@ class AzureStore(BulkProbe):
         target = service.get_blob_client(target_container, target_blob)
         tier = StandardBlobTier(self.rehydrate_to)
         try:
-            result = await self._retrying(
+            result = await self.retry.call(
                 lambda: target.start_copy_from_url(
                     source, standard_blob_tier=tier, rehydrate_priority=priority, **_NO_SDK_RETRY
                 )
@@ -560,7 +511,7 @@ class AzureStore(BulkProbe):
             return Listing(files=files, directories=dirs)
 
         try:
-            found = await self._retrying(listing)
+            found = await self.retry.call(listing)
         except Exception as error:
             raise_translated(error, path, action="list")
         if not self.copies:
@@ -621,7 +572,7 @@ class AzureStore(BulkProbe):
             return found
 
         try:
-            return await self._retrying(listing)
+            return await self.retry.call(listing)
         except Exception as error:
             raise_translated(error, f"{container}/{prefix}", action="list")
 
@@ -638,7 +589,7 @@ class AzureStore(BulkProbe):
             return data, str(stream.properties.etag)
 
         try:
-            return await self._retrying(get)
+            return await self.retry.call(get)
         except Exception as error:
             if s3_error_code(error) in ("BlobNotFound", "ResourceNotFound"):
                 return None
@@ -664,7 +615,7 @@ class AzureStore(BulkProbe):
         container, blob = split_path(path)
         client = self._service().get_blob_client(container, blob)
         try:
-            await self._retrying(lambda: client.upload_blob(body, **condition, **_NO_SDK_RETRY))
+            await self.retry.call(lambda: client.upload_blob(body, **condition, **_NO_SDK_RETRY))
         except Exception as error:
             # 409 BlobAlreadyExists (If-None-Match: *), 412 ConditionNotMet (If-Match)
             if s3_error_code(error) in _CONDITION_FAILED:

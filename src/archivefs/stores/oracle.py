@@ -27,9 +27,7 @@ back-offs. Reads keep ocifs's own policy.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,11 +37,12 @@ from archivefs.model import ObjectState, RestoreState, StorageClass
 from archivefs.providers import ORACLE
 from archivefs.providers.oracle import MAX_HOURS, MIN_HOURS, check_restore_objects
 from archivefs.stores.base import BulkProbe
+from archivefs.stores.retry import StoreRetry
 from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
-from archivefs.stores.translate import is_transient, raise_translated, s3_error_code
+from archivefs.stores.translate import raise_translated, s3_error_code
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator, Sequence
 
     from archivefs.model import RestoreTier
 
@@ -53,42 +52,7 @@ LIST_PAGE = 1000  # Oracle's maximum objects per ListObjects page
 FIELDS = "name,size,etag,timeCreated,timeModified,storageTier,archivalState"
 
 
-@dataclass(frozen=True, slots=True)
-class OracleRetry:
-    """How :class:`OracleStore` retries its own requests on throttling and 5xx.
-
-    ``attempts`` tries per request (1: no retry); the pause before try ``n`` is
-    ``backoff * 2**(n-2)`` seconds, at most ``max_backoff``, with up to 50 % jitter.
-    """
-
-    attempts: int = 6
-    backoff: float = 0.1
-    max_backoff: float = 5.0
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1 or self.backoff < 0 or self.max_backoff < 0:
-            raise ValueError(
-                f"OracleRetry: attempts must be >= 1 and pauses >= 0, got {self!r}. "
-                "Fix: e.g. store_options={'retry': {'attempts': 6, 'backoff': 0.1}}."
-            )
-
-    @classmethod
-    def of(cls, value: OracleRetry | Mapping[str, Any] | None) -> OracleRetry:
-        if value is None:
-            return cls()
-        if isinstance(value, OracleRetry):
-            return value
-        unknown = set(value) - {"attempts", "backoff", "max_backoff"}
-        if unknown:
-            raise ValueError(
-                f"OracleRetry: unknown option(s) {', '.join(sorted(unknown))}. "
-                "Fix: use attempts, backoff and max_backoff."
-            )
-        return cls(**value)
-
-    def pause(self, attempt: int) -> float:
-        base = min(self.max_backoff, self.backoff * 2.0 ** max(0, attempt - 2))
-        return base * (1 + random.random() / 2)  # jitter, not security
+OracleRetry = StoreRetry  # the retries of this adapter's own requests (stores/retry.py)
 
 
 def split_path(path: str) -> tuple[str, str]:
@@ -231,20 +195,9 @@ class OracleStore(BulkProbe):
             return getattr(client, method)(*args, retry_strategy=NoneRetryStrategy(), **kwargs)
 
         try:
-            return await self._retrying(lambda: asyncio.to_thread(call))
+            return await self.retry.call(lambda: asyncio.to_thread(call))
         except Exception as error:
             raise_translated(error, path, action=action)
-
-    async def _retrying(self, call: Callable[[], Any]) -> Any:
-        attempt = 1
-        while True:
-            try:
-                return await call()
-            except Exception as error:
-                if attempt >= self.retry.attempts or not is_transient(error):
-                    raise
-            attempt += 1
-            await asyncio.sleep(self.retry.pause(attempt))
 
     async def bucket_info(self, bucket: str) -> dict[str, Any]:
         """``info()`` of a bucket: one HeadBucket (ocifs's own ``info`` sends an argument
