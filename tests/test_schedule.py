@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
@@ -182,6 +182,8 @@ def test_backoff_after_the_window_never_shrinks(
 
 
 @given(schedules)
+@example(PollSchedule(5e-324, 1.0))  # early polls once underflowed to 0 s
+@example(PollSchedule(0.0, 5e-324))
 def test_planned_polls_are_ordered_and_end_at_the_maximum(schedule: PollSchedule) -> None:
     times = schedule.poll_times()
     assert len(times) == schedule.max_polls

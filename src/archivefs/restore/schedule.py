@@ -35,6 +35,7 @@ DEFAULT_MIN_INTERVAL_S = 5.0
 EARLY_START = 0.1  # first poll at this fraction of the dense start
 LATE_RATIO = 0.25  # after the window, wait this fraction of the time overdue
 LATE_CAP = 0.25  # ... but never more than this fraction of the expected maximum
+_TINY = math.ulp(0.0)  # the smallest positive time
 
 
 class RestoreWindow(NamedTuple):
@@ -180,11 +181,12 @@ class PollSchedule:
 
     def poll_times(self) -> list[float]:
         """The planned polls up to the expected maximum (seconds after sending)."""
-        start, end = self.dense_start_s, self.expected_max_s
+        # never at 0 s: a window of a few denormal seconds must not underflow to "now"
+        start, end = max(self.dense_start_s, _TINY), self.expected_max_s
         early_n = self._early_count
         dense_n = self.max_polls - early_n
         # Geometric from EARLY_START * start up to (not including) start.
-        early = [start * EARLY_START ** (1 - i / early_n) for i in range(early_n)]
+        early = [max(start * EARLY_START ** (1 - i / early_n), _TINY) for i in range(early_n)]
         if dense_n == 1:
             return [*early, end]
         step = (end - start) / (dense_n - 1)
