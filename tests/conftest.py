@@ -63,6 +63,35 @@ def kill_when(script: Path, config: dict[str, Any], ready: Callable[[], bool]) -
         process.wait(10)
 
 
+def start_workers(script: Path, configs: list[dict[str, Any]]) -> list[subprocess.Popen[bytes]]:
+    """Start ``script config-json`` once per config, all at once (see :func:`finish_workers`)."""
+    return [
+        subprocess.Popen(
+            [sys.executable, str(script), json.dumps(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for config in configs
+    ]
+
+
+def finish_workers(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Wait for each worker and require it to exit 0, or fail with its stderr.
+
+    When one fails the others are killed, so no process outlives the test (and no
+    Popen is left to warn, as an unraisable exception, in a later test).
+    """
+    try:
+        for proc in procs:
+            _, stderr = proc.communicate(timeout=600)
+            assert proc.returncode == 0, stderr.decode()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
 @pytest.fixture
 def make_az(
     azure_archive: EmulatedAzureArchive, tmp_path: Path

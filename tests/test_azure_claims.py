@@ -2,22 +2,20 @@
 
 Each process stands for a host (its own journal). Claims are Put Blob with
 ``If-None-Match: *`` (taken over with ``If-Match``), which Azurite honours and the
-proxy passes through one at a time, as Azure evaluates them: atomically. Every
+proxy passes through one at a time per blob, as Azure evaluates them: atomically. Every
 count is the proxy's, server side.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from archivefs.restore.claims import Claim, claim_path
-from tests.conftest import kill_when
+from tests.conftest import finish_workers, kill_when, start_workers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,24 +51,10 @@ def _selections(paths: list[str]) -> list[list[str]]:
     return [paths[:half], paths[half // 2 : half + half // 2], paths[half:], paths[::2]]
 
 
-def _start(config: dict[str, Any]) -> subprocess.Popen[bytes]:
-    (Path(config["journal"]).parent).mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), json.dumps(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
-def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        try:
-            code = proc.wait(600)
-            stderr = proc.stderr.read().decode() if proc.stderr else ""
-        finally:
-            if proc.stderr:
-                proc.stderr.close()
-        assert code == 0, stderr
+def _start(configs: list[dict[str, Any]]) -> list[subprocess.Popen[bytes]]:
+    for config in configs:
+        Path(config["journal"]).parent.mkdir(parents=True, exist_ok=True)
+    return start_workers(WORKER, configs)
 
 
 def _set_tiers(archive: EmulatedAzureArchive, **filters: Any) -> int:
@@ -92,11 +76,14 @@ def test_four_hosts_restoring_overlapping_selections_rehydrate_each_blob_once(
     azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # all stay pending
     paths = _seed(azure_archive, azure_container, BLOBS)
     azure_archive.requests.clear()
-    procs = [
-        _start(_host(azure_archive, tmp_path, f"host{i}", part))
-        for i, part in enumerate(_selections(paths))
-    ]
-    _finish(procs)
+    finish_workers(
+        _start(
+            [
+                _host(azure_archive, tmp_path, f"host{i}", p)
+                for i, p in enumerate(_selections(paths))
+            ]
+        )
+    )
     _assert_each_once(azure_archive, paths)
     # a claim is one conditional Put Blob per blob for its winner; the overlap (the
     # selections hold 400 blob-selections of 200 blobs) lost a Put Blob each, and read
@@ -122,9 +109,10 @@ def test_a_host_killed_mid_submission_resumes_and_still_each_blob_once(
     azure_archive.wait_idle()  # a batch the killed host sent is still applied
     sent_before = _set_tiers(azure_archive)
     assert 40 <= sent_before < len(selections[0])  # killed mid-submission
-    others = [_start(_host(azure_archive, tmp_path, f"host{i}", selections[i])) for i in (1, 2, 3)]
-    _finish(others)
-    _finish([_start(victim)])  # the same "host" starts again, with its journal
+    finish_workers(
+        _start([_host(azure_archive, tmp_path, f"host{i}", selections[i]) for i in (1, 2, 3)])
+    )
+    finish_workers(_start([victim]))  # the same "host" starts again, with its journal
     _assert_each_once(azure_archive, paths)
 
 
@@ -150,6 +138,31 @@ def test_claims_live_in_the_container_and_say_who_asked(
     other = make_az(bucket_claims=True, journal=False)
     assert other.restore(paths).requests_sent == 0
     assert _set_tiers(azure_archive) == 0
+
+
+def test_a_claim_write_that_timed_out_but_landed_is_still_this_hosts_claim(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    """A read timeout is transient: the claim is sent again, meets its own earlier try
+    (409), reads it, finds this host's name on it and goes on to rehydrate, once."""
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    paths = _seed(azure_archive, azure_container, 3)
+    fs = make_az(
+        bucket_claims=True,
+        target_options={**azure_archive.storage_options(), "read_timeout": 1},
+    )
+    azure_archive.requests.clear()
+    azure_archive.stall_next("PutBlob", 1, seconds=3)
+    fs.restore(paths)
+    azure_archive.wait_idle()  # the stalled answer is counted once it is sent
+    puts = (
+        azure_archive.requests.count("PutBlob", status=201),
+        azure_archive.requests.count("PutBlob", status=409),
+    )
+    assert puts == (3, 1)  # the stalled claim landed; its second try found it
+    assert _set_tiers(azure_archive, status=202) == 3
+    assert _set_tiers(azure_archive) == 3
+    assert fs.restore(paths).requests_sent == 0
 
 
 def test_a_claim_whose_claimer_died_is_taken_over_once(

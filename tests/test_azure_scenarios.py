@@ -300,6 +300,14 @@ def test_adapter_options_are_checked_with_a_fix(
         make_az(store_options={"batch_size": 300})
     with pytest.raises(ValueError, match=r"unknown option\(s\) tries\. Fix"):
         make_az(store_options={"retry": {"tries": 3}})
+    # a misspelt option is refused by name, not dropped (rehydrating in place instead
+    # of by copy would cost an early-deletion fee)
+    with pytest.raises(
+        ValueError,
+        match=r"store_options 'rehydrat' is not an option of the azure adapter.*"
+        r"Fix: use batch_size, rehydrate, rehydrate_to, retry",
+    ):
+        make_az(store_options={"rehydrat": "copy"})
     fs = make_az(store_options={"retry": {"attempts": 2, "backoff": 0.0}, "batch_size": 1})
     assert (fs.store.retry.attempts, fs.store.restore_batch_size) == (2, 1)
     assert azure_archive.requests.counts() == {}  # checked before any request

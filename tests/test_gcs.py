@@ -290,6 +290,19 @@ def test_a_ranged_read_at_a_stale_generation_is_refused_as_on_s3(
     assert gcs_archive.requests.count("objects.download", status=206) == 1
 
 
+def test_store_options_the_adapter_does_not_take_are_refused_by_name(
+    gcs_archive: EmulatedGcsArchive, make_gs: Callable[..., ArchiveFileSystem]
+) -> None:
+    sent = gcs_archive.requests.count()
+    with pytest.raises(
+        ValueError,
+        match=r"store_options 'batch_size', 'retry' are not options of the gcs adapter.*"
+        r"Fix: pass no store_options",
+    ):
+        make_gs(store_options={"retry": {"attempts": 2}, "batch_size": 5})
+    assert gcs_archive.requests.count() == sent  # refused before any request
+
+
 def test_archive_url_and_xarray_storage_options(
     gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
 ) -> None:

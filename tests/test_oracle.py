@@ -237,6 +237,8 @@ def test_adapter_options_and_tiers_are_checked_before_any_request(
         make_oci(store_options={"hours": 241})
     with pytest.raises(ValueError, match=r"unknown option\(s\) tries\. Fix"):
         make_oci(store_options={"retry": {"tries": 3}})
+    with pytest.raises(ValueError, match=r"'batch_size' is not an option of the oracle adapter"):
+        make_oci(store_options={"batch_size": 10})
     with pytest.raises(InvalidRestoreRequestError, match="no restore speed"):
         make_oci(tier="Bulk")
     assert oracle_archive.requests.counts() == {}

@@ -5,10 +5,7 @@ Each process stands for a host: its own journal directory, no shared file.
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +13,7 @@ import pytest
 
 from archivefs.model import RestoreState
 from archivefs.restore.claims import Claim, claim_path
+from tests.conftest import finish_workers, start_workers
 from tests.reliability._support import make_fs, seed_cold
 from tests.reliability.test_crash import run_and_kill
 
@@ -45,23 +43,6 @@ def _selections(paths: list[str]) -> list[list[str]]:
     return [paths[:half], paths[half // 2 : half + half // 2], paths[half:], paths[::2]]
 
 
-def _start(config: dict[str, Any]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), json.dumps(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
-def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        code = proc.wait(600)
-        stderr = proc.stderr.read().decode() if proc.stderr else ""
-        if proc.stderr:
-            proc.stderr.close()
-        assert code == 0, stderr
-
-
 def _assert_all_readable(archive: EmulatedArchive, tmp_path: Path, data: dict[str, bytes]) -> None:
     archive.set_restore_delay(0)
     fs = make_fs(archive, tmp_path, journal=str(tmp_path / "checker" / "journal.sqlite"))
@@ -77,11 +58,12 @@ def test_four_hosts_restoring_overlapping_selections_pay_each_group_once(
     archive.set_restore_delay(3600.0)  # nothing completes while the hosts race
     data = seed_cold(archive, bucket, GROUPS)
     paths = sorted(data)
-    procs = [
-        _start(_host(archive, tmp_path, f"host{i}", part))
-        for i, part in enumerate(_selections(paths))
-    ]
-    _finish(procs)
+    finish_workers(
+        start_workers(
+            WORKER,
+            [_host(archive, tmp_path, f"host{i}", p) for i, p in enumerate(_selections(paths))],
+        )
+    )
     assert archive.requests.count("RestoreObject", status=202) == GROUPS
     assert archive.requests.count("RestoreObject") == GROUPS  # no 409, no second request
     _assert_all_readable(archive, tmp_path, data)
@@ -94,11 +76,14 @@ def test_a_host_killed_mid_submission_resumes_and_still_each_group_is_paid_once(
     data = seed_cold(archive, bucket, GROUPS)
     paths = sorted(data)
     selections = _selections(paths)
-    others = [_start(_host(archive, tmp_path, f"host{i}", selections[i])) for i in (1, 2, 3)]
+    others = start_workers(
+        WORKER, [_host(archive, tmp_path, f"host{i}", selections[i]) for i in (1, 2, 3)]
+    )
     victim = _host(archive, tmp_path, "host0", selections[0])
     killed = run_and_kill(victim, lambda: archive.requests.count("RestoreObject") >= 300)
-    _finish(others)
-    _finish([_start(victim)])  # the same "host" starts again, with its journal
+    finish_workers(others)
+    # the same "host" starts again, with its journal
+    finish_workers(start_workers(WORKER, [victim]))
     assert killed
     assert archive.requests.count("RestoreObject", status=202) == GROUPS
     assert archive.requests.count("RestoreObject", status=409) == 0

@@ -7,9 +7,10 @@ One module per provider (``s3.py``, ``azure.py``, ``gcs.py``, ``oracle.py``);
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
-from archivefs.errors import ArchiveError
+from archivefs.errors import ArchiveError, InvalidOptionsError
 from archivefs.providers import S3, ProviderSpec, provider_for_protocol
 from archivefs.stores.s3 import Listing, RestoreOutcome, S3Store, split_path
 
@@ -28,26 +29,62 @@ def provider_of(fs: Any) -> ProviderSpec:
     return S3  # e.g. a wrapper or test double over an S3-compatible store, as before
 
 
-def make_store(provider: ProviderSpec, fs: Any, **options: Any) -> ColdStore:
-    """The store adapter of ``provider`` over ``fs`` (adapters are imported on demand)."""
+def make_store(
+    provider: ProviderSpec,
+    fs: Any,
+    *,
+    restore_status_in_listings: bool | None = None,
+    **options: Any,
+) -> ColdStore:
+    """The store adapter of ``provider`` over ``fs`` (adapters are imported on demand).
+
+    ``options`` are the user's ``store_options``; one the adapter does not take is
+    refused by name, never dropped (a misspelt ``rehydrate="copy"`` would otherwise
+    rehydrate in place and pay an early-deletion fee). ``restore_status_in_listings``
+    only means something to S3's listings.
+    """
+    adapter = _adapter(provider)
+    if adapter is S3Store:
+        options["restore_status_in_listings"] = restore_status_in_listings
+    accepted = sorted(
+        name
+        for name, parameter in inspect.signature(adapter).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "restore_status_in_listings"
+    )
+    unknown = sorted(set(options) - set(accepted) - {"restore_status_in_listings"})
+    if unknown:
+        raise InvalidOptionsError(
+            f"store_options {', '.join(map(repr, unknown))} "
+            f"{'is not an option' if len(unknown) == 1 else 'are not options'} of the "
+            f"{provider.name} adapter.",
+            path="store_options",
+            fix=f"use {', '.join(accepted)} (see docs/providers.md)."
+            if accepted
+            else f"pass no store_options: the {provider.name} adapter takes none.",
+        )
+    store: ColdStore = adapter(fs, **options)
+    return store
+
+
+def _adapter(provider: ProviderSpec) -> type[Any]:
     if provider.name == "azure":
         from archivefs.stores.azure import AzureStore
 
-        return AzureStore(fs, **options)
+        return AzureStore
     if provider.name == "gcs":
         from archivefs.stores.gcs import GcsStore
 
-        return GcsStore(fs, **options)
+        return GcsStore
     if provider.name == "oracle":
         from archivefs.stores.oracle import OracleStore
 
-        return OracleStore(fs, **options)
+        return OracleStore
     if provider.name != "s3":
         raise ArchiveError(
             f"archivefs describes {provider.name} but has no store adapter for it yet.",
             fix="see docs/providers.md for the providers archivefs can restore from.",
         )
-    return S3Store(fs, **options)
+    return S3Store
 
 
 __all__ = ["Listing", "RestoreOutcome", "S3Store", "make_store", "provider_of", "split_path"]

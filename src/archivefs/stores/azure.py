@@ -75,7 +75,6 @@ COPY_DIR = ".archivefs/rehydrated"  # copies, under archivefs's reserved prefix:
 REHYDRATE_WAYS = ("tier", "copy")
 BATCH_LIMIT = 256  # Azure's maximum sub-requests per Blob Batch
 _PENDING = "rehydrate-pending-to-"
-_NO_SDK_RETRY: dict[str, Any] = {"retry_total": 0}  # AzureRetry retries instead
 _CONDITION_FAILED = frozenset({"BlobAlreadyExists", "ConditionNotMet", "TargetConditionNotMet"})
 _NOT_A_REFUSAL = frozenset(
     {"ContainerNotFound", "AuthenticationFailed", "AuthorizationFailure"}
@@ -190,7 +189,6 @@ class AzureStore(BulkProbe):
         retry: AzureRetry | Mapping[str, Any] | None = None,
         batch_size: int = BATCH_LIMIT,
         rehydrate: str = "tier",
-        **_: Any,
     ) -> None:
         if rehydrate not in REHYDRATE_WAYS:
             raise ValueError(
@@ -213,6 +211,13 @@ class AzureStore(BulkProbe):
         self._queues: dict[tuple[str, str], list[_Queued]] = {}
         self._flushing: set[asyncio.Task[None]] = set()
 
+    @property
+    def _sdk_options(self) -> dict[str, Any]:
+        """Options of each SDK call: no SDK retries (:attr:`retry` retries instead) and the
+        user's adlfs timeouts (``read_timeout``, ``connection_timeout``, ``timeout``), which
+        adlfs applies to its own calls only."""
+        return {"retry_total": 0, **getattr(self.fs, "_timeout_kwargs", {})}
+
     def _service(self) -> Any:
         service = getattr(self.fs, "service_client", None)
         if service is None:
@@ -234,7 +239,7 @@ class AzureStore(BulkProbe):
             )
         try:
             client = self._service().get_blob_client(container, blob)
-            props = await self.retry.call(lambda: client.get_blob_properties(**_NO_SDK_RETRY))
+            props = await self.retry.call(lambda: client.get_blob_properties(**self._sdk_options))
         except Exception as error:
             raise_translated(error, path, action="inspect")
         state = state_from_properties(container, props)
@@ -298,7 +303,7 @@ class AzureStore(BulkProbe):
                     self.rehydrate_to,
                     rehydrate_priority=priority,
                     raw_response_hook=lambda r: statuses.append(r.http_response.status_code),
-                    **_NO_SDK_RETRY,
+                    **self._sdk_options,
                 )
             )
         except Exception as error:
@@ -320,7 +325,10 @@ class AzureStore(BulkProbe):
         try:
             result = await self.retry.call(
                 lambda: target.start_copy_from_url(
-                    source, standard_blob_tier=tier, rehydrate_priority=priority, **_NO_SDK_RETRY
+                    source,
+                    standard_blob_tier=tier,
+                    rehydrate_priority=priority,
+                    **self._sdk_options,
                 )
             )
         except Exception as error:
@@ -383,7 +391,7 @@ class AzureStore(BulkProbe):
                     self.rehydrate_to,
                     *[{"name": q.blob, "rehydrate_priority": priority} for q in waiting],
                     raise_on_any_failure=False,
-                    **_NO_SDK_RETRY,
+                    **self._sdk_options,
                 )
                 answers = [part async for part in parts]
             except Exception as error:
@@ -497,12 +505,12 @@ class AzureStore(BulkProbe):
             client = self._service().get_container_client(container)
             if recursive:
                 async for props in client.list_blobs(
-                    name_starts_with=prefix, results_per_page=LIST_PAGE, **_NO_SDK_RETRY
+                    name_starts_with=prefix, results_per_page=LIST_PAGE, **self._sdk_options
                 ):
                     files.append(state_from_properties(container, props))
             else:
                 async for item in client.walk_blobs(
-                    name_starts_with=prefix, delimiter="/", **_NO_SDK_RETRY
+                    name_starts_with=prefix, delimiter="/", **self._sdk_options
                 ):
                     if hasattr(item, "blob_tier"):
                         files.append(state_from_properties(container, item))
@@ -562,7 +570,7 @@ class AzureStore(BulkProbe):
             found: dict[str, ObjectState | None] = {f"{container}/{b}": None for b in blobs}
             client = self._service().get_container_client(container)
             async for props in client.list_blobs(
-                name_starts_with=prefix, results_per_page=LIST_PAGE, **_NO_SDK_RETRY
+                name_starts_with=prefix, results_per_page=LIST_PAGE, **self._sdk_options
             ):
                 if props.name in wanted:
                     state = state_from_properties(container, props)
@@ -584,7 +592,7 @@ class AzureStore(BulkProbe):
 
         async def get() -> tuple[bytes, str]:
             client = self._service().get_blob_client(container, blob)
-            stream = await client.download_blob(**_NO_SDK_RETRY)
+            stream = await client.download_blob(**self._sdk_options)
             data: bytes = await stream.readall()
             return data, str(stream.properties.etag)
 
@@ -615,7 +623,9 @@ class AzureStore(BulkProbe):
         container, blob = split_path(path)
         client = self._service().get_blob_client(container, blob)
         try:
-            await self.retry.call(lambda: client.upload_blob(body, **condition, **_NO_SDK_RETRY))
+            await self.retry.call(
+                lambda: client.upload_blob(body, **condition, **self._sdk_options)
+            )
         except Exception as error:
             # 409 BlobAlreadyExists (If-None-Match: *), 412 ConditionNotMet (If-Match)
             if s3_error_code(error) in _CONDITION_FAILED:

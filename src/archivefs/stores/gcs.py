@@ -112,7 +112,7 @@ class GcsStore(BulkProbe):
 
     provider = GCS
 
-    def __init__(self, fs: Any, **_: Any) -> None:
+    def __init__(self, fs: Any) -> None:
         self.fs = fs
 
     async def _json(self, path: str, action: str, url: str, *args: str, **params: Any) -> Any:

@@ -151,7 +151,6 @@ class OracleStore(BulkProbe):
         *,
         hours: int | None = None,
         retry: OracleRetry | Mapping[str, Any] | None = None,
-        **_: Any,
     ) -> None:
         if hours is not None and (
             isinstance(hours, bool)

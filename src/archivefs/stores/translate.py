@@ -92,11 +92,16 @@ def is_transient(error: BaseException) -> bool:
         return True
     if code is not None:
         return False
-    return isinstance(error, ConnectionError | TimeoutError) or _is_connection_error(error)
+    return _is_connection_error(error)
 
 
 def _is_connection_error(error: BaseException) -> bool:
-    names = {type(e).__name__ for e in _chain(error)}
+    """A dropped connection or a timeout, here or anywhere in the error's causes (SDKs
+    wrap them: azure-core's ``ServiceResponseTimeoutError`` wraps aiohttp's timeout)."""
+    chain = _chain(error)
+    if any(isinstance(e, ConnectionError | TimeoutError) for e in chain):
+        return True
+    names = {type(e).__name__ for e in chain}
     return bool(
         names
         & {
@@ -113,6 +118,9 @@ def _is_connection_error(error: BaseException) -> bool:
             "CircuitBreakerError",  # the OCI SDK refusing after repeated throttling
             "ConnectTimeout",  # requests, vendored by the OCI SDK
             "ReadTimeout",
+            "ServiceRequestError",  # azure-core: the request could not be sent
+            "ServiceResponseError",  # azure-core: the connection broke before the answer
+            "ServiceResponseTimeoutError",
         }
     )
 

@@ -15,11 +15,11 @@ source stays in Archive. Blob Batch requests (``?comp=batch``, up to 256 Set Blo
 sub-requests in one multipart/mixed POST) are answered by the proxy itself: each
 sub-request goes through the same rehydration rules and gets its own part in a multipart
 answer, as Azure frames it. Conditional writes (``If-None-Match: *``, ``If-Match``:
-restore claims) are passed to Azurite one at a time, so that exactly one of two racing
-writers wins, as on Azure. The proxy counts every request by operation at the server
-side (a batch once, as ``BlobBatch``, and each sub-request with ``batched=True``),
-counts the rehydrations started per blob, and injects faults (``503 ServerBusy``) on
-demand, by count or share.
+restore claims) to one blob are passed to Azurite one at a time, so that exactly one of
+two racing writers wins, as on Azure. The proxy counts every request by operation at the
+server side (a batch once, as ``BlobBatch``, and each sub-request with ``batched=True``),
+counts the rehydrations started per blob, injects faults (``503 ServerBusy``) on demand,
+by count or share, and holds answers back (``stall_next``) to make clients time out.
 
 Clients (adlfs, azure-storage-blob) talk HTTP to the proxy exactly as to Azure;
 the harness itself (seeding, completing rehydrations) talks to Azurite directly,
@@ -245,7 +245,8 @@ class EmulatedAzureArchive:
         self.rehydrations: Counter[str] = Counter()  # container/blob -> rehydrations started
         self.batch_enabled = True  # False: Blob Batch is refused, as on accounts without it
         self._lock = threading.RLock()
-        self._write_lock = threading.Lock()  # conditional writes, one at a time
+        self._write_locks: dict[str, threading.Lock] = {}  # conditional writes to one blob
+        self._stalls: dict[str, list[float]] = {}  # op -> seconds to hold its next answers
         self._in_flight = 0  # requests the proxy is answering now
         self._process: subprocess.Popen[bytes] | None = None
         self._proxy: _ProxyServer | None = None
@@ -331,6 +332,7 @@ class EmulatedAzureArchive:
             self._pending.clear()
             self._faults.clear()
             self._rules.clear()
+            self._stalls.clear()
             self.injected = 0
             self.rehydrations.clear()
             self.batch_enabled = True
@@ -398,6 +400,13 @@ class EmulatedAzureArchive:
         """Answer the next ``times`` requests of ``op`` with an error (throttling by default)."""
         with self._lock:
             self._faults.setdefault(op, []).extend([(status, code)] * times)
+
+    def stall_next(self, op: str, times: int, *, seconds: float) -> None:
+        """Carry out the next ``times`` requests of ``op``, then hold each answer ``seconds``
+        (a slow network: a client with a shorter read timeout gives up on a request that
+        did land)."""
+        with self._lock:
+            self._stalls.setdefault(op, []).extend([seconds] * times)
 
     def throttle(
         self,
@@ -512,11 +521,19 @@ class EmulatedAzureArchive:
                 return copied
         if method == "PUT" and _conditional(headers):
             # Azure evaluates a conditional write atomically; Azurite checks, then writes
-            # (two concurrent writers could both win), so conditional writes take turns
-            with self._write_lock:
+            # (two concurrent writers could both win), so conditional writes to one blob
+            # take turns (writes to different blobs need not wait for each other)
+            with self._lock:
+                blob_lock = self._write_locks.setdefault(parsed.path, threading.Lock())
+            with blob_lock:
                 status, out_headers, payload = self._forward(method, parsed, headers, body)
         else:
             status, out_headers, payload = self._forward(method, parsed, headers, body)
+        with self._lock:
+            stalls = self._stalls.get(op)
+            stall = stalls.pop(0) if stalls else 0.0
+        if stall:
+            time.sleep(stall)  # done, but the client hears of it late (or times out)
         if container and blob and op in ("GetBlobProperties", "GetBlob") and status < 300:
             with self._lock:
                 p = self._pending.get((container, blob))
