@@ -414,10 +414,34 @@ class Picks:
             entry = catalogs.setdefault(id(catalog), (catalog, []))
             entry[1].append(np.asarray(rows, dtype=np.int64))
         out: list[BundleSelection] = []
+        chosen: set[str] = set()  # paths picked through an earlier catalog object
         for catalog, chunks in catalogs.values():
             rows = np.concatenate(chunks)
             if len(chunks) > 1:
                 _, first = np.unique(rows, return_index=True)
                 rows = rows[np.sort(first)]
+            if len(catalogs) > 1:  # parts of one sharded catalog may overlap
+                paths = catalog.paths
+                fresh = [r for r in rows.tolist() if paths[r] not in chosen]
+                chosen.update(paths[r] for r in fresh)
+                rows = np.asarray(fresh, dtype=np.int64)
             out += by_bundle(catalog, rows)
+        if len(catalogs) > 1:  # ... and each hold some of one bundle's members
+            out = _merge_same_bundle(out)
         return out
+
+
+def _merge_same_bundle(groups: list[BundleSelection]) -> list[BundleSelection]:
+    """One selection per bundle (in order of first appearance); the groups hold disjoint
+    paths, so their bytes add."""
+    merged: dict[str, BundleSelection] = {}
+    for group in groups:
+        seen = merged.get(group.bundle)
+        merged[group.bundle] = (
+            group
+            if seen is None
+            else BundleSelection(
+                group.bundle, seen.paths + group.paths, seen.read_bytes + group.read_bytes
+            )
+        )
+    return list(merged.values())
