@@ -1,11 +1,14 @@
 """The catalog: which bundle holds each member, where, and its checksums; kept in the hot tier.
 
 In memory: member paths in a sorted list (binary search for lookup, prefix
-ranges for ``ls``/``find``) and numpy arrays for the numbers. On disk: one
-``.npz`` of those arrays (paths as one UTF-8 blob) plus a small JSON pointer
-``CURRENT`` naming it with its SHA-256. Saving writes a new file, verifies it,
-then replaces the pointer, so readers see the old catalog or the new one,
-never half of one. Measured at 10^6 members in docs/bundles.md.
+ranges for ``ls``/``find``) and numpy arrays for the numbers. On disk (format
+2): shards of about 2,048 rows (``shards.py``) plus a small JSON pointer
+``CURRENT`` naming each with its SHA-256, first and last paths and member
+count. Saving
+writes only the shards whose content is new, verifies them, then replaces the
+pointer, so readers see the old catalog or the new one, never half of one.
+Format 1 (one ``.npz`` named by the pointer) is still read. Measured at 10^6
+members in docs/bundles.md.
 """
 
 from __future__ import annotations
@@ -533,6 +536,7 @@ class Catalog:
                     "file": name,
                     "sha256": digest,
                     "first": self._paths[start],
+                    "last": self._paths[end - 1],
                     "members": end - start,
                 }
             )
@@ -588,8 +592,8 @@ class Catalog:
     def from_shard(
         cls, pointer: dict[str, Any], index: int, data: bytes, directory: str
     ) -> Catalog:
-        """Shard ``index`` of a format-2 pointer, verified against its checksum, first path
-        and member count (members only: :meth:`join` adds what the pointer holds)."""
+        """Shard ``index`` of a format-2 pointer, verified against its checksum, first and
+        last paths and member count (members only: :meth:`join` adds what the pointer holds)."""
         entry = pointer["shards"][index]
         source = f"{directory.rstrip('/')}/{entry['file']}"
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
@@ -636,7 +640,9 @@ class Catalog:
                 path=source,
                 fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
             ) from error
-        if not consistent or n != entry["members"] or (n and catalog._paths[0] != entry["first"]):
+        recorded = (entry["first"], entry["last"])
+        ends = (catalog._paths[0], catalog._paths[-1]) if n else recorded
+        if not consistent or n != entry["members"] or ends != recorded:
             raise CatalogError(
                 "the catalog pointer's shard record differs from the shard it names "
                 "(a changed pointer would map paths to the wrong members).",

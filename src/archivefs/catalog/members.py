@@ -410,14 +410,17 @@ class Picks:
     def groups(self) -> list[BundleSelection]:
         """The picked members by bundle (duplicates dropped, first choice kept)."""
         catalogs: dict[int, tuple[Catalog, list[np.ndarray[Any, Any]]]] = {}
+        single: set[int] = set()  # catalogs with rows chosen one by one (may repeat)
         for catalog, rows in self._chunks:
             entry = catalogs.setdefault(id(catalog), (catalog, []))
             entry[1].append(np.asarray(rows, dtype=np.int64))
+            if isinstance(rows, list):
+                single.add(id(catalog))
         out: list[BundleSelection] = []
         chosen: set[str] = set()  # paths picked through an earlier catalog object
-        for catalog, chunks in catalogs.values():
+        for key, (catalog, chunks) in catalogs.items():
             rows = np.concatenate(chunks)
-            if len(chunks) > 1:
+            if len(chunks) > 1 or key in single:
                 _, first = np.unique(rows, return_index=True)
                 rows = rows[np.sort(first)]
             if len(catalogs) > 1:  # parts of one sharded catalog may overlap

@@ -24,8 +24,6 @@ from archivefs.errors import CatalogError
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-_TOP = "\U0010ffff"
-
 
 class OpenCatalog:
     """One catalog root's catalog, loaded shard by shard on demand."""
@@ -47,8 +45,9 @@ class OpenCatalog:
         self._whole = whole
         self._entries: list[dict[str, Any]] = list(pointer.get("shards", []))
         self._firsts = [e["first"] for e in self._entries]
+        self._lasts = [e["last"] for e in self._entries]
         self._shards: dict[int, Catalog] = {}
-        self._joined: dict[tuple[int, int], Catalog] = {}
+        self._joined: dict[tuple[int, ...], Catalog] = {}
 
     @classmethod
     async def from_pointer(
@@ -65,22 +64,22 @@ class OpenCatalog:
         """A catalog holding every member at or below ``path`` (and the plain objects)."""
         if self._whole is not None:
             return self._whole
-        found = shards.covering(self._firsts, path, f"{path}/{_TOP}")
+        found = shards.covering(self._firsts, self._lasts, path)
         if len(found) == len(self._entries):
             return await self.whole()
-        return await self._join(found.start, found.stop)
+        return await self._join(tuple(found))
 
     async def whole(self) -> Catalog:
         """The whole catalog (every shard fetched once)."""
         if self._whole is None:
-            self._whole = await self._join(0, len(self._entries))
+            self._whole = await self._join(tuple(range(len(self._entries))))
         return self._whole
 
-    async def _join(self, start: int, stop: int) -> Catalog:
+    async def _join(self, wanted: tuple[int, ...]) -> Catalog:
         async with self._lock:
             for attempt in (1, 2):
                 try:
-                    return await self._join_locked(start, stop)
+                    return await self._join_locked(wanted)
                 except FileNotFoundError as error:
                     pointer = await _pointer(self.directory, self.fetch)
                     if attempt == 2 or pointer == self.pointer:
@@ -93,19 +92,19 @@ class OpenCatalog:
                     self._reset(pointer, await _legacy(self.directory, pointer, self.fetch))
                     if self._whole is not None:
                         return self._whole
-                    start, stop = 0, len(self._entries)
+                    wanted = tuple(range(len(self._entries)))
             raise AssertionError("unreachable")
 
-    async def _join_locked(self, start: int, stop: int) -> Catalog:
-        if (start, stop) in self._joined:
-            return self._joined[(start, stop)]
-        missing = [i for i in range(start, stop) if i not in self._shards]
+    async def _join_locked(self, wanted: tuple[int, ...]) -> Catalog:
+        if wanted in self._joined:
+            return self._joined[wanted]
+        missing = [i for i in wanted if i not in self._shards]
         datas = await asyncio.gather(*(self._fetch_shard(i) for i in missing))
         for i, data in zip(missing, datas, strict=True):
             self._shards[i] = Catalog.from_shard(self.pointer, i, data, self.directory)
-        parts = [self._shards[i] for i in range(start, stop)]
+        parts = [self._shards[i] for i in wanted]
         joined = Catalog.join(parts, self.pointer, self.directory)
-        self._joined[(start, stop)] = joined
+        self._joined[wanted] = joined
         return joined
 
     async def _fetch_shard(self, index: int) -> bytes:
