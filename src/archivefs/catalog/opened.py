@@ -2,9 +2,10 @@
 
 A sharded catalog (pointer format 2) answers a question about a path from the
 shards whose ranges meet that path's subtree: ``ls``, ``find``, ``info`` or a
-plan under a directory fetch only those shards (one GET each, concurrently,
-each verified against the pointer's checksum and cached), never the whole
-catalog. A format-1 catalog is one file, read whole when its pointer is.
+plan under a directory fetch only those shards (one GET each, at most
+``FETCH_CONCURRENCY`` at once, each verified against the pointer's checksum
+and cached), never the whole catalog. A format-1 catalog is one file, read
+whole when its pointer is.
 
 If a shard is gone when it is fetched (the catalog was saved again since the
 pointer was read, and the save removed the shards only the old pointer named)
@@ -23,6 +24,9 @@ from archivefs.errors import CatalogError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+
+
+FETCH_CONCURRENCY = 32  # shard GETs in flight at once (a whole 10^6 catalog is ~650)
 
 
 class OpenCatalog:
@@ -99,7 +103,17 @@ class OpenCatalog:
         if wanted in self._joined:
             return self._joined[wanted]
         missing = [i for i in wanted if i not in self._shards]
-        datas = await asyncio.gather(*(self._fetch_shard(i) for i in missing))
+        gate = asyncio.Semaphore(FETCH_CONCURRENCY)
+
+        async def fetch(index: int) -> bytes:
+            async with gate:
+                return await self._fetch_shard(index)
+
+        results = await asyncio.gather(*(fetch(i) for i in missing), return_exceptions=True)
+        for result in results:  # every fetch has ended: raise the first failure
+            if isinstance(result, BaseException):
+                raise result
+        datas = [r for r in results if isinstance(r, bytes)]
         for i, data in zip(missing, datas, strict=True):
             self._shards[i] = Catalog.from_shard(self.pointer, i, data, self.directory)
         parts = [self._shards[i] for i in wanted]
