@@ -77,6 +77,8 @@ class OpenCatalog:
         """The whole catalog (every shard fetched once)."""
         if self._whole is None:
             self._whole = await self._join(tuple(range(len(self._entries))))
+            self._shards.clear()  # the whole catalog answers everything from now on
+            self._joined.clear()
         return self._whole
 
     async def _join(self, wanted: tuple[int, ...]) -> Catalog:
