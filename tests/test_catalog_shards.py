@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import fsspec
 import numpy as np
+import pytest
 import s3fs
 
 from archivefs.catalog import BundleInfo, Catalog, shards
@@ -22,6 +23,7 @@ from archivefs.catalog import members as catalog_members
 from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir, registry_path
 from archivefs.catalog.registry import dump_registry
+from archivefs.errors import CatalogError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import StorageClass
 
@@ -331,3 +333,23 @@ def test_a_format_1_catalog_still_opens_and_is_saved_sharded(
     assert again.bundles == old.bundles
     assert again.plain == old.plain
     assert again.provider == old.provider == "s3"
+
+
+def test_damaged_shards_and_shard_lists_are_refused(tmp_path: Path) -> None:
+    local = fsspec.filesystem("file")
+    directory = str(tmp_path / "cat")
+    synthetic("b/root", 3000).save(local, directory, shard_members=512)
+    pointer = json.loads((tmp_path / "cat" / POINTER).read_text())
+    entries = pointer["shards"]
+    assert len(entries) >= 3
+    with pytest.raises(CatalogError, match="out of order"):
+        shards.check_entries([entries[1], entries[0]], POINTER)
+    with pytest.raises(CatalogError, match="malformed"):
+        shards.check_entries([{k: v for k, v in entries[0].items() if k != "last"}], POINTER)
+    data = (tmp_path / "cat" / entries[0]["file"]).read_bytes()
+    for damaged in (b"PK" + data[2:], data[:-40], data[:12] + b"x" + data[13:]):
+        with pytest.raises(CatalogError, match="cannot be read"):
+            shards.decode_shard(damaged, "x")
+    arrays = shards.decode_shard(data, "x")
+    assert shards.encode_shard(arrays) == data  # the same arrays, the same bytes
+    assert shards.shard_name(arrays) == entries[0]["file"]
