@@ -573,14 +573,22 @@ class Catalog:
         assert pointer is not None
         base = directory.rstrip("/")
         names = [e["file"] for e in pointer["shards"]] if "shards" in pointer else [pointer["file"]]
+        paths = [f"{base}/{name}" for name in names]
+        # one call for all of them: object stores fetch them concurrently (s3fs, gcsfs, adlfs)
+        found = fs.cat(paths, on_error="return") if len(paths) > 1 else {}
         datas = []
-        for name in names:
+        for path in paths:
+            data = found.get(path, found.get(fs._strip_protocol(path)))
             try:
-                datas.append(fs.cat_file(f"{base}/{name}"))
+                if not isinstance(data, bytes):
+                    if isinstance(data, Exception) and not isinstance(data, FileNotFoundError):
+                        raise data
+                    data = fs.cat_file(path)  # absent from a batch answer: ask alone
+                datas.append(data)
             except FileNotFoundError:
                 raise CatalogError(
                     "the catalog pointer names a file that does not exist.",
-                    path=f"{base}/{name}",
+                    path=path,
                     fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
                 ) from None
         if "shards" in pointer:
