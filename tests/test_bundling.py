@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ import s3fs
 
 from archivefs import ChecksumMismatchError, ObjectArchivedError
 from archivefs.catalog import ByPrefix, Catalog
+from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir
 from archivefs.catalog.writer import bundle_tree, rebuild_catalog
 from tests.conftest import kill_when
@@ -58,6 +60,7 @@ def test_bundle_10000_small_files_then_list_plan_restore_read(
     )
     assert report.members == 10_003
     catalog = Catalog.load(s3, catalog_dir(f"{bucket}/archive"))
+    pointer = json.loads(s3.cat_file(f"{catalog_dir(f'{bucket}/archive')}/{POINTER}"))
     sizes = [b.size for b in catalog.bundles.values()]
     small = [s for s in sizes if s < 1_000_000]
     assert len(catalog.bundles) == len(report.bundles_written) < 60
@@ -72,11 +75,12 @@ def test_bundle_10000_small_files_then_list_plan_restore_read(
     assert {e["storage_class"] for e in listing} == {"DEEP_ARCHIVE"}
     assert {e["restore"] for e in listing} == {"archived"}
     assert len(found) == 10_003
-    # registry, pointer, catalog file; then the listing's one bulk probe of the bundles it shows
-    # (a HEAD for one bundle, a LIST page for up to 1,000), so states match fs.info()
+    # registry, pointer, each catalog shard once (the listing's, then the rest for find); then
+    # the listing's one bulk probe of the bundles it shows (a HEAD for one bundle, a LIST page
+    # for up to 1,000), so states match fs.info()
     shown = {m.bundle for m in catalog.members() if m.path.startswith(f"{bucket}/archive/obs03/")}
     probe = {"HEAD": 1} if len(shown) == 1 else {"LIST": 1}
-    assert archive.requests.counts() == {"GET": 3, **probe}
+    assert archive.requests.counts() == {"GET": 2 + len(pointer["shards"]), **probe}
 
     archive.requests.clear()
     plan = fs.plan(f"{bucket}/archive/obs0*/*.dat")

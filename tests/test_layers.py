@@ -79,3 +79,16 @@ def test_only_the_store_factory_and_testing_import_the_oracle_adapter() -> None:
         if "archivefs.stores.oracle" in imported_modules(path):
             importers.append(module)
     assert importers == []
+
+
+def test_catalog_shard_modules_keep_their_place() -> None:
+    """The shard format (catalog/shards.py) is a leaf: it knows no other catalog module, so
+    index.py can use it; the on-demand loading (catalog/opened.py) is the view's alone."""
+    shards = imported_modules(PACKAGE / "catalog" / "shards.py")
+    assert shards <= {"archivefs.errors"}
+    importers = sorted(
+        ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        for path in PACKAGE.rglob("*.py")
+        if "archivefs.catalog.opened" in imported_modules(path)
+    )
+    assert importers == ["catalog.view"]

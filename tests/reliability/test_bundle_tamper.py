@@ -138,7 +138,7 @@ def test_rebuild_never_deletes_outside_the_catalog_directory(tmp_path: Path) -> 
     pointer = json.loads(local.cat_file(pointer_path))
     hostile = "../" * (catalog_dir(dest).count("/") - str(tmp_path).count("/")) + "planted.txt"
     assert (tmp_path / "dest" / ".archivefs" / "catalog" / hostile).resolve() == planted
-    pointer["file"] = hostile
+    pointer["shards"][0]["file"] = hostile
     local.pipe_file(pointer_path, json.dumps(pointer).encode())
     with pytest.raises(CatalogError, match="not a catalog file in its own directory"):
         Catalog.load(local, catalog_dir(dest))

@@ -81,7 +81,7 @@ def test_catalog_offsets_disagree_with_bundle(
     shifted = Catalog.load(fs3, directory)
     shifted._offset = shifted._offset + 7  # what a buggy or stale writer would record
     shifted.save(fs3, directory)
-    assert json.loads(fs3.cat_file(f"{directory}/{POINTER}"))["file"] != pointer["file"]
+    assert json.loads(fs3.cat_file(f"{directory}/{POINTER}"))["shards"] != pointer["shards"]
     fs = make_fs(archive, tmp_path)
     with pytest.raises(ChecksumMismatchError):
         fs.cat_file(victim.path)
@@ -94,7 +94,7 @@ def test_catalog_file_tampered_after_save(
     fs3 = s3(archive)
     directory = catalog_dir(root)
     pointer = json.loads(fs3.cat_file(f"{directory}/{POINTER}"))
-    path = f"{directory}/{pointer['file']}"
+    path = f"{directory}/{pointer['shards'][0]['file']}"
     data = bytearray(fs3.cat_file(path))
     data[len(data) // 2] ^= 0xFF
     fs3.pipe_file(path, bytes(data))
@@ -226,17 +226,17 @@ def test_a_changed_catalog_pointer_is_caught(
     fs3 = s3(archive)
     path = f"{catalog_dir(root)}/{POINTER}"
     original = fs3.cat_file(path)
-    pointer = json.loads(original)
-    keys = sorted(b["key"] for b in pointer["bundles"])
-    renamed = keys[0][:-5] + "z.zip"  # one character of a bundle key: it re-sorts the keys
-    changed = json.loads(original.replace(keys[0].encode(), renamed.encode()))
+    changed = json.loads(original)
+    first = changed["shards"][0]["first"]
+    # one character of the shard's first path: paths would map to the wrong rows
+    changed["shards"][0]["first"] = first[:-1] + ("0" if first[-1] != "0" else "1")
     fs3.pipe_file(path, json.dumps(changed).encode())
     name = f"{root}/{sorted(files)[0]}"
     with pytest.raises(CatalogError, match="does not match its own checksum"):
         make_fs(archive, tmp_path).cat_file(name, start=0, end=4)
     changed["pointer_sha256"] = pointer_digest(changed)  # re-checksummed: the file disagrees
     fs3.pipe_file(path, json.dumps(changed).encode())
-    with pytest.raises(CatalogError, match="bundle keys differ"):
+    with pytest.raises(CatalogError, match="differs from the shard it names"):
         make_fs(archive, tmp_path).cat_file(name, start=0, end=4)
 
 

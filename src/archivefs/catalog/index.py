@@ -1,11 +1,14 @@
 """The catalog: which bundle holds each member, where, and its checksums; kept in the hot tier.
 
 In memory: member paths in a sorted list (binary search for lookup, prefix
-ranges for ``ls``/``find``) and numpy arrays for the numbers. On disk: one
-``.npz`` of those arrays (paths as one UTF-8 blob) plus a small JSON pointer
-``CURRENT`` naming it with its SHA-256. Saving writes a new file, verifies it,
-then replaces the pointer, so readers see the old catalog or the new one,
-never half of one. Measured at 10^6 members in docs/bundles.md.
+ranges for ``ls``/``find``) and numpy arrays for the numbers. On disk (format
+2): shards of about 2,048 rows (``shards.py``) plus a small JSON pointer
+``CURRENT`` naming each with its SHA-256, first and last paths and member
+count. Saving
+writes only the shards whose content is new, verifies them, then replaces the
+pointer, so readers see the old catalog or the new one, never half of one.
+Format 1 (one ``.npz`` named by the pointer) is still read. Measured at 10^6
+members in docs/bundles.md.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import bisect
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import re
 import uuid
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from archivefs.catalog import shards
 from archivefs.errors import CatalogError
 from archivefs.model import Member, StorageClass
 from archivefs.providers import PROVIDERS
@@ -31,7 +36,7 @@ if TYPE_CHECKING:
 
     from archivefs.catalog.bundle import Entry
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # sharded (format 1: one file, still read; see docs/bundles.md)
 POINTER = "CURRENT"
 CATALOG_FILE = re.compile(r"catalog-[0-9a-f]{32}\.npz")  # the only names a pointer may give
 POINTER_CHECKSUM = "pointer_sha256"  # the pointer's own checksum (pointers since 0.2)
@@ -469,65 +474,241 @@ class Catalog:
             )
         return catalog
 
-    def save(self, fs: Any, directory: str) -> str:
-        """Write atomically under ``directory`` (any fsspec filesystem); return the file path."""
-        data = self.to_bytes()
-        digest = hashlib.sha256(data).hexdigest()
-        name = f"catalog-{uuid.uuid4().hex}.npz"
-        target = f"{directory.rstrip('/')}/{name}"
-        fs.makedirs(directory, exist_ok=True)
-        fs.pipe_file(target, data)
-        if hashlib.sha256(fs.cat_file(target)).hexdigest() != digest:
-            raise CatalogError(
-                "the catalog read back differs from what was written.",
-                path=target,
-                fix="check the store, then save again; the previous catalog is still current.",
-            )
-        pointer = {
-            "version": FORMAT_VERSION,
-            "file": name,
-            "sha256": digest,
-            "members": len(self),
-            "plain": self.plain,
-            "provider": self.provider,
-            "bundles": [
-                {
-                    "key": b.key,
-                    "size": b.size,
-                    "storage_class": b.storage_class.value,
-                    "members": b.members,
-                    "sha256": b.sha256,
-                    **({"etag": b.etag} if b.etag else {}),
-                }
-                for b in self.bundles.values()
-            ],
+    def _hashes(self) -> np.ndarray[Any, Any]:
+        cached: np.ndarray[Any, Any] | None = getattr(self, "_path_hashes", None)
+        if cached is None:
+            cached = self._path_hashes = shards.path_hashes(self._paths)
+        return cached
+
+    def _shard(self, start: int, end: int) -> dict[str, np.ndarray[Any, Any]]:
+        """The arrays of the shard of rows ``[start, end)`` (bundle codes local to it)."""
+        used, local = np.unique(self._bundle[start:end], return_inverse=True)
+        table = []
+        for code in used.tolist():
+            b = self.bundles[self._bundle_keys[code]]
+            table.append((b.key, b.size, b.storage_class.value, b.members, b.sha256, b.etag or ""))
+        columns: dict[str, np.ndarray[Any, Any]] = {
+            "bundle": local.astype(np.int32).reshape(-1),
+            "offset": self._offset[start:end],
+            "length": self._length[start:end],
+            "crc": self._crc[start:end],
+            "sha": self._sha[start:end],
+            "klass": self._class[start:end],
+            "mtime": self._mtime[start:end],
         }
-        pointer[POINTER_CHECKSUM] = pointer_digest(pointer)
+        return shards.shard_arrays(self._paths[start:end], columns, table)
+
+    def save(self, fs: Any, directory: str, *, shard_members: int = shards.SHARD_MEMBERS) -> str:
+        """Write atomically under ``directory`` (any fsspec filesystem); return the path of
+        the first shard file.
+
+        Shards whose content the current pointer already lists are not written again;
+        new shards are written and read back (checksum) before the pointer is replaced,
+        and the shards only the old pointer named are removed after it.
+        """
+        base = directory.rstrip("/")
         try:
             previous = _read_pointer(fs, directory, missing_ok=True)
         except CatalogError:
             previous = None  # a damaged pointer is being replaced; keep its file for forensics
-        _write_atomically(fs, f"{directory.rstrip('/')}/{POINTER}", json.dumps(pointer).encode())
-        if previous is not None and previous.get("file") not in (None, name):
-            with contextlib.suppress(FileNotFoundError):
-                fs.rm_file(f"{directory.rstrip('/')}/{previous['file']}")
-        return target
+        known = {e["file"]: e for e in (previous or {}).get("shards", [])}
+        cuts = shards.cut_points(self._paths, self._hashes(), shard_members)
+        entries = []
+        fs.makedirs(directory, exist_ok=True)
+        for start, end in itertools.pairwise(cuts):
+            arrays = self._shard(start, end)
+            name = shards.shard_name(arrays)
+            if name in known and known[name].get("members") == end - start:
+                entries.append(known[name])
+                continue
+            data = shards.encode_shard(arrays)
+            digest = hashlib.sha256(data).hexdigest()
+            target = f"{base}/{name}"
+            fs.pipe_file(target, data)
+            if hashlib.sha256(fs.cat_file(target)).hexdigest() != digest:
+                raise CatalogError(
+                    "the catalog read back differs from what was written.",
+                    path=target,
+                    fix="check the store, then save again; the previous catalog is still current.",
+                )
+            entries.append(
+                {
+                    "file": name,
+                    "sha256": digest,
+                    "first": self._paths[start],
+                    "last": self._paths[end - 1],
+                    "members": end - start,
+                }
+            )
+        used = set(np.unique(self._bundle).tolist())
+        pointer = {
+            "version": FORMAT_VERSION,
+            "members": len(self),
+            "plain": self.plain,
+            "provider": self.provider,
+            "shards": entries,
+            # bundles no member refers to (the shards hold the others)
+            "bundles": [
+                _bundle_record(self.bundles[k])
+                for i, k in enumerate(self._bundle_keys)
+                if i not in used
+            ],
+        }
+        pointer[POINTER_CHECKSUM] = pointer_digest(pointer)
+        _write_atomically(fs, f"{base}/{POINTER}", json.dumps(pointer).encode())
+        if previous is not None:
+            keep = {e["file"] for e in entries}
+            stale = [e["file"] for e in previous.get("shards", [])]
+            stale += [previous["file"]] if isinstance(previous.get("file"), str) else []
+            for name in stale:
+                if name not in keep:
+                    with contextlib.suppress(FileNotFoundError):
+                        fs.rm_file(f"{base}/{name}")
+        return f"{base}/{entries[0]['file']}" if entries else f"{base}/{POINTER}"
 
     @classmethod
     def load(cls, fs: Any, directory: str) -> Catalog:
         """Load the current catalog from ``directory``; corrupt or missing -> CatalogError."""
         pointer = _read_pointer(fs, directory, missing_ok=False)
         assert pointer is not None
-        source = f"{directory.rstrip('/')}/{pointer.get('file')}"
-        try:
-            data = fs.cat_file(source)
-        except FileNotFoundError:
+        base = directory.rstrip("/")
+        names = [e["file"] for e in pointer["shards"]] if "shards" in pointer else [pointer["file"]]
+        paths = [f"{base}/{name}" for name in names]
+        # one call for all of them: object stores fetch them concurrently (s3fs, gcsfs, adlfs)
+        found = fs.cat(paths, on_error="return") if len(paths) > 1 else {}
+        datas = []
+        for path in paths:
+            data = found.get(path, found.get(fs._strip_protocol(path)))
+            try:
+                if not isinstance(data, bytes):
+                    if isinstance(data, Exception) and not isinstance(data, FileNotFoundError):
+                        raise data
+                    data = fs.cat_file(path)  # absent from a batch answer: ask alone
+                datas.append(data)
+            except FileNotFoundError:
+                raise CatalogError(
+                    "the catalog pointer names a file that does not exist.",
+                    path=path,
+                    fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+                ) from None
+        if "shards" in pointer:
+            parts = [cls.from_shard(pointer, i, data, directory) for i, data in enumerate(datas)]
+            return cls.join(parts, pointer, directory)
+        return cls.from_pointer(pointer, datas[0], directory)
+
+    @classmethod
+    def from_shard(
+        cls, pointer: dict[str, Any], index: int, data: bytes, directory: str
+    ) -> Catalog:
+        """Shard ``index`` of a format-2 pointer, verified against its checksum, first and
+        last paths and member count (members only: :meth:`join` adds what the pointer holds)."""
+        entry = pointer["shards"][index]
+        source = f"{directory.rstrip('/')}/{entry['file']}"
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise CatalogError(
-                "the catalog pointer names a file that does not exist.",
+                "the catalog file does not match its checksum (corrupt or half-written).",
                 path=source,
                 fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
-            ) from None
-        return cls.from_pointer(pointer, data, directory)
+            )
+        arrays = shards.decode_shard(data, source)
+        try:
+            catalog = cls.__new__(cls)
+            catalog.plain = {}
+            n = len(arrays["bundle"])
+            catalog._paths = shards.unblob(arrays["paths"], n)
+            keys = shards.unblob(arrays["bundle_keys"], len(arrays["bundle_size"]))
+            k = len(keys)
+            classes = shards.unblob(arrays["bundle_class"], k)
+            digests = shards.unblob(arrays["bundle_sha"], k)
+            etags = shards.unblob(arrays["bundle_etag"], k)
+            sizes = arrays["bundle_size"].tolist()
+            counts = arrays["bundle_members"].tolist()
+            catalog.bundles = {
+                key: BundleInfo(key, size, StorageClass.parse(klass), count, digest, etag or None)
+                for key, size, klass, count, digest, etag in zip(
+                    keys, sizes, classes, counts, digests, etags, strict=True
+                )
+            }
+            catalog._bundle_keys = keys
+            catalog._bundle = arrays["bundle"]
+            catalog._offset = arrays["offset"]
+            catalog._length = arrays["length"]
+            catalog._crc = arrays["crc"]
+            catalog._sha = arrays["sha"]
+            catalog._class = arrays["klass"]
+            catalog._mtime = arrays["mtime"]
+            columns = (catalog._offset, catalog._length, catalog._crc, catalog._sha, catalog._class)
+            consistent = all(len(c) == n for c in (*columns, catalog._mtime))
+            consistent = consistent and keys == sorted(keys)
+            if n and (int(catalog._bundle.min()) < 0 or int(catalog._bundle.max()) >= k):
+                consistent = False
+        except (KeyError, ValueError, UnicodeDecodeError) as error:
+            raise CatalogError(
+                f"the catalog shard cannot be read ({error}).",
+                path=source,
+                fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+            ) from error
+        recorded = (entry["first"], entry["last"])
+        ends = (catalog._paths[0], catalog._paths[-1]) if n else recorded
+        if not consistent or n != entry["members"] or ends != recorded:
+            raise CatalogError(
+                "the catalog pointer's shard record differs from the shard it names "
+                "(a changed pointer would map paths to the wrong members).",
+                path=source,
+                fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+            )
+        return catalog
+
+    @classmethod
+    def join(cls, parts: Sequence[Catalog], pointer: dict[str, Any], directory: str) -> Catalog:
+        """One catalog of consecutive shards of a format-2 pointer (already in path order: no
+        sort), with the plain objects, provider and member-less bundles the pointer holds."""
+        for earlier, later in itertools.pairwise(parts):
+            if earlier._paths and later._paths and earlier._paths[-1] >= later._paths[0]:
+                raise CatalogError(
+                    "the catalog's shards overlap or are out of order.",
+                    path=f"{directory.rstrip('/')}/{POINTER}",
+                    fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+                )
+        extra = _bundles_of(pointer, directory)
+        bundles = {b.key: b for b in extra}
+        for part in parts:
+            bundles.update(part.bundles)
+        keys = sorted(bundles)
+        catalog = cls.__new__(cls)
+        catalog.bundles = {k: bundles[k] for k in keys}
+        catalog._bundle_keys = keys
+        if len(parts) == 1 and not extra:
+            only = parts[0]
+            catalog._bundle = only._bundle
+        else:
+            table = np.array(keys, dtype=object)
+            codes = [
+                np.searchsorted(table, np.array(p._bundle_keys, dtype=object)).astype(np.int32)[
+                    p._bundle
+                ]
+                if len(p._bundle)
+                else np.zeros(0, np.int32)
+                for p in parts
+            ]
+            catalog._bundle = np.concatenate(codes) if codes else np.zeros(0, np.int32)
+        catalog._paths = [p for part in parts for p in part._paths]
+
+        def column(name: str, dtype: Any) -> np.ndarray[Any, Any]:
+            if not parts:
+                return np.zeros(0, dtype=dtype)
+            if len(parts) == 1:
+                return getattr(parts[0], name)  # type: ignore[no-any-return]
+            return np.concatenate([getattr(p, name) for p in parts])
+
+        catalog._offset = column("_offset", np.int64)
+        catalog._length = column("_length", np.int64)
+        catalog._crc = column("_crc", np.uint32)
+        catalog._sha = column("_sha", "S32")
+        catalog._class = column("_class", np.uint8)
+        catalog._mtime = column("_mtime", np.float64)
+        _add_pointer_fields(catalog, pointer, directory)
+        return catalog
 
     @classmethod
     def from_pointer(cls, pointer: dict[str, Any], data: bytes, directory: str) -> Catalog:
@@ -539,39 +720,60 @@ class Catalog:
                 path=source,
                 fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
             )
-        try:
-            bundles = [
-                BundleInfo(
-                    key=b["key"],
-                    size=int(b["size"]),
-                    storage_class=StorageClass.parse(b["storage_class"]),
-                    members=int(b["members"]),
-                    sha256=str(b["sha256"]),
-                    etag=str(b["etag"]) if b.get("etag") else None,
-                )
-                for b in pointer["bundles"]
-            ]
-        except (KeyError, TypeError, ValueError) as error:
-            raise CatalogError(
-                f"the catalog pointer is malformed ({error}).",
-                path=f"{directory}/{POINTER}",
-                fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
-            ) from error
-        catalog = cls.from_bytes(data, bundles, source=source)
-        plain = pointer.get("plain", {})
-        if isinstance(plain, dict):
-            catalog.plain = {str(k): int(v) for k, v in plain.items()}
-        provider = pointer.get("provider")
-        if provider is not None:
-            if provider not in PROVIDERS:
-                raise CatalogError(
-                    f"the catalog pointer names an unknown provider {str(provider)[:40]!r}.",
-                    path=f"{directory}/{POINTER}",
-                    fix="upgrade archivefs, or rebuild the catalog with `archivefs catalog "
-                    "rebuild`.",
-                )
-            catalog.plain_provider = str(provider)
+        catalog = cls.from_bytes(data, _bundles_of(pointer, directory), source=source)
+        _add_pointer_fields(catalog, pointer, directory)
         return catalog
+
+
+def _bundle_record(b: BundleInfo) -> dict[str, Any]:
+    return {
+        "key": b.key,
+        "size": b.size,
+        "storage_class": b.storage_class.value,
+        "members": b.members,
+        "sha256": b.sha256,
+        **({"etag": b.etag} if b.etag else {}),
+    }
+
+
+def _bundles_of(pointer: dict[str, Any], directory: str) -> list[BundleInfo]:
+    """The bundles a pointer lists itself (format 1: all; format 2: those without members)."""
+    try:
+        return [
+            BundleInfo(
+                key=b["key"],
+                size=int(b["size"]),
+                storage_class=StorageClass.parse(b["storage_class"]),
+                members=int(b["members"]),
+                sha256=str(b["sha256"]),
+                etag=str(b["etag"]) if b.get("etag") else None,
+            )
+            for b in pointer.get("bundles", [])
+        ]
+    except (KeyError, TypeError, ValueError) as error:
+        raise CatalogError(
+            f"the catalog pointer is malformed ({error}).",
+            path=f"{directory}/{POINTER}",
+            fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+        ) from error
+
+
+def _add_pointer_fields(catalog: Catalog, pointer: dict[str, Any], directory: str) -> None:
+    """The plain objects and the provider a pointer records, onto ``catalog``."""
+    catalog.plain = {}
+    catalog.plain_provider = None
+    plain = pointer.get("plain", {})
+    if isinstance(plain, dict):
+        catalog.plain = {str(k): int(v) for k, v in plain.items()}
+    provider = pointer.get("provider")
+    if provider is not None:
+        if provider not in PROVIDERS:
+            raise CatalogError(
+                f"the catalog pointer names an unknown provider {str(provider)[:40]!r}.",
+                path=f"{directory}/{POINTER}",
+                fix="upgrade archivefs, or rebuild the catalog with `archivefs catalog rebuild`.",
+            )
+        catalog.plain_provider = str(provider)
 
 
 def _read_pointer(fs: Any, directory: str, *, missing_ok: bool) -> dict[str, Any] | None:
@@ -599,13 +801,15 @@ def parse_pointer(raw: bytes, path: str) -> dict[str, Any]:
             path=path,
             fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
         ) from error
-    if not isinstance(pointer, dict) or pointer.get("version") != FORMAT_VERSION:
+    if not isinstance(pointer, dict) or pointer.get("version") not in (1, FORMAT_VERSION):
         raise CatalogError(
             "the catalog pointer has an unknown format.",
             path=path,
             fix="upgrade archivefs, or rebuild the catalog with `archivefs catalog rebuild`.",
         )
-    if not isinstance(pointer.get("file"), str) or not CATALOG_FILE.fullmatch(pointer["file"]):
+    if pointer["version"] == FORMAT_VERSION:
+        shards.check_entries(pointer.get("shards"), path)
+    elif not isinstance(pointer.get("file"), str) or not CATALOG_FILE.fullmatch(pointer["file"]):
         # every path derived from the pointer stays in the catalog directory: a name such as
         # '../../../X' would otherwise be read, and deleted when the catalog is next saved
         raise CatalogError(

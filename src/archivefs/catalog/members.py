@@ -410,14 +410,41 @@ class Picks:
     def groups(self) -> list[BundleSelection]:
         """The picked members by bundle (duplicates dropped, first choice kept)."""
         catalogs: dict[int, tuple[Catalog, list[np.ndarray[Any, Any]]]] = {}
+        single: set[int] = set()  # catalogs with rows chosen one by one (may repeat)
         for catalog, rows in self._chunks:
             entry = catalogs.setdefault(id(catalog), (catalog, []))
             entry[1].append(np.asarray(rows, dtype=np.int64))
+            if isinstance(rows, list):
+                single.add(id(catalog))
         out: list[BundleSelection] = []
-        for catalog, chunks in catalogs.values():
+        chosen: set[str] = set()  # paths picked through an earlier catalog object
+        for key, (catalog, chunks) in catalogs.items():
             rows = np.concatenate(chunks)
-            if len(chunks) > 1:
+            if len(chunks) > 1 or key in single:
                 _, first = np.unique(rows, return_index=True)
                 rows = rows[np.sort(first)]
+            if len(catalogs) > 1:  # parts of one sharded catalog may overlap
+                paths = catalog.paths
+                fresh = [r for r in rows.tolist() if paths[r] not in chosen]
+                chosen.update(paths[r] for r in fresh)
+                rows = np.asarray(fresh, dtype=np.int64)
             out += by_bundle(catalog, rows)
+        if len(catalogs) > 1:  # ... and each hold some of one bundle's members
+            out = _merge_same_bundle(out)
         return out
+
+
+def _merge_same_bundle(groups: list[BundleSelection]) -> list[BundleSelection]:
+    """One selection per bundle (in order of first appearance); the groups hold disjoint
+    paths, so their bytes add."""
+    merged: dict[str, BundleSelection] = {}
+    for group in groups:
+        seen = merged.get(group.bundle)
+        merged[group.bundle] = (
+            group
+            if seen is None
+            else BundleSelection(
+                group.bundle, seen.paths + group.paths, seen.read_bytes + group.read_bytes
+            )
+        )
+    return list(merged.values())

@@ -1,9 +1,10 @@
 """The catalogs a filesystem sees, and where each path lives: a plain object or a bundle member.
 
 One GET per bucket (``bucket/.archivefs/catalogs.json``; absent means no
-catalogs) and two per catalog that a path asked about lies in or above
-(pointer and file), each loaded once; after that, listing and planning inside
-a catalog root ask the cold store nothing. :meth:`CatalogView.
+catalogs), one per catalog that a path asked about lies in or above (its
+pointer), and one per shard of that catalog the path's subtree meets (a
+format-1 catalog: its one file), each loaded once (see ``opened.py``); after
+that, listing and planning inside a catalog root ask the cold store nothing. :meth:`CatalogView.
 locate` is the one place a path is resolved; every verb of the filesystem acts
 on its answer.
 
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from archivefs.catalog import layout
 from archivefs.catalog.index import POINTER, Catalog, parse_pointer
+from archivefs.catalog.opened import OpenCatalog
 from archivefs.catalog.registry import parse_registry
 from archivefs.errors import ArchiveError, CatalogError
 
@@ -70,9 +72,9 @@ class CatalogView:
     def __init__(self, fetch: Callable[[str], Awaitable[bytes]]) -> None:
         self.fetch = fetch  # one GET of a whole small object; FileNotFoundError if absent
         self._registry: dict[str, list[str]] = {}  # bucket -> registered roots, longest first
-        self._loaded: dict[str, Catalog | ArchiveError] = {}  # root -> catalog, or why not
+        self._loaded: dict[str, OpenCatalog | ArchiveError] = {}  # root -> catalog, or why not
         self._denied: dict[str, PermissionError] = {}  # buckets whose registry was refused
-        self._searched: dict[str, Catalog | ArchiveError | None] = {}  # found by search
+        self._searched: dict[str, OpenCatalog | ArchiveError | None] = {}  # found by search
         self._lock = asyncio.Lock()
 
     async def _cat(self, path: str) -> bytes:
@@ -97,8 +99,8 @@ class CatalogView:
             return []
         return sorted(parse_registry(raw, path), key=len, reverse=True)
 
-    async def _entry(self, root: str) -> Catalog | ArchiveError:
-        """A registered root's catalog (loaded on first use), or the error that says why not."""
+    async def _entry(self, root: str) -> OpenCatalog | ArchiveError:
+        """A registered root's catalog (opened on first use), or the error that says why not."""
         if root not in self._loaded:
             async with self._lock:
                 if root not in self._loaded:
@@ -107,7 +109,7 @@ class CatalogView:
                     self._loaded[root] = entry
         return self._loaded[root]
 
-    async def _entries(self, bucket: str) -> list[tuple[str, Catalog | ArchiveError]]:
+    async def _opened(self, bucket: str) -> list[tuple[str, OpenCatalog | ArchiveError]]:
         roots = await self.roots(bucket)
         if bucket in self._denied:
             found = [(r, c) for r, c in self._searched.items() if c is not None]
@@ -117,6 +119,9 @@ class CatalogView:
                 if r == bucket or r.startswith(bucket + "/")
             ]
         return [(root, await self._entry(root)) for root in roots]
+
+    async def _entries(self, bucket: str) -> list[tuple[str, Catalog | ArchiveError]]:
+        return [(r, await _whole(r, c)) for r, c in await self._opened(bucket)]
 
     async def catalogs(self, bucket: str) -> list[tuple[str, Catalog]]:
         """``(root, catalog)`` pairs registered in ``bucket`` that load (loaded on first use)."""
@@ -132,7 +137,9 @@ class CatalogView:
             found = await self._entries(bucket)
             return [(r, c) for r, c in found if not key or r.startswith(prefix)]
         return [
-            (root, await self._entry(root)) for root in roots if not key or root.startswith(prefix)
+            (root, await _whole(root, await self._entry(root)))
+            for root in roots
+            if not key or root.startswith(prefix)
         ]
 
     async def registered(self, bucket: str) -> list[str]:
@@ -140,14 +147,14 @@ class CatalogView:
         if bucket in self._denied or bucket not in self._registry:
             await self.roots(bucket)
         if bucket in self._denied:
-            return [r for r, _ in await self._entries(bucket)]
+            return [r for r, _ in await self._opened(bucket)]
         return list(self._registry[bucket])
 
     async def broken(self, bucket: str) -> list[tuple[str, ArchiveError]]:
         """Registered roots whose catalog is missing or damaged, with the error for each."""
         return [(r, c) for r, c in await self._entries(bucket) if isinstance(c, ArchiveError)]
 
-    async def _load_root(self, root: str, *, registered: bool) -> Catalog | ArchiveError | None:
+    async def _load_root(self, root: str, *, registered: bool) -> OpenCatalog | ArchiveError | None:
         """The catalog at ``root``, or the error that says why it cannot be used.
 
         ``None``: an unregistered ``root`` (a search) has no catalog pointer.
@@ -164,8 +171,7 @@ class CatalogView:
             return error.in_context(f"(catalog of {root!r})")
         try:
             pointer = parse_pointer(raw, pointer_path)
-            data = await self._cat(f"{directory}/{pointer.get('file')}")
-            return Catalog.from_pointer(pointer, data, directory)
+            return await OpenCatalog.from_pointer(directory, pointer, self._cat)
         except FileNotFoundError as error:
             return self._gone(root, error)
         except ArchiveError as error:
@@ -197,7 +203,12 @@ class CatalogView:
                 break
             if root not in self._searched:
                 await self._probe_root(root)
-            found = self._searched[root]
+            opened = self._searched[root]
+            if not isinstance(opened, OpenCatalog):
+                continue
+            found = (
+                await _whole(root, opened) if path == root else await _covering(root, opened, path)
+            )
             if isinstance(found, Catalog) and (
                 path == root
                 or path in found
@@ -235,13 +246,15 @@ class CatalogView:
         roots = await self.roots(bucket)
         if bucket in self._denied:
             await self._search(path)
-            candidates = await self._entries(bucket)
+            candidates = await self._opened(bucket)
         else:
             # roots are longest first: load only the deepest one that holds ``path``
             deepest = next((r for r in roots if path == r or path.startswith(r + "/")), None)
             candidates = [] if deepest is None else [(deepest, await self._entry(deepest))]
-        for root, catalog in candidates:
+        for root, opened in candidates:
             if path == root or path.startswith(root + "/"):
+                # only the shards that ``path``'s subtree meets
+                catalog = await _covering(root, opened, path)
                 if isinstance(catalog, ArchiveError):
                     raise catalog
                 return root, catalog
@@ -263,3 +276,25 @@ class CatalogView:
         for root in roots:
             if root.split("/", 1)[0] in self._denied and root not in self._searched:
                 await self._probe_root(root)
+
+
+async def _whole(root: str, opened: OpenCatalog | ArchiveError) -> Catalog | ArchiveError:
+    """The whole catalog of ``root``, or the error that says why it cannot be used."""
+    if isinstance(opened, ArchiveError):
+        return opened
+    try:
+        return await opened.whole()
+    except ArchiveError as error:
+        return error.in_context(f"(catalog of {root!r})")
+
+
+async def _covering(
+    root: str, opened: OpenCatalog | ArchiveError, path: str
+) -> Catalog | ArchiveError:
+    """What of ``root``'s catalog covers ``path`` and below, or why it cannot be used."""
+    if isinstance(opened, ArchiveError):
+        return opened
+    try:
+        return await opened.covering(path)
+    except ArchiveError as error:
+        return error.in_context(f"(catalog of {root!r})")

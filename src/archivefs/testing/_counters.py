@@ -187,6 +187,7 @@ class RequestRecord:
     range: str | None
     time: float
     latency: float = 0.0
+    bytes_received: int = 0
 
 
 class RecordLog(Generic[R]):
@@ -260,6 +261,10 @@ class RequestLog(RecordLog[RequestRecord]):
         """Response body bytes sent for the matching requests."""
         return sum(r.bytes_sent for r in self._select(op, bucket))
 
+    def bytes_received(self, op: str | None = None, *, bucket: str | None = None) -> int:
+        """Request body bytes received (uploads) for the matching requests."""
+        return sum(r.bytes_received for r in self._select(op, bucket))
+
     def counts(self) -> dict[str, int]:
         """Requests per operation (only operations that occurred)."""
         return self.per_op()
@@ -291,6 +296,7 @@ class CountingMiddleware:
                     range=environ.get("HTTP_RANGE"),
                     time=arrived,
                     latency=float(environ.get(LATENCY_KEY, 0.0)),
+                    bytes_received=_content_length(environ),
                 )
             )
 
@@ -329,3 +335,12 @@ def _replay(chunks: list[bytes], dropped: ConnectionError | None) -> Iterator[by
 
 def _from_harness(environ: WSGIEnvironment) -> bool:
     return "HTTP_" + HARNESS_HEADER.upper().replace("-", "_") in environ
+
+
+def _content_length(environ: WSGIEnvironment) -> int:
+    """The body's length; for an ``aws-chunked`` upload, the data's (without the framing)."""
+    value = environ.get("HTTP_X_AMZ_DECODED_CONTENT_LENGTH") or environ.get("CONTENT_LENGTH")
+    try:
+        return max(0, int(value or 0))
+    except ValueError:
+        return 0

@@ -112,6 +112,10 @@ class RemoteRequestLog:
         """Response body bytes sent for the matching requests."""
         return int(self._archive._call("requests", "bytes_sent", op, bucket=bucket))
 
+    def bytes_received(self, op: str | None = None, *, bucket: str | None = None) -> int:
+        """Request body bytes received (uploads) for the matching requests."""
+        return int(self._archive._call("requests", "bytes_received", op, bucket=bucket))
+
     def counts(self) -> dict[str, int]:
         """Requests per operation (only operations that occurred)."""
         counts: dict[str, int] = self._archive._call("requests", "counts")
