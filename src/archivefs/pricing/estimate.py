@@ -445,10 +445,11 @@ def _add_to_buckets(
     """Sum a plan's columns per (class, action, restored), in order of first appearance."""
     if not len(table):
         return
-    codes, first = np.unique(table.klass, return_index=True)
+    codes = np.flatnonzero(np.bincount(table.klass)).tolist()  # linear: no sort of N rows
+    first = {code: int(np.argmax(table.klass == code)) for code in codes}
     minimum = np.zeros(len(table.classes), dtype=np.int64)
     restores = np.zeros(len(table.classes), dtype=bool)
-    for code, row in sorted(zip(codes.tolist(), first.tolist(), strict=True), key=lambda c: c[1]):
+    for code, row in sorted(first.items(), key=lambda c: c[1]):
         klass = table.classes[code]  # the first group of each class names it in errors
         minimum[code] = sheet.price(klass, path=table.keys[row]).min_billable_object_bytes
         restores[code] = klass.needs_restore
@@ -462,36 +463,22 @@ def _add_to_buckets(
         if count:
             tally.below_minimum[table.classes[code]] += count
     key = (table.klass.astype(np.int64) * len(ACTIONS) + table.action) * 2 + restored
-    keys, first_rows, inverse = np.unique(key, return_index=True, return_inverse=True)
-    sums = {
-        name: _sum_by(inverse, column, len(keys))
-        for name, column in (
-            ("size", table.size),
-            ("billable", billable),
-            ("read_bytes", table.read_bytes),
-            ("read_requests", table.read_requests),
-        )
-    }
-    counts = np.bincount(inverse, minlength=len(keys)).tolist()
-    for j in np.argsort(first_rows, kind="stable").tolist():
-        code, restored_flag = divmod(int(keys[j]), 2)
+    # a handful of (class, action) buckets: one linear pass per bucket, no sort of N keys
+    present = np.flatnonzero(np.bincount(key)).tolist()
+    firsts = {k: int(np.argmax(key == k)) for k in present}
+    for k in sorted(present, key=firsts.__getitem__):  # in order of first appearance
+        rows = key == k
+        code, restored_flag = divmod(k, 2)
         klass_code, action_code = divmod(code, len(ACTIONS))
         bucket_key = (table.classes[klass_code], ACTIONS[action_code], bool(restored_flag))
         bucket = buckets.get(bucket_key)
         if bucket is None:
             bucket = buckets[bucket_key] = _Bucket()
-        bucket.count += counts[j]
-        bucket.size += sums["size"][j]
-        bucket.billable += sums["billable"][j]
-        bucket.read_bytes += sums["read_bytes"][j]
-        bucket.read_requests += sums["read_requests"][j]
-
-
-def _sum_by(groups: np.ndarray[Any, Any], values: np.ndarray[Any, Any], n: int) -> list[int]:
-    """Exact integer sums of ``values`` per group number (``np.bincount`` is float)."""
-    out = np.zeros(n, dtype=np.int64)
-    np.add.at(out, groups, values)
-    return [int(v) for v in out.tolist()]
+        bucket.count += int(np.count_nonzero(rows))
+        bucket.size += int(table.size[rows].sum())
+        bucket.billable += int(billable[rows].sum())
+        bucket.read_bytes += int(table.read_bytes[rows].sum())
+        bucket.read_requests += int(table.read_requests[rows].sum())
 
 
 def _tally_workload(
