@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks._common import SAMPLES, Result, sample
 
 if TYPE_CHECKING:
-    from archivefs.model import ObjectState
+    from archivefs.model import ObjectState, Plan
     from archivefs.testing import EmulatedArchive
 
 SIZES = {
@@ -162,18 +162,20 @@ def members(n: int, samples: int) -> dict[str, Any]:
     }
 
 
-def batches(n: int, batch: int) -> Iterator[dict[str, ObjectState]]:
+def batch_plans(n: int, batch: int) -> Iterator[Plan]:
+    """Plans of ``n`` objects ``batch`` at a time; each listing is dropped once planned."""
+    from archivefs.restore.planner import plan_objects
+
     for start in range(0, n, batch):
-        yield listing(start, min(start + batch, n))
+        yield plan_objects(listing(start, min(start + batch, n)))
 
 
 def streamed(n: int, batch: int) -> dict[str, Any]:
     """``n`` objects planned and priced ``batch`` at a time; CPU s and peak memory."""
     from archivefs.pricing import estimate_batches, load_price_sheet
-    from archivefs.restore.planner import plan_objects
 
     sheet = load_price_sheet("aws-us-east-1")
-    plans = (plan_objects(states) for states in batches(n, batch))
+    plans = batch_plans(n, batch)
     cpu = time.process_time()
     cost, peak, _ = traced(lambda: estimate_batches(plans, sheet, tier="Bulk"))
     seconds = time.process_time() - cpu

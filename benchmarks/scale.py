@@ -125,8 +125,8 @@ def measure(archive: EmulatedArchive, n: int) -> dict[str, Any]:
     assert total == n * MEMBER, total
     run("glob_all_s", fs.glob, f"{root}/*/*/*.dat")
     plan = run("plan_estimate_1pct_s", lambda: fs.estimate_plan(fs.plan(part)))
-    # one sample of ~1 s on a busy machine swings by 2x (it made an exponent of 1.41 out of
-    # CPU seconds growing 1.06): the median of three, after the garbage of glob is collected
+    # one wall-clock sample of ~1 s on a busy machine swings by 2x (scale.json once showed an
+    # exponent of 1.41 from it): the median of three, after the garbage of glob is collected
     gc.collect()
     samples = []
     for _ in range(3):
