@@ -24,7 +24,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS_TABLE = ROOT / "docs" / "benchmarks.md"
-GENERATED_DOCS = (ROOT / "docs" / "benchmarks.md", ROOT / "docs" / "bundles.md")
+GENERATED_DOCS = (
+    ROOT / "docs" / "benchmarks.md",
+    ROOT / "docs" / "bundles.md",
+    ROOT / "docs" / "getting-started.md",
+)
 
 MODULES = [
     "time_to_data",
@@ -41,6 +45,7 @@ MODULES = [
     "azure_time_to_data",
     "azure_status_polling",
     "parallel_listing",
+    "demo",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

@@ -172,4 +172,29 @@ def render(data: dict[str, Any]) -> dict[str, str]:
                 f"{row[f'{name}_seconds']:.2f} s"
             )
         lines.append(f"| {row['pattern']} | {row['format']} | " + " | ".join(cells) + " |")
+    lines += ["", *_targets(data["archivefs"]["rows"])]
     return {"read-amplification": "\n".join(lines)}
+
+
+def _targets(rows: list[dict[str, Any]]) -> list[str]:
+    """Issue #19's netCDF targets, met or missed, from the measured rows."""
+    nc = {r["pattern"]: r for r in rows if r["format"] == "netCDF"}
+    one, box, full = nc["one time step"], nc["box over many steps"], nc["full variable"]
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**missed**"
+
+    full_ratio = full["archivefs_seconds"] / full["s3fs_default_seconds"]
+    box_ratio = box["archivefs_seconds"] / box["s3fs_default_seconds"]
+    return [
+        "Targets for netCDF (issue #19), from this table:",
+        f"- one time step at most 1.5x the bytes needed: "
+        f"{one['archivefs_amplification']:.2f}x, {verdict(one['archivefs_amplification'] <= 1.5)};",
+        f"- whole variable at most 1.2x the s3fs-defaults time with at most 10 GETs: "
+        f"{full_ratio:.2f}x with {full['archivefs_requests']:.0f} GETs, "
+        f"{verdict(full_ratio <= 1.2 and full['archivefs_requests'] <= 10)};",
+        f"- a box over many steps (every chunk of a run, as a point series reads) at most "
+        f"1.5x the s3fs-defaults time: {box_ratio:.2f}x, {verdict(box_ratio <= 1.5)}. "
+        "Each GET of a run waits for the one before (h5py asks for one chunk at a time), "
+        "so a run pays a round trip per readahead where s3fs's 50 MiB block pays one.",
+    ]

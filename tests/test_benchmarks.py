@@ -88,9 +88,12 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     pages = plain["baseline"]["LIST_requests"]  # s3fs: one sequence of 1,000-key pages
     assert pages == plain["archivefs"]["sequential"]["LIST_requests"] == 3
     assert pages < plain["archivefs"]["LIST_requests"] <= pages + 8 + 4
+    demo = results["demo"]["archivefs"]  # the console command, in a fresh process
+    assert demo["restore_requests"] == 11  # one per bundle: 10 + 1 for the station files
+    assert demo["bytes_read"] == demo["bytes_needed"]
     # the docs passages render from these results
     passages = render_passages(results)
-    assert {"table", "submission", "catalog-format", "read-amplification"} <= set(passages)
+    assert {"table", "submission", "catalog-format", "read-amplification", "demo"} <= set(passages)
 
 
 def test_sample_alternates_and_warms_each_variant_up() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from archivefs.readahead import GROWTH, MAX_AHEAD, ReadaheadCache
+from archivefs.readahead import GROWTH, LONG_GROWTH, MAX_AHEAD, ReadaheadCache
 
 SIZE = 300 * 2**20
 BLOCK = 64 * 1024
@@ -31,7 +31,7 @@ def test_random_reads_are_exact_after_the_header_block() -> None:
     assert calls == [(0, BLOCK), (5_000_000, 5_040_000), (1_000_000, 1_040_000)]
 
 
-def test_a_forward_run_grows_by_growth_up_to_max_ahead() -> None:
+def test_a_forward_run_grows_by_growth_then_long_growth_up_to_max_ahead() -> None:
     cache, calls = _cache()
     chunk = 259_200
     pos = BLOCK
@@ -39,10 +39,20 @@ def test_a_forward_run_grows_by_growth_up_to_max_ahead() -> None:
         assert len(cache._fetch(pos, pos + chunk)) == chunk
         pos += chunk
     sizes = [end - start for start, end in calls]
-    assert sizes[:4] == [chunk, chunk * GROWTH, chunk * GROWTH**2, chunk * GROWTH**3]
-    assert max(sizes) == MAX_AHEAD
-    assert len(calls) == 6  # 94.6 MB of chunks: 6 requests, not 365
+    assert sizes[:4] == [chunk, chunk * GROWTH, chunk * GROWTH * LONG_GROWTH, MAX_AHEAD]
+    assert len(calls) == 5  # 94.6 MB of chunks: 5 requests, not 365
     assert sum(sizes) - 365 * chunk < MAX_AHEAD  # at most one readahead too many
+
+
+def test_a_short_run_over_fetches_at_most_growth_times_its_chunk() -> None:
+    cache, calls = _cache()
+    chunk = 160_000
+    for i in range(2):  # two time steps in a row
+        cache._fetch(BLOCK + i * chunk, BLOCK + (i + 1) * chunk)
+    assert [end - start for start, end in calls] == [chunk, chunk * GROWTH]
+    cache._fetch(50_000_000, 50_000_000 + chunk)  # a jump ends the run: exact again
+    cache._fetch(50_000_000 + chunk, 50_000_000 + 2 * chunk)
+    assert [end - start for start, end in calls[2:]] == [chunk, chunk * GROWTH]
 
 
 def test_a_read_that_starts_inside_the_buffer_fetches_only_the_rest() -> None:

@@ -4,9 +4,12 @@ Random reads (one time step of a chunked netCDF file) fetch exactly what is
 asked, plus the first block (HDF5 headers), as fsspec's ``"first"`` cache
 does. A read that starts where the previous one ended (a run of chunks: a
 whole variable, or a point time series, which reads every chunk) fetches
-ahead, growing by :data:`GROWTH` per request up to :data:`MAX_AHEAD`, so a
-run of n bytes takes about log4(n / chunk) + n / 64 MiB requests instead of
-one per chunk. Registered with fsspec as ``cache_type="archivefs-readahead"``.
+ahead: :data:`GROWTH` times the previous fetch for the run's first readahead
+(a run of two or three chunks over-fetches little), then :data:`LONG_GROWTH`
+times per request up to :data:`MAX_AHEAD` (a long run pays few round trips),
+so a run of n bytes takes about 2 + log16(n / chunk) + n / 64 MiB requests
+instead of one per chunk. Registered with fsspec as
+``cache_type="archivefs-readahead"``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ if TYPE_CHECKING:
     from fsspec.caching import Fetcher
 
 GROWTH = 4
-"""Each request of a run fetches this many times the previous one."""
+"""The first readahead of a run fetches this many times the read that started it."""
+
+LONG_GROWTH = 16
+"""Each later request of the same run fetches this many times the previous one."""
 
 MAX_AHEAD = 64 * 2**20
 """The largest readahead (s3fs's default block is 50 MiB)."""
@@ -39,6 +45,7 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         self.start = 0  # the buffer holds bytes [start, start + len(buffer))
         self.buffer = b""
         self.fetched = 0  # size of the last fetch
+        self.run_fetches = 0  # readaheads since the current run began
 
     def _fetch(self, start: int | None, end: int | None) -> bytes:
         start = start or 0
@@ -64,7 +71,9 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         run = bool(self.buffer) and stop <= start + len(kept) <= stop + RUN_GAP
         begin = start + len(kept)
         want = end - begin
-        ahead = min(MAX_AHEAD, max(want, self.fetched * GROWTH)) if run else want
+        self.run_fetches = self.run_fetches + 1 if run else 0
+        growth = GROWTH if self.run_fetches <= 1 else LONG_GROWTH
+        ahead = min(MAX_AHEAD, max(want, self.fetched * growth)) if run else want
         data = self._get(begin, min(self.size, begin + max(want, ahead)))
         self.fetched = len(data)  # a read right after this one grows from it
         self.start, self.buffer = start, kept + data
