@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).parents[1] / "src" / "archivefs"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"providers"},
-    {"model", "paths", "stats", "keyed_paths", "member_reads", "readahead", "hints"},
+    {"model", "plans", "paths", "stats", "keyed_paths", "member_reads", "readahead", "hints"},
     {"pricing"},
     {"hooks"},
     {"stores"},

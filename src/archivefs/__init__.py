@@ -19,7 +19,7 @@ from archivefs.errors import (
     RestoreInProgressError,
     RestoreTimeoutError,
 )
-from archivefs.model import ObjectState, Plan, RestoreState, RestoreTier, StorageClass
+from archivefs.model import ObjectState, RestoreState, RestoreTier, StorageClass
 
 if TYPE_CHECKING:
     from archivefs.datasets import (
@@ -31,11 +31,13 @@ if TYPE_CHECKING:
         restore_aware,
     )
     from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.plans import Plan
 
 __version__ = "0.1.0"
 
 _LAZY = {
     "ArchiveFileSystem": "archivefs.filesystem",
+    "Plan": "archivefs.plans",
     "open_dataset": "archivefs.datasets",
     "open_mfdataset": "archivefs.datasets",
     "open_zarr": "archivefs.datasets",

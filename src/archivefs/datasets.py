@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from archivefs.coordinator import Coordination, await_group, default_client, start_coordinator
@@ -435,7 +435,7 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
         )
     ((fs, paths),) = per_fs.items()
     plan: Plan = fs.plan(paths, tier=tier, days=days)
-    plan = replace(plan, missing=())  # absent chunks are fill values, not errors
+    plan = plan.replace(missing=())  # absent chunks are fill values, not errors
     # compute() will read these chunks one by one, unguarded: the retrieval fees of the
     # selection are shown to the budget and estimate hooks here, once
     fs.approve_reads(plan)

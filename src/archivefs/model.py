@@ -8,10 +8,10 @@ pydantic is used where data crosses a boundary (price sheets, journal, JSON).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from archivefs.errors import (
     InvalidRestoreRequestError,
@@ -454,68 +454,19 @@ class PlannedGroup:
         return self.action in (Action.RESTORE, Action.RENEW, Action.UPGRADE)
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """What a job needs: every group, its state, and what will be done about it."""
-
-    groups: tuple[PlannedGroup, ...]
-    tier: RestoreTier = RestoreTier.STANDARD
-    days: int = 1
-    created: datetime | None = None
-    missing: tuple[str, ...] = ()
-    _index: dict[str, PlannedGroup] = field(default_factory=dict, repr=False, compare=False)
-
-    def __iter__(self) -> Iterator[PlannedGroup]:
-        return iter(self.groups)
-
-    def __len__(self) -> int:
-        return len(self.groups)
-
-    def group(self, key: str) -> PlannedGroup:
-        """The planned group whose cold object is ``key``."""
-        if not self._index:
-            self._index.update((g.key, g) for g in self.groups)
-        return self._index[key]
-
-    def with_action(self, *actions: Action) -> list[PlannedGroup]:
-        return [g for g in self.groups if g.action in actions]
-
-    @property
-    def to_restore(self) -> list[PlannedGroup]:
-        """Groups that need a paid restore request."""
-        return [g for g in self.groups if g.needs_request]
-
-    @property
-    def fee_reads(self) -> list[PlannedGroup]:
-        """Groups that read at once but bill a retrieval fee per GB read (S3 STANDARD_IA,
-        ONEZONE_IA, GLACIER_IR; GCS NEARLINE, COLDLINE, ARCHIVE; Azure Cool, Cold)."""
-        return [
-            g
-            for g in self.groups
-            if g.action is Action.READ and g.state.access is Access.RETRIEVAL_FEE
-        ]
-
-    def only(self, groups: Iterable[PlannedGroup]) -> Plan:
-        """The same plan with only ``groups`` (e.g. ``plan.only(plan.fee_reads)``)."""
-        return Plan(groups=tuple(groups), tier=self.tier, days=self.days, created=self.created)
-
-    @property
-    def paths(self) -> list[str]:
-        return [p for g in self.groups for p in g.paths]
-
-    def counts(self) -> dict[str, int]:
-        """Number of groups per restore state."""
-        out = {state.value: 0 for state in RestoreState}
-        for g in self.groups:
-            out[g.state.restore.value] += 1
-        return out
-
-    def bytes_by_state(self) -> dict[str, int]:
-        out = {state.value: 0 for state in RestoreState}
-        for g in self.groups:
-            out[g.state.restore.value] += g.size
-        return out
-
-
 def total_size(states: Iterable[ObjectState]) -> int:
     return sum(s.size for s in states)
+
+
+# Plans keep their groups in numpy columns (archivefs.plans); numpy loads when a plan is
+# first used, so that importing archivefs stays light.
+if TYPE_CHECKING:
+    from archivefs.plans import Plan as Plan
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Plan":
+        from archivefs.plans import Plan
+
+        return Plan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ from archivefs.pricing.comparison import (
     load_comparison_sheet,
     parse_comparison_sheet,
 )
-from archivefs.pricing.estimate import COMPONENTS, Estimate, Workload, estimate
+from archivefs.pricing.estimate import COMPONENTS, Estimate, Workload, estimate, estimate_batches
 from archivefs.pricing.sheet import (
     DEFAULT_SHEET,
     ClassPrice,
@@ -58,6 +58,7 @@ __all__ = [
     "break_even",
     "compare",
     "estimate",
+    "estimate_batches",
     "load_any_sheet",
     "load_comparison_sheet",
     "load_price_sheet",

@@ -7,13 +7,17 @@ docs/cost-model.md. Amounts are in the sheet's currency, GB are
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from collections.abc import Iterable
 from typing import Annotated, Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from archivefs.errors import PriceSheetError
 from archivefs.model import Action, Plan, RestoreTier, StorageClass
+from archivefs.plans import ACTIONS, PlanTable
 from archivefs.pricing.sheet import PriceSheet
 
 COMPONENTS = (
@@ -192,19 +196,13 @@ def estimate(
         the copy's storage is priced for ``days``, the originals stay archived, so no
         early deletion is due for them.
     """
-    if reads < 0 or read_amplification < 1.0 or throughput_bytes_per_s <= 0:
-        raise PriceSheetError(
-            f"cannot estimate with reads={reads}, read_amplification={read_amplification}, "
-            f"throughput_bytes_per_s={throughput_bytes_per_s}.",
-            path=sheet.name,
-            fix="use reads >= 0, read_amplification >= 1.0 and a positive throughput.",
-        )
+    _check_parameters(sheet, reads, read_amplification, throughput_bytes_per_s)
     chosen = RestoreTier.parse(tier) if tier is not None else None
     if isinstance(plan_or_workload, Plan):
         restore_tier = chosen or plan_or_workload.tier
         restore_days = days if days is not None else plan_or_workload.days
-        tally = _tally_plan(
-            plan_or_workload, sheet, restore_tier, restore_days, reads, read_amplification
+        tally = _tally_plans(
+            [plan_or_workload], sheet, restore_tier, restore_days, reads, read_amplification
         )
     else:
         restore_tier = chosen or RestoreTier.STANDARD
@@ -217,6 +215,81 @@ def estimate(
                 f"{plan_or_workload.storage_class.value} needs a restore and no tier was given; "
                 "estimated with the Standard tier (pass tier='Bulk' or 'Expedited' to compare)."
             )
+    return _finish(
+        tally,
+        sheet,
+        restore_tier,
+        restore_days,
+        egress,
+        read_amplification,
+        throughput_bytes_per_s,
+        rehydrate_by_copy,
+    )
+
+
+def estimate_batches(
+    plans: Iterable[Plan],
+    sheet: PriceSheet,
+    *,
+    tier: RestoreTier | str | None = None,
+    days: int | None = None,
+    egress: str = "same_region",
+    reads: int = 1,
+    read_amplification: float = 1.0,
+    throughput_bytes_per_s: float = DEFAULT_THROUGHPUT,
+    rehydrate_by_copy: bool = False,
+) -> Estimate:
+    """The estimate of several plans taken together, one plan in memory at a time.
+
+    Equal to :func:`estimate` of one plan holding all their groups (the sums are
+    made per class and action over every batch before any price is applied), so a
+    selection too large for memory can be planned and priced batch by batch.
+    ``tier`` and ``days`` default to the first plan's; the other parameters are
+    :func:`estimate`'s.
+    """
+    _check_parameters(sheet, reads, read_amplification, throughput_bytes_per_s)
+    chosen = RestoreTier.parse(tier) if tier is not None else None
+    batches = iter(plans)
+    first = next(batches, None)
+    restore_tier = chosen or (first.tier if first is not None else RestoreTier.STANDARD)
+    restore_days = days if days is not None else (first.days if first is not None else 1)
+    every = itertools.chain([first] if first is not None else [], batches)
+    tally = _tally_plans(every, sheet, restore_tier, restore_days, reads, read_amplification)
+    return _finish(
+        tally,
+        sheet,
+        restore_tier,
+        restore_days,
+        egress,
+        read_amplification,
+        throughput_bytes_per_s,
+        rehydrate_by_copy,
+    )
+
+
+def _check_parameters(
+    sheet: PriceSheet, reads: int, read_amplification: float, throughput_bytes_per_s: float
+) -> None:
+    if reads < 0 or read_amplification < 1.0 or throughput_bytes_per_s <= 0:
+        raise PriceSheetError(
+            f"cannot estimate with reads={reads}, read_amplification={read_amplification}, "
+            f"throughput_bytes_per_s={throughput_bytes_per_s}.",
+            path=sheet.name,
+            fix="use reads >= 0, read_amplification >= 1.0 and a positive throughput.",
+        )
+
+
+def _finish(
+    tally: _Tally,
+    sheet: PriceSheet,
+    restore_tier: RestoreTier,
+    restore_days: int,
+    egress: str,
+    read_amplification: float,
+    throughput_bytes_per_s: float,
+    rehydrate_by_copy: bool,
+) -> Estimate:
+    """The estimate from a finished tally: copies, egress, warnings, latency."""
     if rehydrate_by_copy and tally.restore_requests:
         copy_class = sheet.price(sheet.restored_copy_class)
         tally.parts["requests"] += tally.restore_requests * copy_class.put_per_1000 / 1000
@@ -332,31 +405,18 @@ class _Bucket:
         self.count = self.size = self.billable = self.read_bytes = self.read_requests = 0
 
 
-def _tally_plan(
-    plan: Plan, sheet: PriceSheet, tier: RestoreTier, days: int, reads: int, amplification: float
+def _tally_plans(
+    plans: Iterable[Plan],
+    sheet: PriceSheet,
+    tier: RestoreTier,
+    days: int,
+    reads: int,
+    amplification: float,
 ) -> _Tally:
     tally = _Tally()
     buckets: dict[tuple[StorageClass, Action, bool], _Bucket] = {}
-    minimum: dict[StorageClass, int] = {}
-    for group in plan.groups:
-        state = group.state
-        klass = state.storage_class
-        if klass not in minimum:
-            minimum[klass] = sheet.price(klass, path=state.path).min_billable_object_bytes
-        restored = klass.needs_restore or state.archive_access is not None
-        key = (klass, group.action, restored)
-        bucket = buckets.get(key)
-        if bucket is None:
-            bucket = buckets[key] = _Bucket()
-        bucket.count += 1
-        bucket.size += state.size
-        bucket.read_bytes += group.read_bytes
-        bucket.read_requests += group.read_requests
-        if state.size < minimum[klass]:
-            bucket.billable += minimum[klass]
-            tally.below_minimum[klass] += 1
-        else:
-            bucket.billable += state.size
+    for plan in plans:
+        _add_to_buckets(plan.table, sheet, buckets, tally)
     for (klass, action, restored), b in buckets.items():
         if action in (Action.RESTORE, Action.RENEW, Action.UPGRADE):
             _restore(tally, sheet, klass, tier, b.size, days, requests=b.count)
@@ -374,6 +434,51 @@ def _tally_plan(
         )
         tally.parts["storage_per_month"] += _monthly_storage(sheet, klass, b.billable, b.count)
     return tally
+
+
+def _add_to_buckets(
+    table: PlanTable,
+    sheet: PriceSheet,
+    buckets: dict[tuple[StorageClass, Action, bool], _Bucket],
+    tally: _Tally,
+) -> None:
+    """Sum a plan's columns per (class, action, restored), in order of first appearance."""
+    if not len(table):
+        return
+    codes = np.flatnonzero(np.bincount(table.klass)).tolist()  # linear: no sort of N rows
+    first = {code: int(np.argmax(table.klass == code)) for code in codes}
+    minimum = np.zeros(len(table.classes), dtype=np.int64)
+    restores = np.zeros(len(table.classes), dtype=bool)
+    for code, row in sorted(first.items(), key=lambda c: c[1]):
+        klass = table.classes[code]  # the first group of each class names it in errors
+        minimum[code] = sheet.price(klass, path=table.keys[row]).min_billable_object_bytes
+        restores[code] = klass.needs_restore
+    restored = restores[table.klass]
+    for row, state in table.extra.items():
+        restored[row] |= state.archive_access is not None
+    floor = minimum[table.klass]
+    below = table.size < floor
+    billable = np.where(below, floor, table.size)
+    for code, count in enumerate(np.bincount(table.klass[below]).tolist()):
+        if count:
+            tally.below_minimum[table.classes[code]] += count
+    key = (table.klass.astype(np.int64) * len(ACTIONS) + table.action) * 2 + restored
+    # a handful of (class, action) buckets: one linear pass per bucket, no sort of N keys
+    present = np.flatnonzero(np.bincount(key)).tolist()
+    firsts = {k: int(np.argmax(key == k)) for k in present}
+    for k in sorted(present, key=firsts.__getitem__):  # in order of first appearance
+        rows = key == k
+        code, restored_flag = divmod(k, 2)
+        klass_code, action_code = divmod(code, len(ACTIONS))
+        bucket_key = (table.classes[klass_code], ACTIONS[action_code], bool(restored_flag))
+        bucket = buckets.get(bucket_key)
+        if bucket is None:
+            bucket = buckets[bucket_key] = _Bucket()
+        bucket.count += int(np.count_nonzero(rows))
+        bucket.size += int(table.size[rows].sum())
+        bucket.billable += int(billable[rows].sum())
+        bucket.read_bytes += int(table.read_bytes[rows].sum())
+        bucket.read_requests += int(table.read_requests[rows].sum())
 
 
 def _tally_workload(

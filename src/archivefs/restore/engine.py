@@ -19,14 +19,14 @@ from archivefs.restore.planner import (
     PathInGroup,
     PathsInGroup,
     make_plan,
-    single_object_groups,
+    plan_objects,
 )
 from archivefs.restore.poller import Poller
 from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import DEFAULT_CONCURRENCY, RetryPolicy, SubmitReport, Submitter
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Mapping
+    from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
     from datetime import datetime
     from typing import Any
 
@@ -179,9 +179,14 @@ class RestoreEngine:
         Without ``placements`` every state is its own group, read whole; ``upgrade``
         requests ``tier`` for groups already restoring (a faster tier speeds them up).
         """
-        if placements is None:
-            missing = [p for p, s in states.items() if s is None]
-            placements = single_object_groups(states)
+        if placements is None:  # every state its own group: straight into columns
+            return plan_objects(
+                states,
+                tier=RestoreTier.parse(tier),
+                days=days,
+                needed_until=needed_until,
+                upgrade=upgrade,
+            )
         return make_plan(
             placements,
             states,
@@ -192,7 +197,43 @@ class RestoreEngine:
             upgrade=upgrade,
         )
 
+    def plan_batches(
+        self,
+        batches: Iterable[Mapping[str, ObjectState | None]],
+        *,
+        tier: RestoreTier | str = RestoreTier.STANDARD,
+        days: int = 1,
+        needed_until: datetime | None = None,
+        upgrade: bool = False,
+    ) -> Iterator[Plan]:
+        """Plan a selection too large for memory a batch of known states at a time (e.g. a
+        listing page by page): one plan per batch, made as the caller asks for it.
+
+        Price them together with :func:`archivefs.pricing.estimate_batches` and send
+        them with :meth:`submit_batches`; the estimate and the requests are those of one
+        plan of everything.
+        """
+        for states in batches:
+            yield self.plan_known(
+                states, tier=tier, days=days, needed_until=needed_until, upgrade=upgrade
+            )
+
     # -- submitting and waiting ----------------------------------------------------------
+
+    async def submit_batches(self, plans: Iterable[Plan]) -> SubmitReport:
+        """:meth:`submit` plan after plan (one in memory at a time); one report for all.
+
+        Each plan passes the approval hook on its own (check the whole selection's
+        estimate first, with :func:`archivefs.pricing.estimate_batches`).
+        """
+        total = SubmitReport()
+        for plan in plans:
+            report = await self.submit(plan)
+            total.sent.update(report.sent)
+            total.skipped += report.skipped
+            total.failed.update(report.failed)
+            total.not_sent += report.not_sent
+        return total
 
     async def submit(self, plan: Plan) -> SubmitReport:
         """Approve the plan, then send one restore request per group that needs one."""
