@@ -24,7 +24,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS_TABLE = ROOT / "docs" / "benchmarks.md"
-GENERATED_DOCS = (ROOT / "docs" / "benchmarks.md", ROOT / "docs" / "bundles.md")
+GENERATED_DOCS = (
+    ROOT / "docs" / "benchmarks.md",
+    ROOT / "docs" / "bundles.md",
+    ROOT / "docs" / "clusters.md",
+)
 
 MODULES = [
     "time_to_data",

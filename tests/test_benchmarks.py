@@ -88,9 +88,17 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     pages = plain["baseline"]["LIST_requests"]  # s3fs: one sequence of 1,000-key pages
     assert pages == plain["archivefs"]["sequential"]["LIST_requests"] == 3
     assert pages < plain["archivefs"]["LIST_requests"] <= pages + 8 + 4
+    cluster = results["cluster_coordination"]
+    groups = cluster["parameters"]["groups"]
+    assert cluster["archivefs"]["head"] == 0  # the coordinator lists; nobody HEADs
+    assert cluster["archivefs"]["status_requests_per_round"] == 1  # ceil(60 / 1000) + 0
+    assert cluster["baseline"]["head"] >= groups  # per-group polling: a HEAD each at least
+    assert cluster["archivefs"]["hosts_restore_requests"] == groups  # claims: each once
+    assert cluster["baseline"]["hosts_restore_requests"] == 4 * groups  # 4 hosts, no claims
     # the docs passages render from these results
     passages = render_passages(results)
     assert {"table", "submission", "catalog-format", "read-amplification"} <= set(passages)
+    assert "cluster-coordination" in passages
 
 
 def test_sample_alternates_and_warms_each_variant_up() -> None:

@@ -281,10 +281,9 @@ def _board(coordination: Coordination, check_interval: float) -> _Board:
             board = _Board(coordination, _distributed().get_client(), check_interval)
             _boards[coordination.token] = board
             board.start()
-            for token in [t for t, b in _boards.items() if b.finished][: -_BOARDS_KEPT or None]:
-                if len(_boards) <= _BOARDS_KEPT:
-                    break
-                del _boards[token]
+            finished = [t for t, b in _boards.items() if b.finished]  # oldest first
+            while len(_boards) > _BOARDS_KEPT and finished:
+                del _boards[finished.pop(0)]
         return board
 
 
