@@ -94,7 +94,9 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     assert cluster["archivefs"]["status_requests_per_round"] == 1  # ceil(60 / 1000) + 0
     assert cluster["baseline"]["head"] >= groups  # per-group polling: a HEAD each at least
     assert cluster["archivefs"]["hosts_restore_requests"] == groups  # claims: each once
-    assert cluster["baseline"]["hosts_restore_requests"] == 4 * groups  # 4 hosts, no claims
+    # without claims a host skips only the groups it saw restoring when it planned,
+    # so how many it duplicates depends on how the 4 hosts' starts interleave
+    assert groups <= cluster["baseline"]["hosts_restore_requests"] <= 4 * groups
     # the docs passages render from these results
     passages = render_passages(results)
     assert {"table", "submission", "catalog-format", "read-amplification"} <= set(passages)
