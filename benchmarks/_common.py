@@ -28,6 +28,7 @@ GENERATED_DOCS = (
     ROOT / "docs" / "benchmarks.md",
     ROOT / "docs" / "bundles.md",
     ROOT / "docs" / "getting-started.md",
+    ROOT / "docs" / "clusters.md",
 )
 
 MODULES = [

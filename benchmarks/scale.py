@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 SIZES = {
     "smoke": (1_000, 10_000),
     "default": (10_000, 100_000, 1_000_000),
-    "full": (10_000, 100_000, 1_000_000),
+    "full": (10_000, 100_000, 1_000_000, 10_000_000),  # issue #18: 10^7 (about 4 GiB at peak)
 }
 PER_DIR = 1000
 PER_BUNDLE = 1024

@@ -88,12 +88,22 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     pages = plain["baseline"]["LIST_requests"]  # s3fs: one sequence of 1,000-key pages
     assert pages == plain["archivefs"]["sequential"]["LIST_requests"] == 3
     assert pages < plain["archivefs"]["LIST_requests"] <= pages + 8 + 4
+    cluster = results["cluster_coordination"]
+    groups = cluster["parameters"]["groups"]
+    assert cluster["archivefs"]["head"] == 0  # the coordinator lists; nobody HEADs
+    assert cluster["archivefs"]["status_requests_per_round"] == 1  # ceil(60 / 1000) + 0
+    assert cluster["baseline"]["head"] >= groups  # per-group polling: a HEAD each at least
+    assert cluster["archivefs"]["hosts_restore_requests"] == groups  # claims: each once
+    # without claims a host skips only the groups it saw restoring when it planned,
+    # so how many it duplicates depends on how the 4 hosts' starts interleave
+    assert groups <= cluster["baseline"]["hosts_restore_requests"] <= 4 * groups
     demo = results["demo"]["archivefs"]  # the console command, in a fresh process
     assert demo["restore_requests"] == 11  # one per bundle: 10 + 1 for the station files
     assert demo["bytes_read"] == demo["bytes_needed"]
     # the docs passages render from these results
     passages = render_passages(results)
     assert {"table", "submission", "catalog-format", "read-amplification", "demo"} <= set(passages)
+    assert "cluster-coordination" in passages
 
 
 def test_sample_alternates_and_warms_each_variant_up() -> None:

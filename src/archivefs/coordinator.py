@@ -1,13 +1,24 @@
-"""One poller for a whole Dask computation, releasing each group's readers by an event.
+"""One poller for a whole Dask computation, releasing readers one poll round at a time.
 
 Without it, a restore-aware graph polls every group from the task that waits for
 it: 10,000 groups cost 10,000 HEADs per round, spread over the workers. With a
 ``distributed`` client, :func:`start_coordinator` runs one *coordinator* task instead. It
 polls every group of the plan in bulk (one listing per 1,000 keys under a prefix)
-on the tier-aware schedule, and sets one :class:`distributed.Event` per group as
-it comes back. Each group's ready task waits on its event, seceded from the
-worker's thread pool, so a wait holds no slot that a read could use, and sends
-no request to the store.
+on the tier-aware schedule and publishes each round's newly readable groups as
+one *batch*: a :class:`distributed.Variable` holding their names, then a
+:class:`distributed.Event` saying it is there. In each worker process, one
+listener thread (:class:`_Board`) waits for the next batch's event and wakes the
+ready tasks of the groups it names; a group's ready task waits on that board,
+seceded from the worker's thread pool, so a wait holds no slot that a read could
+use and sends no request to the store or to the scheduler. The scheduler sees a
+few messages per poll round and worker, however many groups wait.
+
+(The first version set one event per group, and each waiting task waited on its
+own event, re-asking the scheduler every ``check_interval``: with 1,000 groups
+the scheduler handled over a thousand waits a second, and the coordinator's
+1,000 one-by-one ``Event.set`` calls released the readers over ~30 s after the
+last poll had found every group back, so the first result came 3x later than
+with per-group HEAD polling. ``benchmarks/cluster_coordination.py`` measures it.)
 
 Why a long-running task, of the three ways ``distributed`` offers:
 
@@ -16,6 +27,8 @@ Why a long-running task, of the three ways ``distributed`` offers:
   is kept by ``fire_and_forget``, so a killed worker costs one fresh bulk probe
   on another worker, never a restore: the coordinator only polls (submission
   happened once, on the client, through the journal and the bucket's claims).
+  A re-run coordinator numbers its batches on from the last one published, so
+  the listeners miss nothing.
 - An actor lives on one worker and is lost with it: the docs say actors have no
   resilience to worker failure.
 - A scheduler plugin would run storage I/O inside the scheduler's event loop and
@@ -24,10 +37,12 @@ Why a long-running task, of the three ways ``distributed`` offers:
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import importlib
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,9 +72,14 @@ class Coordination:
         """The ``distributed.Variable`` the coordinator publishes its progress in."""
         return f"{self.key}-stats"
 
-    def event_name(self, group: str) -> str:
-        """The event set when ``group`` reads."""
-        return f"{self.key}-{hashlib.sha256(group.encode()).hexdigest()[:32]}"
+    @property
+    def started_name(self) -> str:
+        """The ``distributed.Event`` set once the coordinator has published its progress."""
+        return f"{self.key}-started"
+
+    def batch_name(self, number: int) -> str:
+        """The Variable (the groups' names) and Event (it is there) of batch ``number``."""
+        return f"{self.key}-batch-{number}"
 
 
 class ClusterNotifications:
@@ -129,9 +149,18 @@ def default_client() -> Any | None:
 
 
 def start_coordinator(
-    client: Any, fs: ArchiveFileSystem, plan: Plan, timeout: float | None
+    client: Any,
+    fs: ArchiveFileSystem,
+    plan: Plan,
+    timeout: float | None,
+    submitted_at: float | None = None,
 ) -> Coordination:
-    """Start the coordinator for ``plan`` on the cluster; it runs until every group reads."""
+    """Start the coordinator for ``plan`` on the cluster; it runs until every group reads.
+
+    ``submitted_at``: when the plan's restores were sent (``time.time()``; default:
+    now). The poll schedule counts from it, not from the moment the coordinator
+    starts on a worker, which may be much later (a large submission, a busy cluster).
+    """
     coordination = Coordination(uuid.uuid4().hex, fs.store_scope)
     notifications = fs.notifications if isinstance(fs.notifications, ClusterNotifications) else None
     future = client.submit(
@@ -141,6 +170,7 @@ def start_coordinator(
         coordination,
         timeout,
         notifications,
+        time.time() if submitted_at is None else submitted_at,
         key=coordination.key,
         pure=False,
     )
@@ -149,7 +179,7 @@ def start_coordinator(
 
 
 def stats(coordination: Coordination, client: Any | None = None) -> dict[str, int]:
-    """What the coordinator has done so far: ``groups``, ``ready``, ``rounds``."""
+    """What the coordinator has done so far: ``groups``, ``ready``, ``rounds``, ``batches``."""
     variable = _distributed().Variable(coordination.stats_name, client=client)
     published: dict[str, int] = variable.get(timeout=60)
     return published
@@ -161,25 +191,57 @@ def _coordinate(
     coordination: Coordination,
     timeout: float | None,
     notifications: ClusterNotifications | None,
+    submitted_at: float,
 ) -> dict[str, int]:
-    """The coordinator task: poll the plan's groups in bulk, set each group's event."""
+    """The coordinator task: poll the plan's groups in bulk, publish each round's batch."""
     import fsspec
 
+    # The schedule counts from the submission. This host's clock may differ from the
+    # client's: one that runs behind would put the submission in the future, so at
+    # worst the schedule counts from now (as if the restores were just sent).
+    started = time.monotonic() - max(0.0, time.time() - submitted_at)
+
     distributed = _distributed()
+    client = distributed.get_client()  # this task's client, usable from the polling thread
     distributed.secede()  # long-running: give the thread slot back to the worker's reads
     fs: ArchiveFileSystem = fsspec.AbstractFileSystem.from_json(fs_json)
     fs.notifications = notifications  # before the engine is made, on first use
-    progress = {"groups": len(plan.groups), "ready": 0, "rounds": 0}
-    published = distributed.Variable(coordination.stats_name)
+    published = distributed.Variable(coordination.stats_name, client=client)
+    progress = {"groups": len(plan.groups), "ready": 0, "rounds": 0, "batches": 0}
+    started_once = distributed.Event(coordination.started_name, client=client)
+    if started_once.is_set():  # a re-run (its worker died): number the batches on
+        progress["batches"] = int(published.get(timeout=60).get("batches", 0))
+        # (a batch signalled just before the death, its count not yet published)
+        while distributed.Event(
+            coordination.batch_name(progress["batches"] + 1), client=client
+        ).is_set():
+            progress["batches"] += 1
     published.set(dict(progress))
+    started_once.set()
+    released: set[str] = set()
 
-    def round_done(_: dict[str, ObjectState]) -> None:
+    def release(groups: list[str]) -> None:
+        released.update(groups)
+        progress["batches"] += 1
+        name = coordination.batch_name(progress["batches"])
+        distributed.Variable(name, client=client).set(groups)  # first the names,
+        distributed.Event(name, client=client).set()  # then the signal,
+        progress["ready"] = len(released)
+        published.set(dict(progress))  # then the count a re-run starts from
+
+    def round_done(states: dict[str, ObjectState]) -> None:
         progress["rounds"] += 1
-        published.set(dict(progress))
+        back = sorted(k for k, s in states.items() if s.readable and k not in released)
+        if back:
+            release(back)  # one batch per round: a few messages, however many groups
+        else:
+            published.set(dict(progress))
 
-    for group in fs.as_ready(plan, timeout=timeout, on_round=round_done):
-        distributed.Event(coordination.event_name(group.key)).set()
-        progress["ready"] += 1
+    polled = fs.as_ready(plan, timeout=timeout, on_round=round_done, started=started)
+    yielded = [group.key for group in polled]
+    late = sorted(set(yielded) - released)  # readable without a poll round (none today)
+    if late:
+        release(late)
     published.set(dict(progress))
     return progress
 
@@ -187,59 +249,145 @@ def _coordinate(
 def await_group(
     coordination: Coordination, group: ObjectState, timeout: float | None, check_interval: float
 ) -> tuple[str, ObjectState]:
-    """A group's ready task: wait for the coordinator's event, sending no request.
+    """A group's ready task: wait until a batch names the group, sending no request.
 
-    Every ``check_interval`` seconds it looks at the coordinator: if that failed
-    (a time-out, an error from the store), this task fails with the same error.
-    Returns the store's scope and the group's state, which the reading task
-    remembers so that its reads of the group are one GET each.
+    The waiting is local: this worker process's board (one listener thread per
+    coordination) hears each batch once and wakes the tasks it names. Every
+    ``check_interval`` seconds without a batch, the listener looks at the
+    coordinator: if that failed (a time-out, an error from the store), this task
+    fails with the same error. Returns the store's scope and the group's state,
+    which the reading task remembers so that its reads of the group are one GET each.
     """
-    _wait(coordination, group.path, timeout, check_interval)
+    board = _board(coordination, check_interval)
+    if not board.released(group.path):  # already released: no secede, no wait
+        _secede(_distributed().secede)
+        # No ``rejoin`` after the wait: all that is left is to return, and rejoining
+        # would queue every released task for a thread slot behind the reads (in no
+        # particular order), delaying the reads that wait for it.
+        board.wait(group.path, timeout)
     return coordination.scope, group
 
 
-def _wait(
-    coordination: Coordination, group: str, timeout: float | None, check_interval: float
-) -> None:
-    distributed = _distributed()
-    event = distributed.Event(coordination.event_name(group))
-    seceded = _secede(distributed.secede)
-    try:
+_BOARDS_KEPT = 64  # coordinations remembered per worker process (finished ones go first)
+_boards_lock = threading.Lock()
+_boards: OrderedDict[str, _Board] = OrderedDict()
+
+
+def _board(coordination: Coordination, check_interval: float) -> _Board:
+    """This process's board for ``coordination`` (made, and its listener started, once)."""
+    with _boards_lock:
+        board = _boards.get(coordination.token)
+        if board is None:
+            board = _Board(coordination, _distributed().get_client(), check_interval)
+            _boards[coordination.token] = board
+            board.start()
+            finished = [t for t, b in _boards.items() if b.finished]  # oldest first
+            while len(_boards) > _BOARDS_KEPT and finished:
+                del _boards[finished.pop(0)]
+        return board
+
+
+class _Board:
+    """One worker process's view of a coordination: the groups released so far.
+
+    A daemon thread waits for batch 1, 2, ... in turn (one scheduler wait at a
+    time, timing out every ``check_interval`` s to look at the coordinator), adds
+    each batch's names and wakes the waiting tasks.
+    """
+
+    def __init__(self, coordination: Coordination, client: Any, check_interval: float) -> None:
+        self.coordination = coordination
+        self.client = client
+        self.check_interval = max(0.01, check_interval)
+        self._released: set[str] = set()
+        self._failure: BaseException | None = None
+        self._over = False  # the coordinator finished and every batch it published was read
+        self._changed = threading.Condition()
+
+    @property
+    def finished(self) -> bool:
+        with self._changed:
+            return self._over or self._failure is not None
+
+    def start(self) -> None:
+        name = f"archivefs-board-{self.coordination.token[:8]}"
+        threading.Thread(target=self._listen, name=name, daemon=True).start()
+
+    def released(self, group: str) -> bool:
+        with self._changed:
+            return group in self._released
+
+    def wait(self, group: str, timeout: float | None) -> None:
+        """Return once a batch names ``group``; raise the coordinator's failure or a time-out."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        coordinator = distributed.Future(coordination.key, client=distributed.get_client())
-        while True:
-            wait = check_interval
-            if deadline is not None:
-                wait = max(0.0, min(wait, deadline - time.monotonic()))
-            if event.wait(timeout=wait):
-                return
-            _raise_if_coordinator_failed(coordinator, event, group)
-            if deadline is not None and time.monotonic() >= deadline:
-                raise RestoreTimeoutError(
-                    f"the restore was not finished after {timeout:.0f} s.",
-                    path=group,
-                    fix="the restore keeps running at the store; compute again later.",
-                )
-    finally:
-        if seceded:
-            distributed.rejoin()
+        with self._changed:
+            while group not in self._released:
+                if self._failure is not None:
+                    raise self._failure
+                if self._over:
+                    raise ArchiveError(
+                        "the restore coordinator finished without releasing this group.",
+                        path=group,
+                        fix="compute again: the restore is already requested, "
+                        "so nothing is paid twice.",
+                    )
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise RestoreTimeoutError(
+                        f"the restore was not finished after {timeout:.0f} s.",
+                        path=group,
+                        fix="the restore keeps running at the store; compute again later.",
+                    )
+                self._changed.wait(timeout=left)
+
+    def _listen(self) -> None:
+        distributed = _distributed()
+        coordination, client = self.coordination, self.client
+        try:
+            coordinator = distributed.Future(coordination.key, client=client)
+            number = 1
+            while True:
+                name = coordination.batch_name(number)
+                event = distributed.Event(name, client=client)
+                if event.wait(timeout=self.check_interval):
+                    groups = distributed.Variable(name, client=client).get(timeout=60)
+                    with self._changed:
+                        self._released.update(groups)
+                        self._changed.notify_all()
+                    number += 1
+                    continue
+                failure = _coordinator_failure(coordinator)
+                if failure is not None:
+                    self._end(failure=failure)
+                    return
+                if coordinator.status == "finished" and not event.is_set():
+                    self._end()
+                    return
+        except Exception as error:  # the cluster went away: the waiting tasks say so
+            self._end(failure=error)
+
+    def _end(self, failure: BaseException | None = None) -> None:
+        with self._changed:
+            self._failure = failure
+            self._over = True
+            self._changed.notify_all()
 
 
-def _secede(secede: Any) -> bool:
+def _secede(secede: Any) -> None:
     """Secede when running on a worker; elsewhere (a local scheduler) just wait."""
-    try:
+    with contextlib.suppress(ValueError):
         secede()
-    except ValueError:
-        return False
-    return True
 
 
-def _raise_if_coordinator_failed(coordinator: Any, event: Any, group: str) -> None:
+def _coordinator_failure(coordinator: Any) -> BaseException | None:
+    """The coordinator's error, if it failed or was cancelled."""
     if coordinator.status == "error":
-        raise coordinator.exception(timeout=60)
-    if coordinator.status == "finished" and not event.is_set():
-        raise ArchiveError(
-            "the restore coordinator finished without releasing this group.",
-            path=group,
-            fix="compute again: the restore is already requested, so nothing is paid twice.",
+        error: BaseException = coordinator.exception(timeout=60)
+        return error
+    if coordinator.status == "cancelled":  # ("lost": the scheduler computes it again)
+        return ArchiveError(
+            "the restore coordinator was cancelled before every group was back.",
+            path=coordinator.key,
+            fix="compute again: the restores are already requested, so nothing is paid twice.",
         )
+    return None

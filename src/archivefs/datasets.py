@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -585,9 +586,10 @@ def restore_aware(
     coordinations: dict[int, Coordination] = {}
     for fs, paths in per_fs.items():
         plan = fs.plan(paths)
+        submitted_at = time.time()
         fs.submit(plan)
         if client is not None:
-            coordinations[id(fs)] = start_coordinator(client, fs, plan, timeout)
+            coordinations[id(fs)] = start_coordinator(client, fs, plan, timeout, submitted_at)
         for group in plan.groups:
             for path in group.paths:
                 group_of[path] = (fs, group.state)

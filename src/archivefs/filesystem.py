@@ -1836,6 +1836,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         timeout: float | None = None,
         *,
         on_round: Callable[[dict[str, ObjectState]], None] | None = None,
+        started: float | None = None,
     ) -> Iterator[PlannedGroup]:
         """Yield each planned group as soon as it reads (blocking iterator).
 
@@ -1843,13 +1844,18 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         restored. Start reading each one while the others are still restoring:
         polling goes on in the background while the caller reads, so a group
         that comes back meanwhile is handed over at the next ``next()``.
-        ``on_round`` hears the states each bulk poll found.
+        ``on_round`` hears the states each bulk poll found; ``started`` is when
+        the restores were sent (``time.monotonic()``; default: now), which the
+        poll schedule counts from.
         """
         ready: queue.Queue[PlannedGroup | BaseException | None] = queue.Queue()
 
         async def pump() -> None:
             try:
-                async for group in self.engine.as_ready(plan, timeout=timeout, on_round=on_round):
+                polled = self.engine.as_ready(
+                    plan, timeout=timeout, on_round=on_round, started=started
+                )
+                async for group in polled:
                     self.note_readable(group.state)
                     ready.put(group)
             except Exception as error:  # handed to the caller, raised there

@@ -306,10 +306,13 @@ class RestoreEngine:
         timeout: float | None = None,
         on_round: Callable[[dict[str, ObjectState]], None] | None = None,
         on_wait: Callable[[float], None] | None = None,
+        started: float | None = None,
     ) -> AsyncIterator[PlannedGroup]:
         """Yield each planned group the moment its object reads (readable ones first).
 
         ``on_wait`` hears how many seconds the poller will wait before its next check.
+        ``started``: when the restores were sent (``time.monotonic()``; default: now),
+        which the tier-aware schedule counts from.
         """
 
         def counted(states: dict[str, ObjectState]) -> None:
@@ -328,7 +331,7 @@ class RestoreEngine:
         states = [g.state for g in plan.groups]
         # Groups just submitted are restoring now, whatever the probe said before.
         async for state in poller.as_ready(
-            [_pending(g) for g in plan.groups] if states else [], timeout=timeout
+            [_pending(g) for g in plan.groups] if states else [], timeout=timeout, started=started
         ):
             yield plan.group(state.path)
 
