@@ -32,7 +32,7 @@ from archivefs.model import Member, StorageClass
 from archivefs.providers import PROVIDERS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     from archivefs.catalog.bundle import Entry
 
@@ -442,13 +442,7 @@ class Catalog:
             catalog._paths = blob.split("\n") if blob else []
             catalog.bundles = {b.key: b for b in bundles}
             catalog._bundle_keys = sorted(catalog.bundles)
-            catalog._bundle = arrays["bundle"]
-            catalog._offset = arrays["offset"]
-            catalog._length = arrays["length"]
-            catalog._crc = arrays["crc"]
-            catalog._sha = arrays["sha"]
-            catalog._class = arrays["klass"]
-            catalog._mtime = arrays["mtime"]
+            _set_member_columns(catalog, arrays)
             recorded = None  # catalogs written before 0.2 do not record their bundle keys
             if "bundle_keys" in arrays.files:
                 keys = arrays["bundle_keys"].tobytes().decode("utf-8")
@@ -630,13 +624,7 @@ class Catalog:
                 )
             }
             catalog._bundle_keys = keys
-            catalog._bundle = arrays["bundle"]
-            catalog._offset = arrays["offset"]
-            catalog._length = arrays["length"]
-            catalog._crc = arrays["crc"]
-            catalog._sha = arrays["sha"]
-            catalog._class = arrays["klass"]
-            catalog._mtime = arrays["mtime"]
+            _set_member_columns(catalog, arrays)
             columns = (catalog._offset, catalog._length, catalog._crc, catalog._sha, catalog._class)
             consistent = all(len(c) == n for c in (*columns, catalog._mtime))
             consistent = consistent and keys == sorted(keys)
@@ -723,6 +711,17 @@ class Catalog:
         catalog = cls.from_bytes(data, _bundles_of(pointer, directory), source=source)
         _add_pointer_fields(catalog, pointer, directory)
         return catalog
+
+
+def _set_member_columns(catalog: Catalog, arrays: Mapping[str, Any]) -> None:
+    """Give ``catalog`` the member columns read from a catalog file or a shard."""
+    catalog._bundle = arrays["bundle"]
+    catalog._offset = arrays["offset"]
+    catalog._length = arrays["length"]
+    catalog._crc = arrays["crc"]
+    catalog._sha = arrays["sha"]
+    catalog._class = arrays["klass"]
+    catalog._mtime = arrays["mtime"]
 
 
 def _bundle_record(b: BundleInfo) -> dict[str, Any]:
