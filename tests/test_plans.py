@@ -216,3 +216,36 @@ def test_planning_in_batches_sends_the_same_requests_as_one_plan(
     assert len(restores) == 30
     assert sorted(f"{r.bucket}/{r.key}" for r in restores) == paths
     assert len(archive.requests.records) == 30  # nothing but the restores
+
+
+def test_a_plan_of_plain_objects_through_the_filesystem_is_the_per_object_plan(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    # plain objects alone are planned in columns; the plan must be the one the
+    # per-placement planner makes: same groups, actions, bytes, and missing paths
+    archive.set_restore_delay(30)
+    archive.put_objects(
+        bucket, {f"cold/{i}": b"x" * (i + 1) for i in range(5)}, storage_class="GLACIER"
+    )
+    archive.put_objects(bucket, {"hot/a": b"abc"}, storage_class="STANDARD")
+    fs = make_fs(journal=False)
+    fs.restore(f"{bucket}/cold/0", wait=False)
+    asked = [f"{bucket}/cold", f"{bucket}/hot/a", f"{bucket}/nothing-here"]
+    plan = fs.plan(asked, tier="Bulk")
+    states = sync(fs.loop, fs._expand_states, asked[:2])
+    expected = make_plan(
+        [PathInGroup(p, p, s.size) for p, s in states.items() if s is not None],
+        states,
+        tier=RestoreTier.parse("Bulk"),
+        days=fs.days,
+        missing=[f"{bucket}/nothing-here"],
+    )
+    assert plan.missing == (f"{bucket}/nothing-here",)
+    assert plan.groups == expected.groups
+    assert plan.paths == expected.paths
+    assert plan.counts() == expected.counts()
+    assert {g.key: g.action for g in plan} == {
+        f"{bucket}/cold/0": Action.WAIT,
+        **{f"{bucket}/cold/{i}": Action.RESTORE for i in range(1, 5)},
+        f"{bucket}/hot/a": Action.READ,
+    }

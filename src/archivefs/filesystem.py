@@ -23,6 +23,7 @@ import tempfile
 import unicodedata
 import uuid
 import zlib
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -1266,7 +1267,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         (it then bills as STANDARD). Bundle members promote their bundle.
         Objects up to 5 GiB (a single CopyObject).
         """
-        placements, groups, missing = await self._resolve(paths)
+        resolved = await self._resolve(paths)
+        missing = resolved.missing
         if missing:
             raise ObjectNotFoundError(
                 f"{len(missing)} object(s) to promote do not exist (first: {missing[0]}).",
@@ -1274,8 +1276,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 fix="check the paths; nothing was promoted.",
             )
         done = []
-        for key in sorted({p.group for p in placements}):
-            state = groups[key]
+        for key in sorted({p.group for p in resolved.placements()}):
+            state = resolved.groups[key]
             assert state is not None
             if not state.storage_class.needs_restore and state.archive_access is None:
                 continue  # already reads at once
@@ -1504,20 +1506,19 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         Bundle members map to their bundle: many members, one group, one request.
         ``upgrade=True`` plans a request at ``tier`` for groups already restoring.
         """
-        placements, groups, missing = await self._resolve(paths)
+        resolved = await self._resolve(paths)
         return self.engine.plan_known(
-            groups,
+            resolved.groups,
             tier=tier or self.tier,
             days=days or self.days,
             needed_until=needed_until,
-            placements=placements,
-            missing=missing,
+            # plain objects only: each is its own group, planned straight into columns
+            placements=resolved.placements() if resolved.members else None,
+            missing=resolved.missing,
             upgrade=upgrade,
         )
 
-    async def _resolve(
-        self, paths: str | list[str]
-    ) -> tuple[list[PathInGroup | PathsInGroup], dict[str, ObjectState | None], list[str]]:
+    async def _resolve(self, paths: str | list[str]) -> _Resolved:
         """Where each requested path lives (object or bundle) and the state of each group.
 
         Globs and directories expand to the files they hold (as ``find`` lists
@@ -1538,19 +1539,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     break
             else:
                 missing.append(raw)
-        placements: list[PathInGroup | PathsInGroup] = [
-            PathInGroup(p, p, s.size) for p, s in states.items() if s is not None
-        ]
         groups: dict[str, ObjectState | None] = dict(states)
         groups.update((m, None) for m in missing)
-        selected = members.groups()
-        placements += [
-            PathsInGroup(tuple(g.paths), g.bundle, g.read_bytes, len(g.paths)) for g in selected
+        selected = [
+            PathsInGroup(tuple(g.paths), g.bundle, g.read_bytes, len(g.paths))
+            for g in members.groups()
         ]
-        bundles = sorted({g.bundle for g in selected})
+        bundles = sorted({g.group for g in selected})
         if bundles:
             groups.update(await self.store.probe(bundles))
-        return placements, groups, missing
+        return _Resolved(states, selected, groups, missing)
 
     async def _resolve_pass(
         self, raws: list[str], *, literal: bool
@@ -2068,6 +2066,24 @@ def _archived_fix(path: str, restore_call: str, protocol: str = "s3") -> str:
         )
     shell = f"`archivefs restore {protocol}://{path}`"
     return f"{restore_call} (or {shell}), then read again; {prefetch}; {wait}"
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """What a selection resolved to: plain objects, bundle members, and every group's state."""
+
+    plain: dict[str, ObjectState]  # requested objects that are their own group
+    members: list[PathsInGroup]  # bundle members, by bundle
+    groups: dict[str, ObjectState | None]  # every group's state (None: missing)
+    missing: list[str]  # requested paths that match nothing, as the caller wrote them
+
+    def placements(self) -> list[PathInGroup | PathsInGroup]:
+        """Every requested path with its group (one object per plain object: build only
+        when members are mixed in; plain objects alone plan in columns)."""
+        placed: list[PathInGroup | PathsInGroup] = [
+            PathInGroup(p, p, s.size) for p, s in self.plain.items()
+        ]
+        return placed + list(self.members)
 
 
 def _alternatives(raw: str) -> list[tuple[str, bool]]:
