@@ -66,6 +66,9 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     assert bundling["archivefs"]["restore_requests_sent"] == 20  # one bundle per directory
     ttd = results["time_to_data"]
     assert ttd["archivefs"]["restore_requests"] == ttd["parameters"]["objects"]
+    scaled = ttd["summary"]["scaled_archivefs"]  # the scaled-delay cell, against D + transfer
+    assert scaled["restore_requests"]["min"] == ttd["parameters"]["objects"]
+    assert scaled["yardstick_s"]["min"] > ttd["parameters"]["scaled_delay_s"]
     submission = results["submission"]
     for variant in ("archivefs", "archivefs_no_journal", "boto3_8_threads"):
         assert submission["summary"][variant]["requests"]["min"] == 200
