@@ -149,6 +149,21 @@ def test_listing_and_find_match_the_per_member_code(names: list[str], plain: lis
         )
 
 
+@settings(max_examples=30, deadline=None)
+@given(names=TREES, bounds=st.tuples(st.integers(0, 40), st.integers(0, 40)))
+def test_depths_of_a_range_are_the_slice_of_all_depths(
+    names: list[str], bounds: tuple[int, int]
+) -> None:
+    # a walk under a prefix asks for its rows' depths only (a glob of 1% of a large
+    # catalog must not look at the rest); the answer is the same slice as ever
+    catalog = make_catalog("bucket/root", names, [])
+    expected = [p.count("/") for p in catalog.paths]
+    start, end = min(bounds), max(bounds)
+    assert catalog.depths(start, end).tolist() == expected[start:end]
+    assert catalog.depths().tolist() == expected  # all rows: computed and kept
+    assert catalog.depths(start, end).tolist() == expected[start:end]  # from what was kept
+
+
 def test_bundle_groups_keep_the_order_of_choice() -> None:
     root = "bucket/root"
     catalog = make_catalog(root, [f"f{i}" for i in range(6)], [])

@@ -211,7 +211,7 @@ def walk(catalog: Catalog, path: str, maxdepth: int | None, prefix: str = "") ->
     start, end = catalog.starting(stem)
     base = path.count("/")
     limit = maxdepth if maxdepth is not None else 1 << 30
-    relative = catalog.depths()[start:end] - base
+    relative = catalog.depths(start, end) - base
     deepest = int(relative.max()) if len(relative) else 0
     rows: slice | np.ndarray[Any, Any] = slice(start, end)
     if deepest > limit:
