@@ -353,3 +353,35 @@ def test_damaged_shards_and_shard_lists_are_refused(tmp_path: Path) -> None:
     arrays = shards.decode_shard(data, "x")
     assert shards.encode_shard(arrays) == data  # the same arrays, the same bytes
     assert shards.shard_name(arrays) == entries[0]["file"]
+
+
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_files_a_crashed_save_left_behind_are_removed_once_old(
+    archive: EmulatedArchive, tmp_path: Path, where: str
+) -> None:
+    # a save that crashed after writing shards (before its pointer), or after its pointer
+    # (before removing the old shards), leaves files no pointer names; the next save
+    # removes them once they are older than the grace period (a younger one may be a
+    # concurrent save's, about to be named), and nothing else
+    if where == "s3":
+        fs: Any = raw_s3(archive)
+        directory = catalog_dir(f"{fixed_bucket(archive)}/root")
+    else:
+        fs = fsspec.filesystem("file")
+        directory = str(tmp_path / "root" / ".archivefs" / "catalog")
+    catalog = synthetic("b/root", 5_000)
+    catalog.save(fs, directory)
+    named = {e["file"] for e in json.loads(fs.cat_file(f"{directory}/{POINTER}"))["shards"]}
+    orphans = [f"shard-{'a' * 32}.bin", f"catalog-{'b' * 32}.npz"]
+    for name in orphans:
+        fs.pipe_file(f"{directory}/{name}", b"left by a crashed save")
+    fs.pipe_file(f"{directory}/notes.txt", b"not ours")
+
+    def names() -> set[str]:
+        return {p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(directory, refresh=True)}
+
+    catalog.save(fs, directory)  # the default grace: the orphans are too young to judge
+    assert names() == {*named, *orphans, POINTER, "notes.txt"}
+    catalog.save(fs, directory, orphan_grace=0)
+    assert names() == {*named, POINTER, "notes.txt"}
+    assert Catalog.load(fs, directory).paths == catalog.paths

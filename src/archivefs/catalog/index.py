@@ -20,8 +20,10 @@ import io
 import itertools
 import json
 import re
+import time
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,6 +41,10 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 2  # sharded (format 1: one file, still read; see docs/bundles.md)
 POINTER = "CURRENT"
 CATALOG_FILE = re.compile(r"catalog-[0-9a-f]{32}\.npz")  # the only names a pointer may give
+CATALOG_DATA = re.compile(r"(shard-[0-9a-f]{32}\.bin|catalog-[0-9a-f]{32}\.npz)")
+ORPHAN_GRACE = 3600.0
+"""Seconds a catalog file no pointer names is left alone before a save deletes it: it
+may be a concurrent save's, not yet named by the pointer that save is about to write."""
 POINTER_CHECKSUM = "pointer_sha256"  # the pointer's own checksum (pointers since 0.2)
 _CLASSES = StorageClass.every()  # S3 first, in the enum order older catalogs used
 
@@ -501,13 +507,22 @@ class Catalog:
         }
         return shards.shard_arrays(self._paths[start:end], columns, table)
 
-    def save(self, fs: Any, directory: str, *, shard_members: int = shards.SHARD_MEMBERS) -> str:
+    def save(
+        self,
+        fs: Any,
+        directory: str,
+        *,
+        shard_members: int = shards.SHARD_MEMBERS,
+        orphan_grace: float = ORPHAN_GRACE,
+    ) -> str:
         """Write atomically under ``directory`` (any fsspec filesystem); return the path of
         the first shard file.
 
         Shards whose content the current pointer already lists are not written again;
         new shards are written and read back (checksum) before the pointer is replaced,
-        and the shards only the old pointer named are removed after it.
+        and the shards only the old pointer named are removed after it. Catalog files
+        no pointer names (left by a save that crashed before or after its pointer)
+        are removed once older than ``orphan_grace`` seconds.
         """
         base = directory.rstrip("/")
         try:
@@ -567,6 +582,7 @@ class Catalog:
                 if name not in keep:
                     with contextlib.suppress(FileNotFoundError):
                         fs.rm_file(f"{base}/{name}")
+        _remove_orphans(fs, base, {e["file"] for e in entries}, orphan_grace)
         return f"{base}/{entries[0]['file']}" if entries else f"{base}/{POINTER}"
 
     @classmethod
@@ -842,6 +858,36 @@ def pointer_digest(pointer: dict[str, Any]) -> str:
     body = {k: v for k, v in pointer.items() if k != POINTER_CHECKSUM}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _remove_orphans(fs: Any, base: str, keep: set[str], grace: float) -> None:
+    """Delete the catalog files under ``base`` that ``keep`` does not name and that are
+    older than ``grace`` seconds (one listing; a file of unknown age is kept)."""
+    now = time.time()
+    for entry in fs.ls(base, detail=True, refresh=True):
+        name = str(entry["name"]).rstrip("/").rsplit("/", 1)[-1]
+        if name in keep or not CATALOG_DATA.fullmatch(name):
+            continue
+        written = _modified(entry)
+        if written is not None and now - written >= grace:
+            with contextlib.suppress(FileNotFoundError):
+                fs.rm_file(f"{base}/{name}")
+
+
+def _modified(entry: dict[str, Any]) -> float | None:
+    """When a listed file was last written (epoch seconds), from any fsspec backend's keys."""
+    for key in ("LastModified", "mtime", "last_modified", "updated"):
+        value = entry.get(key)
+        if value is None:
+            continue
+        if hasattr(value, "timestamp"):
+            return float(value.timestamp())
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    return None
 
 
 def _write_atomically(fs: Any, path: str, data: bytes) -> None:
