@@ -29,6 +29,7 @@ GENERATED_DOCS = (
     ROOT / "docs" / "bundles.md",
     ROOT / "docs" / "getting-started.md",
     ROOT / "docs" / "clusters.md",
+    ROOT / "docs" / "index.md",
 )
 
 MODULES = [
