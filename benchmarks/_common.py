@@ -41,6 +41,7 @@ MODULES = [
     "catalog_listing",
     "scale",
     "bundling",
+    "member_reads",
     "read_amplification",
     "time_to_first_result",
     "cluster_coordination",

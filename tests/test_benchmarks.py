@@ -102,6 +102,11 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     # without claims a host skips only the groups it saw restoring when it planned,
     # so how many it duplicates depends on how the 4 hosts' starts interleave
     assert groups <= cluster["baseline"]["hosts_restore_requests"] <= 4 * groups
+    members = results["member_reads"]  # 2 bundles of 30 members, 1 MiB: a GET per bundle
+    assert members["parameters"]["request_bound"] == 2
+    assert members["archivefs"]["cat"]["requests"] == members["archivefs"]["get"]["requests"] == 2
+    assert members["baseline"]["ranged_per_member"]["requests"] == 60
+    assert members["archivefs"]["cat"]["bytes"] <= members["baseline"]["bundles_whole"]["bytes"]
     demo = results["demo"]["archivefs"]  # the console command, in a fresh process
     assert demo["restore_requests"] == 11  # one per bundle: 10 + 1 for the station files
     assert demo["bytes_read"] == demo["bytes_needed"]
