@@ -129,3 +129,21 @@ def test_netcdf_runs_of_chunks_take_a_few_gets_not_one_per_chunk(
     with fs.open(f"{bucket}/a.nc") as f:
         xr.open_dataset(f, engine="h5netcdf")["t"].isel(time=30).load()
     assert archive.requests.bytes_sent("GET") <= 1.5 * (100 * 100 * 4 + 64 * 1024)
+
+
+def test_a_whole_file_block_reads_a_netcdf_file_in_one_get(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """The docs' advice for a reader who knows it reads a whole file: s3fs's 50 MiB block."""
+    data = netcdf_bytes(tmp_path)
+    archive.put_object(bucket, "a.nc", data)
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(), journal=False, skip_instance_cache=True
+    )
+    fs.ls(bucket)
+    archive.requests.clear()
+    with fs.open(f"{bucket}/a.nc", block_size=50 * 2**20) as f:
+        loaded = xr.open_dataset(f, engine="h5netcdf")["t"].load()
+    assert archive.requests.counts() == {"GET": 1}
+    assert archive.requests.bytes_sent("GET") == len(data)
+    assert loaded.shape[0] == 60
