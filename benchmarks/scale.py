@@ -189,6 +189,10 @@ def catalog_format(archive: EmulatedArchive, n: int) -> dict[str, Any]:
     out["ls_dir_GETs"] = archive.requests.count("GET")
     out["ls_dir_bytes_read"] = archive.requests.bytes_sent("GET")
     out["ls_dir_read_fraction"] = out["ls_dir_bytes_read"] / total
+    # a directory of fewer than 1.75 x the shard target lies in one shard: listing any of
+    # them reads the pointer and at most the largest shard
+    largest = max((v for k, v in files.items() if k != POINTER), default=0)
+    out["ls_any_dir_max_fraction"] = (files[POINTER] + largest) / total
 
     raw_pointer = raw.cat_file(f"{directory}/{POINTER}")  # the transfer, not timed
     pointer = parse_pointer(raw_pointer, POINTER)
@@ -345,23 +349,36 @@ def render(data: dict[str, Any]) -> dict[str, str]:
             "per new member) |"
         )
     big = rows[-1]
+    # the targets are set at 10^6 members (issues #18 and #19); the largest size scales them
+    at = next((r for r in rows if r["members"] == 1_000_000), big)
 
     def verdict(ok: bool) -> str:
         return "met" if ok else "**not met**"
 
     lines += [
         "",
-        f"At {big['members']:,} members: `ls` of one directory reads "
-        f"{big['ls_dir_read_fraction']:.2%} of the catalog's bytes (target 1 %: "
-        f"{verdict(big['ls_dir_read_fraction'] <= 0.01)}); the catalog takes "
-        f"{big['catalog_bytes_per_member']:.0f} B per member (target 60: "
-        f"{verdict(big['catalog_bytes_per_member'] <= 60)}); loading all of it once "
-        f"transferred takes {big['load_after_transfer_cpu_s']:.2f} CPU s (target 0.5: "
-        f"{verdict(big['load_after_transfer_cpu_s'] <= 0.5)}); an append writes "
-        f"{big['append_written_per_new_member']:.0f} B per new member, "
-        f"{big['append_written_fraction']:.2%} of the catalog. The price: an operation over "
-        f"a whole catalog root fetches every shard ({big['catalog_shards']} GETs, 32 at a "
-        f"time); opening all of it through a filesystem took {big['open_s']:.2f} s on the "
-        "emulator (wall clock, on a busy machine).",
+        f"At {at['members']:,} members: `ls` of one directory reads "
+        f"{at['ls_dir_read_fraction']:.2%} of the catalog's bytes, and of any directory at "
+        f"most {at['ls_any_dir_max_fraction']:.2%} (the pointer and the largest shard; "
+        f"target 1 %: {verdict(at['ls_any_dir_max_fraction'] <= 0.01)}); the catalog takes "
+        f"{at['catalog_bytes_per_member']:.0f} B per member (target 60: "
+        f"{verdict(at['catalog_bytes_per_member'] <= 60)}); loading all of it once "
+        f"transferred takes {at['load_after_transfer_cpu_s']:.2f} CPU s (target 0.5: "
+        f"{verdict(at['load_after_transfer_cpu_s'] <= 0.5)}); opening all of it through a "
+        f"filesystem ({at['catalog_shards']} shard GETs, 32 at a time) took "
+        f"{at['open_s']:.2f} s on the emulator, wall clock on a busy machine (target 1.5 s: "
+        f"{verdict(at['open_s'] <= 1.5)}); an append writes "
+        f"{at['append_written_per_new_member']:.0f} B per new member, "
+        f"{at['append_written_fraction']:.2%} of the catalog.",
     ]
+    if big is not at:
+        lines += [
+            "",
+            f"At {big['members']:,} members: one directory {big['ls_dir_read_fraction']:.2%}, "
+            f"any at most {big['ls_any_dir_max_fraction']:.2%}; "
+            f"{big['catalog_bytes_per_member']:.0f} B per member; load after transfer "
+            f"{big['load_after_transfer_cpu_s']:.2f} CPU s; open {big['open_s']:.2f} s "
+            f"({big['catalog_shards']} shard GETs); an append writes "
+            f"{big['append_written_per_new_member']:.0f} B per new member.",
+        ]
     return {"catalog-shards": "\n".join(lines)}

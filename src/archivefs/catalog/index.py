@@ -512,11 +512,16 @@ class Catalog:
         fs: Any,
         directory: str,
         *,
-        shard_members: int = shards.SHARD_MEMBERS,
+        shard_members: int | None = None,
         orphan_grace: float = ORPHAN_GRACE,
     ) -> str:
         """Write atomically under ``directory`` (any fsspec filesystem); return the path of
         the first shard file.
+
+        Shards are cut at ``shard_members`` rows on average; by default at the target the
+        current pointer records (so an append leaves the other shards as they are), or
+        :data:`~archivefs.catalog.shards.SHARD_MEMBERS` for a new catalog. Passing
+        another target re-shards the whole catalog once.
 
         Shards whose content the current pointer already lists are not written again;
         new shards are written and read back (checksum) before the pointer is replaced,
@@ -530,6 +535,10 @@ class Catalog:
         except CatalogError:
             previous = None  # a damaged pointer is being replaced; keep its file for forensics
         known = {e["file"]: e for e in (previous or {}).get("shards", [])}
+        if shard_members is None:
+            shard_members = _recorded_target(previous)
+        if shard_members < 1:
+            raise ValueError(f"shard_members must be at least 1, got {shard_members}")
         cuts = shards.cut_points(self._paths, self._hashes(), shard_members)
         entries = []
         fs.makedirs(directory, exist_ok=True)
@@ -565,6 +574,7 @@ class Catalog:
             "plain": self.plain,
             "provider": self.provider,
             "shards": entries,
+            "shard_members": shard_members,
             # bundles no member refers to (the shards hold the others)
             "bundles": [
                 _bundle_record(self.bundles[k])
@@ -851,6 +861,15 @@ def parse_pointer(raw: bytes, path: str) -> dict[str, Any]:
             fix="rebuild the catalog from the bundles: `archivefs catalog rebuild`.",
         )
     return pointer
+
+
+def _recorded_target(pointer: dict[str, Any] | None) -> int:
+    """The shard target a save keeps: the pointer's, 2,048 for a sharded pointer from
+    before the field, the current default for a new or single-file catalog."""
+    if pointer is None or "shards" not in pointer:
+        return shards.SHARD_MEMBERS
+    recorded = pointer.get("shard_members", shards.LEGACY_SHARD_MEMBERS)
+    return recorded if isinstance(recorded, int) and recorded >= 1 else shards.SHARD_MEMBERS
 
 
 def pointer_digest(pointer: dict[str, Any]) -> str:

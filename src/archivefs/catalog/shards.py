@@ -34,7 +34,17 @@ from archivefs.errors import CatalogError
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-SHARD_MEMBERS = 2048  # the target rows per shard (shards hold target/4 .. 2*target rows)
+SHARD_MEMBERS = 4096
+"""The target rows per shard of a new catalog (shards hold target/4 .. 2*target rows).
+
+Each shard is one GET when a whole catalog is opened, and each GET costs the
+client ~1.5 ms of botocore CPU: at 10^6 members, 2,048-row shards (650 GETs)
+opened in ~1.8 s, 4,096-row shards (276 GETs) in ~1.0 s, while listing one
+directory of 1,000 members still reads < 1% of the catalog (pointer + one shard).
+"""
+LEGACY_SHARD_MEMBERS = 2048
+"""The target of catalogs whose pointer records none (written before it did):
+their saves keep cutting at it, so an append still rewrites only what it changes."""
 _TOP = "\U0010ffff"  # sorts after every character
 MAGIC = b"AFSHARD1"  # the first bytes of every shard file (format 1 of shards)
 _RAW = frozenset({"sha"})  # arrays stored as they are (SHA-256 digests do not compress)
