@@ -2,7 +2,7 @@
 
 In memory: member paths in a sorted list (binary search for lookup, prefix
 ranges for ``ls``/``find``) and numpy arrays for the numbers. On disk (format
-2): shards of about 2,048 rows (``shards.py``) plus a small JSON pointer
+2): shards of about 4,096 rows (``shards.py``) plus a small JSON pointer
 ``CURRENT`` naming each with its SHA-256, first and last paths and member
 count. Saving
 writes only the shards whose content is new, verifies them, then replaces the
