@@ -292,3 +292,11 @@ def seed_archived(
     keys = [f"o/{i:06d}" for i in range(n)]
     archive.put_objects(bucket, dict.fromkeys(keys, b"x"), storage_class=storage_class)
     return [f"{bucket}/{k}" for k in keys]
+
+
+def write_tree(root: str | Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` (relative path -> bytes) under the local folder ``root``."""
+    for name, data in files.items():
+        path = Path(root) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import random
 import tempfile
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmarks._common import SAMPLES, Result, medians, sample, spread
+from benchmarks._common import SAMPLES, Result, medians, sample, spread, write_tree
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -34,10 +33,7 @@ def run(archive: EmulatedArchive, size: str) -> Result:
     archive.put_objects("plain", files, storage_class="DEEP_ARCHIVE")
     s3 = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data in files.items():
-            path = Path(tmp) / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+        write_tree(tmp, files)
 
         def bundle(i: int) -> dict[str, float]:
             dest = "bundled/archive" if i == 0 else f"bundled/timing-{'w' if i < 0 else i}"

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._common import SAMPLES, Result, medians, ratio, sample, spread
+from benchmarks._common import SAMPLES, Result, medians, ratio, sample, spread, write_tree
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -45,10 +45,7 @@ def _seed(archive: EmulatedArchive, bundles: int, per_bundle: int) -> dict[str, 
     archive.create_bucket(BUCKET)
     s3 = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data in files.items():
-            path = Path(tmp) / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+        write_tree(tmp, files)
         bundle_tree(
             fsspec.filesystem("file"),
             tmp,
