@@ -18,7 +18,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._common import SAMPLES, Result, medians, ratio, sample, spread, write_tree
+from benchmarks._common import (
+    SAMPLES,
+    Result,
+    archive_fs,
+    medians,
+    ratio,
+    sample,
+    spread,
+    write_tree,
+)
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -62,7 +71,6 @@ def run(archive: EmulatedArchive, size: str) -> Result:
 
     from archivefs.catalog import Catalog
     from archivefs.catalog.layout import catalog_dir
-    from archivefs.filesystem import ArchiveFileSystem
     from archivefs.member_reads import BLOCK
 
     bundles, per_bundle = SIZES[size]
@@ -70,14 +78,12 @@ def run(archive: EmulatedArchive, size: str) -> Result:
     paths = sorted(files)
     raw = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
     catalog = Catalog.load(raw, catalog_dir(ROOT))
-    members = {p: catalog.lookup(p) for p in paths}
     per_key: dict[str, list[tuple[str, int, int]]] = {}
-    for path, member in members.items():
+    for path in paths:
+        member = catalog.lookup(path)
         assert member is not None
         per_key.setdefault(member.bundle, []).append((path, member.offset, member.length))
-    ours = ArchiveFileSystem(
-        target_options=archive.storage_options(), journal=False, skip_instance_cache=True
-    )
+    ours = archive_fs(archive)
     ours.ls(ROOT)  # the one-off catalog load, outside the measurement
     needed = sum(map(len, files.values()))
 

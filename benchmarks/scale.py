@@ -141,18 +141,25 @@ def measure(archive: EmulatedArchive, n: int) -> dict[str, Any]:
     return out
 
 
+def _traced_mib(fn: Any) -> tuple[Any, float]:
+    """``fn()`` and the peak memory (MiB) tracemalloc saw while it ran."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        value = fn()
+        _, top = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return value, top / 2**20
+
+
 def peak(archive: EmulatedArchive, n: int) -> float:
     """Peak traced memory (MiB) of opening the catalog, finding all and planning all."""
     root = f"{BUCKET}/root"
     fs = archive_fs(archive)
-    gc.collect()
-    tracemalloc.start()
-    names = fs.find(root)
-    plan = fs.plan(root)
-    _, top = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    (names, plan), mib = _traced_mib(lambda: (fs.find(root), fs.plan(root)))
     assert len(names) == len(plan.paths) == n
-    return top / 2**20
+    return mib
 
 
 def detail_peak(archive: EmulatedArchive, n: int) -> float:
@@ -161,15 +168,11 @@ def detail_peak(archive: EmulatedArchive, n: int) -> float:
     root = f"{BUCKET}/root"
     fs = archive_fs(archive)
     fs.find(root)  # the catalog, loaded outside the measurement
-    gc.collect()
-    tracemalloc.start()
-    detail = fs.find(root, detail=True)
-    _, top = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    detail, mib = _traced_mib(lambda: fs.find(root, detail=True))
     assert len(detail) == n
     del detail
     gc.collect()
-    return top / 2**20
+    return mib
 
 
 APPEND_BUNDLES = 1000
