@@ -11,6 +11,9 @@ one lookup per member when planning.
 
 from __future__ import annotations
 
+import json
+import pickle
+import tracemalloc
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -230,9 +233,48 @@ def test_filesystem_member_operations_match_the_straightforward_ones(
             assert [(g.key, g.paths, g.read_bytes) for g in plan.groups] == [
                 (g.key, g.paths, g.read_bytes) for g in reference.groups
             ]
-    for pattern in ("*", "*/*", "a*", "a*/*", "**/*.nc", "*/a*/**", "中*"):
+    for pattern in ("*", "*/*", "a*", "a*/*", "**/*.nc", "*/a*/**", "中*", "*/", "**"):
         full = f"{root}/{pattern}"
         assert fast.glob(full, detail=True) == slow.glob(full, detail=True), pattern
+        assert fast.glob(full) == slow.glob(full), pattern  # names: from names and types
     requests.clear()
     fast.du(root)
     assert requests.counts().get("HEAD", 0) == 0  # sizes from the catalog, no HEAD per member
+
+
+def test_member_info_dicts_are_ordinary_dicts() -> None:
+    """They share one key table to save memory, and behave as any other dict."""
+    catalog = make_catalog("b/root", ["a/x", "a/y"], [])
+    first, second = catalog_members.member_entries(catalog, slice(0, 2))
+    assert type(first) is dict
+    assert first == reference_find(catalog, "b/root")["b/root/a/x"]
+    assert list(first)[:3] == ["name", "size", "type"]
+    first["extra"] = 1  # one caller's change stays its own
+    del first["crc32"]
+    assert "extra" not in second
+    assert "crc32" in second
+    assert pickle.loads(pickle.dumps(second)) == second
+    assert json.loads(json.dumps(second)) == second
+
+
+def test_a_glob_of_names_builds_no_dict_per_member(
+    archive: EmulatedArchive, stores: tuple[ArchiveFileSystem, ArchiveFileSystem]
+) -> None:
+    """fsspec's glob matches on names and types: without ``detail``, that is all it gets."""
+    bucket = f"t-{uuid.uuid4().hex[:12]}"
+    archive.create_bucket(bucket)
+    root = f"{bucket}/root"
+    n = 20_000
+    catalog = make_catalog(root, [f"d{i // 1000:02d}/f{i:05d}.nc" for i in range(n)], [])
+    fs = stores[0]
+    catalog.save(fs.fs, catalog_dir(root))
+    fs.fs.pipe_file(registry_path(bucket), dump_registry([root]))
+    fs.find(root)  # the catalog, loaded once
+    peaks = {}
+    for detail in (False, True):
+        tracemalloc.start()
+        found = fs.glob(f"{root}/*/*.nc", detail=detail)
+        peaks[detail] = tracemalloc.get_traced_memory()[1] / n
+        tracemalloc.stop()
+        assert len(found) == n
+    assert peaks[False] < 0.5 * peaks[True]

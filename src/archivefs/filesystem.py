@@ -94,6 +94,7 @@ logger = logging.getLogger("archivefs")
 OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
 _GLOB_CHARS = frozenset("*?[")
+_TYPES_ONLY = "_archivefs_types_only"  # glob -> _find: names and types will do (no info dicts)
 # archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
 # first use, which keeps `archivefs ls` and other small calls from paying for it.
 DEFAULT_SHEET = "aws-us-east-1"
@@ -595,9 +596,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 stem = str(kwargs.get("prefix") or "")
                 if "/" in stem:
                     stem = ""
+                if kwargs.get(_TYPES_ONLY):
+                    return catalog_members.walk_types(found[1], path, maxdepth, withdirs, stem)
                 if detail:
                     return catalog_members.walk_entries(found[1], path, maxdepth, withdirs, stem)
                 return catalog_members.walk_names(found[1], path, maxdepth, withdirs, stem)
+            kwargs.pop(_TYPES_ONLY, None)
             kwargs.setdefault("probe_bundles", False)
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
@@ -615,6 +619,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 files = {info["name"]: info}
         names = sorted(files)
         return {n: files[n] for n in names} if detail else names
+
+    async def _glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
+        """fsspec's glob. Returning names, it walks a catalog for the names and their
+        types only (what the pattern is matched on), building no info dict per member."""
+        if not kwargs.get("detail"):
+            kwargs[_TYPES_ONLY] = True
+        return await super()._glob(path, maxdepth=maxdepth, **kwargs)
 
     async def _walkable(self, catalog: Catalog, path: str, maxdepth: int | None) -> bool:
         """Whether the catalog alone answers a walk below ``path`` (no catalog root nested

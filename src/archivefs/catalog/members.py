@@ -46,20 +46,33 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _by_name(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _row_names(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[str]:
+    """The paths of ``rows``, as a new list."""
+    paths = catalog.paths
+    if not isinstance(rows, slice):
+        return [paths[i] for i in rows.tolist()]
+    names = paths[rows]  # the catalog keeps a list: its slice is already a copy
+    return names if isinstance(names, list) else list(names)
+
+
+def _entries_by_name(
+    catalog: Catalog, rows: slice | np.ndarray[Any, Any]
+) -> dict[str, dict[str, Any]]:
+    """:func:`member_entries` keyed by name (in row order)."""
     with _gc_paused():
-        return dict(zip([e["name"] for e in entries], entries, strict=True))
+        names = _row_names(catalog, rows)
+        return dict(zip(names, _member_entries(catalog, rows, names), strict=True))
 
 
 def member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
     """fsspec info dicts of the members in ``rows`` (class and state from their bundles)."""
     with _gc_paused():
-        return _member_entries(catalog, rows)
+        return _member_entries(catalog, rows, _row_names(catalog, rows))
 
 
-def _member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
-    paths = catalog.paths
-    names = paths[rows] if isinstance(rows, slice) else [paths[i] for i in rows.tolist()]
+def _member_entries(
+    catalog: Catalog, rows: slice | np.ndarray[Any, Any], names: list[str]
+) -> list[dict[str, Any]]:
     if not names:
         return []
     columns = catalog.columns()
@@ -81,24 +94,47 @@ def _member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> lis
     crcs = columns.crc32[rows].tolist()
     mtimes = columns.mtime[rows].tolist()
     return [
-        {
-            "name": name,
-            "size": size,
-            "type": "file",
-            "StorageClass": cls,
-            "storage_class": cls,
-            "access": reads,
-            "restore": restore,
-            "restore_expiry": None,
-            "archive_access": None,
-            "bundle": bundle,
-            "crc32": crc,
-            "mtime": mtime,
-        }
+        _MemberInfo(name, size, cls, reads, restore, bundle, crc, mtime).__dict__
         for name, size, cls, reads, restore, bundle, crc, mtime in zip(
             names, sizes, klass, access, state, bundles, crcs, mtimes, strict=True
         )
     ]
+
+
+class _MemberInfo:
+    """Makes a member's fsspec info dict: the ``__dict__`` of an instance, which is a
+    plain ``dict`` that shares its key table with every other one (PEP 412).
+
+    A dict literal of these 12 keys takes 464 bytes on CPython 3.11, this one 168:
+    at 10^7 members ``find(detail=True)`` needs 2.9 GB less. The instance itself is
+    dropped at once; what callers get is an ordinary ``dict`` (add, remove, copy,
+    pickle and compare as any other).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        klass: str,
+        access: str,
+        restore: str,
+        bundle: str,
+        crc32: int,
+        mtime: float,
+    ) -> None:
+        # the order of these assignments is the order of the dict's keys
+        self.name = name
+        self.size = size
+        self.type = "file"
+        self.StorageClass = klass
+        self.storage_class = klass
+        self.access = access
+        self.restore = restore
+        self.restore_expiry = None
+        self.archive_access = None
+        self.bundle = bundle
+        self.crc32 = crc32
+        self.mtime = mtime
 
 
 def plain_entry(path: str, size: int, klass: StorageClass) -> dict[str, Any]:
@@ -138,7 +174,7 @@ def _find_parts(catalog: Catalog, path: str) -> tuple[slice, list[str], dict[str
 def find_names(catalog: Catalog, path: str) -> list[str]:
     """Sorted paths of every file at or below ``path``: members and listed plain objects."""
     rows, extra, plain = _find_parts(catalog, path)
-    names = list(catalog.paths[rows])
+    names = _row_names(catalog, rows)
     if not extra and not plain:
         return names
     return sorted({*names, *extra, *plain})
@@ -148,17 +184,20 @@ def find_entries(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
     """Info dicts of every file at or below ``path``, by sorted name (plain wins a clash)."""
     rows, extra, plain = _find_parts(catalog, path)
     if not extra and not plain:
-        return _by_name(member_entries(catalog, rows))
+        return _entries_by_name(catalog, rows)
     picked, plain = find_rows(catalog, path)
-    out = _by_name(member_entries(catalog, picked))
+    out = _entries_by_name(catalog, picked)
     out.update((p, plain_entry(p, s, catalog.hot_class)) for p, s in plain.items())
     return {name: out[name] for name in sorted(out)}
 
 
 def du_total(catalog: Catalog, path: str) -> int:
     """Total bytes of the files :func:`find_entries` lists, with no dict built."""
-    rows, plain = find_rows(catalog, path)
-    return int(catalog.columns().length[rows].sum()) + sum(plain.values())
+    rows, extra, plain = _find_parts(catalog, path)
+    if extra or plain:  # a few rows more or less: pick them one by one
+        picked, plain = find_rows(catalog, path)
+        return int(catalog.columns().length[picked].sum()) + sum(plain.values())
+    return int(catalog.columns().length[rows].sum())  # a view: nothing copied
 
 
 # -- walk: find with maxdepth / withdirs (fsspec's walk over ls) --------------------------------
@@ -265,10 +304,7 @@ def walk_names(
 ) -> list[str]:
     """``find(path, maxdepth, withdirs)`` names (the root itself included with ``withdirs``)."""
     found = walk(catalog, path, maxdepth, prefix)
-    if isinstance(found.rows, slice):
-        names = list(catalog.paths[found.rows])
-    else:
-        names = [catalog.paths[i] for i in found.rows.tolist()]
+    names = _row_names(catalog, found.rows)
     extra = set(found.plain)
     if withdirs:
         extra.update(found.directories)
@@ -284,16 +320,35 @@ def walk_entries(
     """``find(path, maxdepth, withdirs, detail=True)``: plain objects win a clash with a
     member, directories (``withdirs``) a clash with a file, as in fsspec's walk."""
     found = walk(catalog, path, maxdepth, prefix)
-    entries = member_entries(catalog, found.rows)
-    out = _by_name(entries)
+    out = _entries_by_name(catalog, found.rows)
+    members = len(out)
     hot = catalog.hot_class
     out.update((p, plain_entry(p, s, hot)) for p, s in found.plain.items())
     if withdirs:
         out.update((d, _directory(d)) for d in found.directories)
         out[path] = _directory(path)
-    if len(out) == len(entries):
+    if len(out) == members:
         return out  # member rows ascend, so their names are already sorted
     return {name: out[name] for name in sorted(out)}
+
+
+_FILE_TYPE = {"type": "file"}
+_DIRECTORY_TYPE = {"type": "directory"}
+
+
+def walk_types(
+    catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool, prefix: str = ""
+) -> dict[str, dict[str, str]]:
+    """:func:`walk_entries`' names, each with only its ``type``: all that fsspec's glob
+    looks at to match, for a glob that returns names. Every value is one of two shared
+    dicts, so a glob of 10^7 members builds no dict per member; never hand them out."""
+    found = walk(catalog, path, maxdepth, prefix)
+    out = dict.fromkeys(_row_names(catalog, found.rows), _FILE_TYPE)
+    out.update(dict.fromkeys(found.plain, _FILE_TYPE))
+    if withdirs:
+        out.update(dict.fromkeys(found.directories, _DIRECTORY_TYPE))
+        out[path] = _DIRECTORY_TYPE
+    return out
 
 
 # -- ls: one directory -------------------------------------------------------------------------
