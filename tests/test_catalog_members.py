@@ -183,6 +183,48 @@ def test_bundle_groups_keep_the_order_of_choice() -> None:
     assert [g.read_bytes for g in groups] == [4 + 2, 5 + 1]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.integers(0, 29), min_size=1, unique=True),
+    stretch=st.sampled_from([1, 4, 30]),
+)
+def test_bundle_groups_match_a_pass_member_by_member(rows: list[int], stretch: int) -> None:
+    """Bundles holding stretches of sorted paths (sliced) or scattered ones (row by row)."""
+    root = "bucket/root"
+    bundles = [
+        BundleInfo(
+            f"{root}/.archivefs/bundles/b{j:02d}.zip", 1000, StorageClass.GLACIER, 1, "00" * 32
+        )
+        for j in range(30)
+    ]
+    catalog = Catalog(
+        [
+            MemberInfo(
+                f"{root}/f{i:02d}",
+                bundles[i // stretch].key,
+                0,
+                i + 1,
+                0,
+                "00" * 32,
+                StorageClass.GLACIER,
+                1.7e9,
+            )
+            for i in range(30)
+        ],
+        bundles,
+    )
+    want: dict[str, tuple[list[str], int]] = {}
+    for row in rows:
+        member = catalog.lookup(catalog.paths[row])
+        assert member is not None
+        paths, size = want.get(member.bundle, ([], 0))
+        want[member.bundle] = ([*paths, member.path], size + member.length)
+    groups = catalog_members.by_bundle(catalog, np.array(rows))
+    assert [(g.bundle, g.paths, g.read_bytes) for g in groups] == [
+        (bundle, paths, size) for bundle, (paths, size) in want.items()
+    ]
+
+
 @pytest.fixture
 def stores(archive: EmulatedArchive) -> tuple[ArchiveFileSystem, ArchiveFileSystem]:
     def make(cls: type[ArchiveFileSystem]) -> ArchiveFileSystem:

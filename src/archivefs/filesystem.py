@@ -1553,8 +1553,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         groups: dict[str, ObjectState | None] = dict(states)
         groups.update((m, None) for m in missing)
         selected = [
-            PathsInGroup(tuple(g.paths), g.bundle, g.read_bytes, len(g.paths))
-            for g in members.groups()
+            PathsInGroup(g.paths, g.bundle, g.read_bytes, len(g.paths)) for g in members.groups()
         ]
         bundles = sorted({g.group for g in selected})
         if bundles:

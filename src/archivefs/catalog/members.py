@@ -411,15 +411,25 @@ def by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelect
     first = order[starts]  # position in ``rows`` of each bundle's first member
     sizes = np.add.reduceat(columns.length[rows][order], starts)
     paths = catalog.paths
-    ordered_rows = rows[order].tolist()
+    ordered = rows[order]
+    # a bundle whose rows run on without a gap (the usual case: a bundle holds a stretch
+    # of sorted paths) takes a slice of the catalog's paths; any other, one row at a time
+    gaps = np.concatenate(([0], np.cumsum(np.diff(ordered) != 1)))
+    whole = (gaps[ends - 1] == gaps[starts]).tolist()
+    first_rows = ordered[starts].tolist()
+    ordered_rows = [] if all(whole) else ordered.tolist()  # (10^7 ints: 360 MB)
     keys = catalog.bundle_keys
     groups = [
         BundleSelection(
             keys[int(sorted_codes[s])],
-            [paths[r] for r in ordered_rows[s:e]],
+            _row_names(catalog, slice(r, r + e - s))
+            if run
+            else [paths[i] for i in ordered_rows[s:e]],
             int(size),
         )
-        for s, e, size in zip(starts.tolist(), ends.tolist(), sizes.tolist(), strict=True)
+        for s, e, size, r, run in zip(
+            starts.tolist(), ends.tolist(), sizes.tolist(), first_rows, whole, strict=True
+        )
     ]
     return [groups[i] for i in np.argsort(first, kind="stable").tolist()]
 
