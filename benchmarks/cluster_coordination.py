@@ -205,6 +205,7 @@ def _seed_flat(archive: EmulatedArchive, bucket: str, n: int) -> list[str]:
 def _race(archive: EmulatedArchive, paths: list[str], claims: bool, journals: Path) -> None:
     """``HOSTS`` processes, each with its own journal, restore ``paths`` at once."""
     procs = []
+    journals.mkdir(parents=True, exist_ok=True)
     for host in range(HOSTS):
         config = {
             "storage_options": archive.storage_options(),
@@ -212,9 +213,12 @@ def _race(archive: EmulatedArchive, paths: list[str], claims: bool, journals: Pa
             "paths": paths,
             "bucket_claims": claims,
         }
+        # in a file: 10,000 paths on the command line pass the kernel's limit of one argument
+        config_file = journals / f"host-{host}.json"
+        config_file.write_text(json.dumps(config))
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", __name__, json.dumps(config)],
+                [sys.executable, "-m", __name__, str(config_file)],
                 stderr=subprocess.PIPE,
                 cwd=ROOT,
             )
@@ -353,4 +357,4 @@ def render(data: dict[str, Any]) -> dict[str, str]:
 
 
 if __name__ == "__main__":
-    _host(json.loads(sys.argv[1]))
+    _host(json.loads(Path(sys.argv[1]).read_text()))
