@@ -95,7 +95,33 @@ def test_one_coordinator_polls_for_the_whole_cluster(
     per_round = math.ceil(groups / LIST_PAGE) + EXTRA_PAGES_PER_ROUND
     assert archive.requests.count("LIST") <= rounds * per_round
     assert archive.requests.count("LIST") == rounds  # 1,000 keys: exactly one page a round
-    assert stats["batches"] <= rounds  # readers released once per round, not per group
+    # readers released once per round, not per group; then the last, empty batch
+    assert stats["batches"] <= rounds + 1
+
+
+def test_listeners_stop_when_the_coordinator_is_done(
+    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """Each worker's listener ends on the coordinator's last (empty) batch, not on its
+    next look at the coordinator (here only every 600 s): nothing is left waiting."""
+    archive.set_restore_delay(0.5)
+    source = archived_store(archive, bucket, tmp_path, 20)
+    ds = ads.open_zarr(f"s3://{bucket}/store.zarr", **options(archive, tmp_path))
+    gated = ads.restore_aware(ds["v"], timeout=600, poll_interval=600)
+
+    assert float(client.compute(gated.sum()).result(timeout=600)) == float(source["v"].sum())
+
+    [token] = [k.removeprefix(f"{coordinator.KEY_PREFIX}-") for k in coordinator_keys(gated)]
+
+    def listening() -> list[str]:
+        import threading
+
+        return [t.name for t in threading.enumerate() if t.name.endswith(token[:8])]
+
+    deadline = time.monotonic() + 120
+    while any(client.run(listening).values()):
+        assert time.monotonic() < deadline, client.run(listening)
+        time.sleep(0.2)
 
 
 def test_a_killed_worker_costs_no_second_restore(

@@ -179,7 +179,8 @@ def start_coordinator(
 
 
 def stats(coordination: Coordination, client: Any | None = None) -> dict[str, int]:
-    """What the coordinator has done so far: ``groups``, ``ready``, ``rounds``, ``batches``."""
+    """What the coordinator has done so far: ``groups``, ``ready``, ``rounds``, ``batches``
+    (batches published; once done, the last of them is the empty one that ends them)."""
     variable = _distributed().Variable(coordination.stats_name, client=client)
     published: dict[str, int] = variable.get(timeout=60)
     return published
@@ -242,7 +243,7 @@ def _coordinate(
     late = sorted(set(yielded) - released)  # readable without a poll round (none today)
     if late:
         release(late)
-    published.set(dict(progress))
+    release([])  # the end: an empty batch tells every board that no more will come
     return progress
 
 
@@ -292,7 +293,9 @@ class _Board:
 
     A daemon thread waits for batch 1, 2, ... in turn (one scheduler wait at a
     time, timing out every ``check_interval`` s to look at the coordinator), adds
-    each batch's names and wakes the waiting tasks.
+    each batch's names and wakes the waiting tasks. The coordinator's last batch is
+    empty: the thread ends on it, leaving no wait behind on the scheduler (one cut
+    off by the cluster closing is logged there as an error).
     """
 
     def __init__(self, coordination: Coordination, client: Any, check_interval: float) -> None:
@@ -351,6 +354,9 @@ class _Board:
                 event = distributed.Event(name, client=client)
                 if event.wait(timeout=self.check_interval):
                     groups = distributed.Variable(name, client=client).get(timeout=60)
+                    if not groups:  # the coordinator's last batch: stop listening now
+                        self._end()
+                        return
                     with self._changed:
                         self._released.update(groups)
                         self._changed.notify_all()
