@@ -138,6 +138,12 @@ def measure(archive: EmulatedArchive, n: int) -> dict[str, Any]:
     assert len(plan.paths) == n
     assert len(plan) == -(-n // PER_BUNDLE)
     del plan
+    # floors: what any fsspec filesystem pays on this machine to return n names (a copy of
+    # a list of them) and a dict keyed by them (the shape of find(detail=True) and glob)
+    catalog = sync(fs.loop, fs.catalogs.root_for, root)[1]
+    gc.collect()
+    run("floor_names_s", list, catalog.paths)
+    run("floor_dict_s", dict.fromkeys, catalog.paths)
     return out
 
 
@@ -380,8 +386,95 @@ def _warm_note(row: dict[str, Any]) -> str:
     )
 
 
+OPERATIONS = {
+    "open_s": "catalog open",
+    "ls_dir_s": "`ls` of one directory (1,000 members)",
+    "find_all_s": "`find` of all (names)",
+    "find_all_detail_s": "`find(detail=True)` of all",
+    "find_1pct_s": "`find(detail=True)` of 1%",
+    "glob_1pct_s": "`glob` of 1% (names)",
+    "glob_all_s": "`glob` of all (names)",
+    "du_s": "`du` of all",
+    "plan_estimate_1pct_s": "plan + estimate of 1%",
+    "plan_estimate_all_s": "plan + estimate of all",
+    "floor_names_s": "floor: a copy of the list of all names",
+    "floor_dict_s": "floor: a dict keyed by all names",
+}
+"""The rows of the docs' table, in order: the issue's operations, then the two floors."""
+
+
+def _power(n: int) -> str:
+    exp = round(math.log10(n))
+    return f"10^{exp}" if 10**exp == n else f"{n:,}"
+
+
+def _operations_table(rows: list[dict[str, Any]], exponents: dict[str, Any]) -> list[str]:
+    sizes = [r["members"] for r in rows]
+    lines = [
+        "| operation (wall s) | " + " | ".join(_power(n) for n in sizes) + " | exponent |",
+        "|---|" + "---|" * (len(sizes) + 1),
+    ]
+    for key, label in OPERATIONS.items():
+        if key not in rows[-1]:
+            continue
+        slope = exponents.get(key)
+        cells = " | ".join(f"{r[key]:.3g}" if key in r else "—" for r in rows)
+        lines.append(f"| {label} | {cells} | {'—' if slope is None else f'{slope:.2f}'} |")
+    for key, label in (
+        ("peak_MiB", "peak of `find` names + plan of all (MiB)"),
+        ("find_detail_peak_MiB", "peak of `find(detail=True)` (MiB)"),
+    ):
+        cells = " | ".join(f"{r[key]:.0f}" for r in rows)
+        slope = exponent(sizes, [r[key] for r in rows])
+        lines.append(f"| {label} | {cells} | {'—' if slope is None else f'{slope:.2f}'} |")
+    return lines
+
+
+def _scale_operations(data: dict[str, Any]) -> str:
+    """docs/benchmarks.md's table of every operation at every size, with exponents."""
+    rows, exponents = data["archivefs"]["rows"], data["archivefs"]["exponents"]
+    big = rows[-1]
+    lines = [
+        f"Measured by `python -m benchmarks --only scale` ({data['size']} size, one sample per "
+        f"size, {data['machine']['cpus']} CPUs; the exponent is the slope of log(time) over "
+        "log(members) between the two largest sizes):",
+        "",
+        *_operations_table(rows, exponents),
+    ]
+    over = [
+        OPERATIONS[k]
+        for k in OPERATIONS
+        if not k.startswith("floor_") and (exponents.get(k) or 0) > 1.1
+    ]
+    if "floor_dict_s" in big:
+        lines += [
+            "",
+            "The two floors are what returning that many Python objects costs at all here: "
+            f"copying a list of {big['members']:,} names took {big['floor_names_s']:.3g} s "
+            f"(exponent {exponents['floor_names_s']:.2f}) and a dict keyed by them "
+            f"{big['floor_dict_s']:.3g} s (exponent {exponents['floor_dict_s']:.2f}): once the "
+            "objects outgrow the processor's caches, every pass over them costs more per "
+            "object, so an exponent above 1 at the largest size is partly the machine's. "
+            f"`find` names took {big['find_all_s'] / big['floor_names_s']:.1f}x its floor; "
+            f"`find(detail=True)` {big['find_all_detail_s'] / big['floor_dict_s']:.1f}x and "
+            f"`glob` of all {big['glob_all_s'] / big['floor_dict_s']:.1f}x the dict's floor.",
+        ]
+    lines += [
+        "",
+        "Exponents above the issue's 1.1: " + (", ".join(over) if over else "none") + ".",
+    ]
+    return "\n".join(lines)
+
+
 def render(data: dict[str, Any]) -> dict[str, str]:
-    """docs/bundles.md's figures for the sharded catalog, from the result file."""
+    """docs/bundles.md's figures for the sharded catalog and docs/benchmarks.md's table of
+    every operation, from the result file."""
+    out = {"scale-operations": _scale_operations(data)}
+    out.update(_catalog_shards(data))
+    return out
+
+
+def _catalog_shards(data: dict[str, Any]) -> dict[str, str]:
     rows = [r for r in data["archivefs"]["rows"] if "catalog_bytes" in r]
     if not rows:
         return {}
