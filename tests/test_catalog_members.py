@@ -225,6 +225,22 @@ def test_bundle_groups_match_a_pass_member_by_member(rows: list[int], stretch: i
     ]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    names=st.lists(st.sampled_from(["a", "b/", "c//d", "e/f", "g\nh/", "i"]), min_size=1),
+    bounds=st.tuples(st.integers(0, 12), st.integers(0, 12)),
+)
+def test_empty_parts_are_found_in_any_range(names: list[str], bounds: tuple[int, int]) -> None:
+    """Ranges checked on their own (before the whole catalog's rows are kept) and after."""
+    catalog = make_catalog("b/r", [f"{i:02d}/{name}" for i, name in enumerate(names)], [])
+    start, end = min(bounds), min(max(bounds), len(names))
+    want = any(p.endswith("/") or "//" in p for p in catalog.paths[start:end])
+    alone = catalog_members._odd(catalog, start, end)
+    assert alone == want or (alone and "\n" in "".join(catalog.paths[start:end]))
+    catalog_members._odd(catalog, 0, len(catalog.paths))  # the whole catalog's rows, kept
+    assert catalog_members._odd(catalog, start, end) == want
+
+
 @pytest.fixture
 def stores(archive: EmulatedArchive) -> tuple[ArchiveFileSystem, ArchiveFileSystem]:
     def make(cls: type[ArchiveFileSystem]) -> ArchiveFileSystem:

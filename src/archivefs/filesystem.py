@@ -590,12 +590,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         found = await self.catalogs.root_for(path)
         if maxdepth is not None or withdirs:
             # a walk (find with depth, glob): states from the catalog, no probe per folder
-            if found is not None and await self._walkable(found[1], path, maxdepth):
-                # ``prefix`` (a name stem, from glob): only names that start path/prefix,
-                # as s3fs and gcsfs read it; glob's pattern keeps no other name anyway
-                stem = str(kwargs.get("prefix") or "")
-                if "/" in stem:
-                    stem = ""
+            # ``prefix`` (a name stem, from glob): only names that start path/prefix,
+            # as s3fs and gcsfs read it; glob's pattern keeps no other name anyway
+            stem = str(kwargs.get("prefix") or "")
+            if "/" in stem:
+                stem = ""
+            if found is not None and await self._walkable(found[1], path, maxdepth, stem):
                 if kwargs.get(_TYPES_ONLY):
                     return catalog_members.walk_types(found[1], path, maxdepth, withdirs, stem)
                 if detail:
@@ -627,7 +627,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             kwargs[_TYPES_ONLY] = True
         return await super()._glob(path, maxdepth=maxdepth, **kwargs)
 
-    async def _walkable(self, catalog: Catalog, path: str, maxdepth: int | None) -> bool:
+    async def _walkable(
+        self, catalog: Catalog, path: str, maxdepth: int | None, stem: str = ""
+    ) -> bool:
         """Whether the catalog alone answers a walk below ``path`` (no catalog root nested
         below it, and a directory of members as :func:`catalog_members.walkable` says)."""
         if maxdepth is not None and maxdepth < 1:
@@ -635,7 +637,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         roots = await self.catalogs.registered(split_path(path)[0])
         if any(r.startswith(path + "/") for r in roots):
             return False
-        return catalog_members.walkable(catalog, path)
+        return catalog_members.walkable(catalog, path, stem)
 
     async def _du(
         self, path: str, total: bool = True, maxdepth: int | None = None, **kwargs: Any

@@ -212,10 +212,12 @@ class Walk:
     directories: list[str]  # every directory the walk lists (within maxdepth), sorted
 
 
-def walkable(catalog: Catalog, path: str) -> bool:
+def walkable(catalog: Catalog, path: str, stem: str = "") -> bool:
     """Whether :func:`walk` answers for ``path``: a directory of the catalog whose names
     hold no empty part (those, a member file at a directory's own path, and an empty
-    directory are left to fsspec's generic walk, which has its own ways with them)."""
+    directory are left to fsspec's generic walk, which has its own ways with them).
+    With ``stem`` (a walk of the names starting ``path/stem`` only), only those names
+    are looked at for empty parts."""
     if not path or catalog.row(path) is not None or path in catalog.plain:
         return False
     start, end = catalog.below(path)
@@ -223,23 +225,37 @@ def walkable(catalog: Catalog, path: str) -> bool:
     plain = [p for p in catalog.plain if p.startswith(prefix)]
     if end == start and not plain:
         return False
+    if stem:
+        start, end = catalog.starting(prefix + stem)
     return not (any(p.endswith("/") or "//" in p for p in plain) or _odd(catalog, start, end))
 
 
 def _odd(catalog: Catalog, start: int, end: int) -> bool:
-    """Whether members in rows ``[start, end)`` have an empty part (``a//b``, ``a/``)."""
+    """Whether members in rows ``[start, end)`` have an empty part (``a//b``, ``a/``).
+
+    The rows of the whole catalog are found once and kept; until then, a range is
+    checked on its own, at a cost in proportion to it (a glob of 1% looks at 1%).
+    """
     odd: np.ndarray[Any, Any] | None = getattr(catalog, "_odd_rows", None)
     if odd is None:
-        odd = np.flatnonzero(
-            np.fromiter(
-                (p.endswith("/") or "//" in p for p in catalog.paths),
-                dtype=bool,
-                count=len(catalog.paths),
-            )
-        )
+        paths = catalog.paths
+        if (start, end) != (0, len(paths)):
+            return _any_empty_part(paths[start:end])
+        odd = np.zeros(0, np.int64)
+        if _any_empty_part(paths):  # rare: find which rows, one by one
+            flags = (p.endswith("/") or "//" in p for p in paths)
+            odd = np.flatnonzero(np.fromiter(flags, dtype=bool, count=len(paths)))
         catalog._odd_rows = odd  # type: ignore[attr-defined]
     i = int(np.searchsorted(odd, start))
     return i < len(odd) and int(odd[i]) < end
+
+
+def _any_empty_part(paths: Sequence[str]) -> bool:
+    """Whether any of ``paths`` holds ``//`` or ends with ``/``: two substring searches
+    over the joined paths, not a step per path (a name holding a newline may answer a
+    false yes, which only sends its walk the generic way)."""
+    joined = "\n".join(paths) + "\n"
+    return "//" in joined or "/\n" in joined
 
 
 def walk(catalog: Catalog, path: str, maxdepth: int | None, prefix: str = "") -> Walk:
