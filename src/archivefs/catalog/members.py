@@ -185,7 +185,7 @@ def find_entries(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
     rows, extra, plain = _find_parts(catalog, path)
     if not extra and not plain:
         return _entries_by_name(catalog, rows)
-    picked, plain = find_rows(catalog, path)
+    picked = _picked_rows(catalog, rows, extra, plain)
     out = _entries_by_name(catalog, picked)
     out.update((p, plain_entry(p, s, catalog.hot_class)) for p, s in plain.items())
     return {name: out[name] for name in sorted(out)}
@@ -195,7 +195,7 @@ def du_total(catalog: Catalog, path: str) -> int:
     """Total bytes of the files :func:`find_entries` lists, with no dict built."""
     rows, extra, plain = _find_parts(catalog, path)
     if extra or plain:  # a few rows more or less: pick them one by one
-        picked, plain = find_rows(catalog, path)
+        picked = _picked_rows(catalog, rows, extra, plain)
         return int(catalog.columns().length[picked].sum()) + sum(plain.values())
     return int(catalog.columns().length[rows].sum())  # a view: nothing copied
 
@@ -453,6 +453,14 @@ def by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelect
 def find_rows(catalog: Catalog, path: str) -> tuple[np.ndarray[Any, Any], dict[str, int]]:
     """What :func:`find_entries` lists, as member rows (ascending) and plain objects."""
     rows, extra, plain = _find_parts(catalog, path)
+    return _picked_rows(catalog, rows, extra, plain), plain
+
+
+def _picked_rows(
+    catalog: Catalog, rows: slice, extra: list[str], plain: dict[str, int]
+) -> np.ndarray[Any, Any]:
+    """The member rows of :func:`_find_parts`' answer: the range, the extra member, less
+    the members a plain object at the same path replaces (ascending)."""
     picked = np.arange(rows.start, rows.stop, dtype=np.int64)
     for name in extra:
         row = catalog.row(name)
@@ -461,7 +469,7 @@ def find_rows(catalog: Catalog, path: str) -> tuple[np.ndarray[Any, Any], dict[s
     if plain:  # a plain object at a member's path replaces it
         shadowed = [r for r in (catalog.row(p) for p in plain) if r is not None]
         picked = np.setdiff1d(picked, shadowed)
-    return picked, plain
+    return picked
 
 
 class Picks:

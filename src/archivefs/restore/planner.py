@@ -139,13 +139,13 @@ def _make_plan(
                     lost.append(placement.path)
                 continue
             entry = acc[placement.group] = (state, [], [0, 0, 0])
+        totals = entry[2]  # read bytes, read requests, paths
         if isinstance(placement, PathsInGroup):
             entry[1].append(placement.paths)
-            entry[2][2] += len(placement.paths)
+            totals[2] += len(placement.paths)
         else:
             entry[1].append((placement.path,))
-            entry[2][2] += 1
-        totals = entry[2]
+            totals[2] += 1
         totals[0] += placement.read_bytes
         totals[1] += placement.read_requests
     entries = list(acc.values())
