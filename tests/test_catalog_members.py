@@ -185,11 +185,20 @@ def test_bundle_groups_keep_the_order_of_choice() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    rows=st.lists(st.integers(0, 29), min_size=1, unique=True),
+    rows=st.one_of(
+        st.lists(st.integers(0, 29), min_size=1, unique=True),
+        st.tuples(st.integers(0, 29), st.integers(1, 30)).map(
+            lambda r: list(range(r[0], min(30, r[0] + r[1])))  # a find of a prefix
+        ),
+    ),
     stretch=st.sampled_from([1, 4, 30]),
+    backwards=st.booleans(),
 )
-def test_bundle_groups_match_a_pass_member_by_member(rows: list[int], stretch: int) -> None:
-    """Bundles holding stretches of sorted paths (sliced) or scattered ones (row by row)."""
+def test_bundle_groups_match_a_pass_member_by_member(
+    rows: list[int], stretch: int, backwards: bool
+) -> None:
+    """Bundles holding stretches of sorted paths (sliced) or scattered ones (row by row),
+    in the order of the paths or against it (bundles appended later)."""
     root = "bucket/root"
     bundles = [
         BundleInfo(
@@ -201,7 +210,7 @@ def test_bundle_groups_match_a_pass_member_by_member(rows: list[int], stretch: i
         [
             MemberInfo(
                 f"{root}/f{i:02d}",
-                bundles[i // stretch].key,
+                bundles[(29 - i if backwards else i) // stretch].key,
                 0,
                 i + 1,
                 0,

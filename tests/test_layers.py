@@ -12,7 +12,17 @@ PACKAGE = Path(__file__).parents[1] / "src" / "archivefs"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"providers"},
-    {"model", "plans", "paths", "stats", "keyed_paths", "member_reads", "readahead", "hints"},
+    {
+        "model",
+        "plans",
+        "paths",
+        "stats",
+        "keyed_paths",
+        "member_reads",
+        "readahead",
+        "hints",
+        "bulk",
+    },
     {"pricing"},
     {"hooks"},
     {"stores"},

@@ -16,34 +16,21 @@ taken from its bundle's class (listings probe nothing).
 from __future__ import annotations
 
 import bisect
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from archivefs.bulk import gc_paused
 from archivefs.model import RestoreState
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
 
     from archivefs.catalog.index import Catalog
     from archivefs.model import StorageClass
 
 _TOP = "\U0010ffff"  # sorts after every character: ``p + "/" + _TOP`` ends p's block
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many acyclic dicts (it would rescan them all)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _row_names(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[str]:
@@ -59,14 +46,14 @@ def _entries_by_name(
     catalog: Catalog, rows: slice | np.ndarray[Any, Any]
 ) -> dict[str, dict[str, Any]]:
     """:func:`member_entries` keyed by name (in row order)."""
-    with _gc_paused():
+    with gc_paused():
         names = _row_names(catalog, rows)
         return dict(zip(names, _member_entries(catalog, rows, names), strict=True))
 
 
 def member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
     """fsspec info dicts of the members in ``rows`` (class and state from their bundles)."""
-    with _gc_paused():
+    with gc_paused():
         return _member_entries(catalog, rows, _row_names(catalog, rows))
 
 
@@ -417,8 +404,19 @@ def by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelect
     and members in ``rows`` order within each (as a per-member dictionary pass would)."""
     if not len(rows):
         return []
+    with gc_paused():
+        return _by_bundle(catalog, rows)
+
+
+def _by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelection]:
     columns = catalog.columns()
     codes = columns.bundle[rows]
+    if (
+        rows[-1] - rows[0] == len(rows) - 1
+        and bool(np.all(np.diff(rows) == 1))
+        and bool(np.all(codes[1:] >= codes[:-1]))
+    ):  # a stretch of catalog rows whose bundles never go back (a find of a prefix)
+        return _runs_by_bundle(catalog, int(rows[0]), codes)
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
     cuts = np.flatnonzero(np.diff(sorted_codes)) + 1
@@ -448,6 +446,24 @@ def by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelect
         )
     ]
     return [groups[i] for i in np.argsort(first, kind="stable").tolist()]
+
+
+def _runs_by_bundle(
+    catalog: Catalog, first_row: int, codes: np.ndarray[Any, Any]
+) -> list[BundleSelection]:
+    """:func:`by_bundle` of the rows from ``first_row`` on, in bundles ``codes`` (never
+    decreasing): each bundle is one run of rows, so one slice of paths, nothing sorted."""
+    cuts = (np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist()
+    starts, ends = [0, *cuts], [*cuts, len(codes)]
+    stretch = slice(first_row, first_row + len(codes))
+    sizes = np.add.reduceat(catalog.columns().length[stretch], starts).tolist()
+    keys = catalog.bundle_keys
+    return [
+        BundleSelection(
+            keys[code], _row_names(catalog, slice(first_row + s, first_row + e)), int(size)
+        )
+        for code, s, e, size in zip(codes[starts].tolist(), starts, ends, sizes, strict=True)
+    ]
 
 
 def find_rows(catalog: Catalog, path: str) -> tuple[np.ndarray[Any, Any], dict[str, int]]:
