@@ -135,3 +135,38 @@ def test_bad_listing_options_are_refused_with_a_fix(
     with pytest.raises(InvalidOptionsError, match=r"store_options: .* Fix: pass e\.g\."):
         make_fs(store_options=options)
     assert len(archive.requests) == 0
+
+
+def _probe(fs: Any, paths: list[str]) -> dict[str, Any]:
+    from fsspec.asyn import sync
+
+    return sync(fs.loop, fs.store.probe, paths)
+
+
+def test_a_bulk_probe_lists_in_chunks_with_the_answer_of_one_sequence(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    objects = {f"b/{i:04d}.zip": b"x" for i in range(95)}
+    archive.put_objects(bucket, objects, storage_class="GLACIER")
+    dense = [f"{bucket}/{k}" for k in objects]
+    sparse = dense[::3] + [f"{bucket}/b/0000.zip.missing"]
+    answers = {}
+    for fanout in (1, 4):
+        for name, paths in (("dense", dense), ("sparse", sparse)):
+            archive.requests.clear()
+            answers[fanout, name] = _probe(_fs(make_fs, fanout), paths)
+            lists = archive.requests.count("LIST")
+            if name == "dense":  # 5 chunks of 20 keys that lie together: one page each
+                assert lists == math.ceil(95 / PAGE)
+            else:  # 33 keys spread over 95: a chunk's last page may reach into the next
+                chunks = math.ceil(len(sparse) / PAGE)
+                assert math.ceil(95 / PAGE) - 1 <= lists <= math.ceil(95 / PAGE) + chunks
+            assert archive.requests.count("HEAD") == 0
+    assert answers[1, "dense"] == answers[4, "dense"]
+    assert answers[1, "sparse"] == answers[4, "sparse"]
+    assert set(answers[4, "dense"]) == set(dense)
+    assert answers[4, "sparse"][f"{bucket}/b/0000.zip.missing"] is None
+    states = answers[4, "sparse"]
+    assert all(
+        states[p] is not None and states[p].storage_class.value == "GLACIER" for p in dense[::3]
+    )

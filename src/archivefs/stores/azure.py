@@ -178,6 +178,7 @@ class AzureStore(BulkProbe):
     """
 
     split_path = staticmethod(split_path)
+    probe_page = LIST_PAGE
 
     provider = AZURE
 

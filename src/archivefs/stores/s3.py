@@ -179,10 +179,12 @@ class S3Store(BulkProbe):
         (default): yes for AWS endpoints; for custom endpoints, learned from
         the first listing that carries one, HEAD fallback until then.
     list_fanout:
-        How many pieces of one large recursive listing (``find``) are listed at
-        once; 1 lists in one sequence of pages (see :meth:`list`).
+        How many pieces of one large recursive listing (``find``), or chunks of
+        a bulk probe, are listed at once; 1 lists in one sequence of pages (see
+        :meth:`list`).
     list_page:
-        Keys per listing request (S3 answers at most 1,000).
+        Keys per listing request (S3 answers at most 1,000), and per chunk of a
+        bulk probe.
     implements_restores:
         Whether the server implements ``RestoreObject``. ``None`` (default):
         yes for AWS endpoints; for custom endpoints, learned (see the module
@@ -208,8 +210,8 @@ class S3Store(BulkProbe):
                     fix=f"pass e.g. store_options={{'{name}': "
                     f"{LIST_FANOUT if name == 'list_fanout' else LIST_PAGE}}}.",
                 )
-        self.list_fanout = list_fanout
-        self.list_page = list_page
+        self.list_fanout = self.probe_fanout = list_fanout
+        self.list_page = self.probe_page = list_page
         self.fs = fs
         layer_retries_once(fs)
         size_connection_pool(fs)
@@ -556,7 +558,7 @@ class S3Store(BulkProbe):
         index = 0  # next unresolved key in sorted order
         start_after: str | None = just_before(keys[0])
         while index < len(keys):
-            kwargs: dict[str, Any] = {"Prefix": prefix, "MaxKeys": LIST_PAGE}
+            kwargs: dict[str, Any] = {"Prefix": prefix, "MaxKeys": self.list_page}
             if start_after:
                 kwargs["StartAfter"] = start_after
             page = await self._list_page(bucket, **kwargs)
