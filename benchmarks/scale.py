@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import statistics
 import tempfile
 import time
 import tracemalloc
@@ -42,6 +43,7 @@ PER_DIR = 1000
 PER_BUNDLE = 1024
 MEMBER = 4096
 BUCKET = "scale"
+SAMPLES = 3  # per operation and size; the median is reported
 
 
 def member(root: str, i: int, n: int) -> str:
@@ -92,27 +94,44 @@ def build(archive: EmulatedArchive, n: int) -> float:
 
 
 def measure(archive: EmulatedArchive, n: int) -> dict[str, Any]:
-    """Every operation once on a fresh filesystem (a cold catalog), in seconds."""
+    """Every operation :data:`SAMPLES` times (the median, in seconds), in turn; the
+    catalog is opened each time on a new filesystem, then kept."""
     root = f"{BUCKET}/root"
     one_dir = f"{root}/p00/d0000"
     part = f"{root}/p00"  # 1%
     out: dict[str, Any] = {"members": n}
-    fs = archive_fs(archive)
-    fs.fs.info(f"{BUCKET}/root/.archivefs/catalog/CURRENT")  # the HTTP session, not timed
-    gc.collect()
-    t = time.perf_counter()
-    sync(fs.loop, fs.catalogs.root_for, root)  # registry, pointer and catalog file
-    out["open_s"] = time.perf_counter() - t
+    opens = []
+    fs = None
+    for _ in range(SAMPLES):  # each on a new filesystem: a cold catalog
+        fs = None  # the one before (and its catalog) is dropped first
+        gc.collect()
+        fs = archive_fs(archive)
+        fs.fs.info(f"{BUCKET}/root/.archivefs/catalog/CURRENT")  # the HTTP session, not timed
+        gc.collect()
+        t = time.perf_counter()
+        sync(fs.loop, fs.catalogs.root_for, root)  # registry, pointer and catalog file
+        opens.append(time.perf_counter() - t)
+    out["open_s"] = statistics.median(opens)
+    out["open_s_samples"] = opens
 
     def run(name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        # the garbage of the operation before is collected first, untimed, so that no
-        # collection falls due inside the next one: a glob of 1% at 10^7 took 0.83 s
-        # right after find(detail=True) had dropped 10^7 dicts, 0.08 s after a collect
-        gc.collect()
-        start, cpu = time.perf_counter(), time.process_time()
-        value = fn(*args, **kwargs)
-        out[name] = time.perf_counter() - start
-        out[name.replace("_s", "_cpu_s")] = time.process_time() - cpu
+        # the median of SAMPLES (one wall-clock sample of an operation under a second
+        # swung 2-3x between runs at 10^7). The garbage of the sample before is collected
+        # first, untimed, so that no collection falls due inside the next one: a glob of
+        # 1% at 10^7 took 0.83 s right after find(detail=True) had dropped 10^7 dicts,
+        # 0.08 s after a collection
+        walls, cpus = [], []
+        value = None
+        for _ in range(SAMPLES):
+            value = None  # the sample before's answer is dropped before the next is made
+            gc.collect()
+            start, cpu = time.perf_counter(), time.process_time()
+            value = fn(*args, **kwargs)
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+        out[name] = statistics.median(walls)
+        out[name.replace("_s", "_cpu_s")] = statistics.median(cpus)
+        out[f"{name}_samples"] = walls  # in order: the first is the coldest
         return value
 
     listed = run("ls_dir_s", fs.ls, one_dir, detail=True)
@@ -131,14 +150,7 @@ def measure(archive: EmulatedArchive, n: int) -> dict[str, Any]:
     assert total == n * MEMBER, total
     run("glob_all_s", fs.glob, f"{root}/*/*/*.dat")
     plan = run("plan_estimate_1pct_s", lambda: fs.estimate_plan(fs.plan(part)))
-    # one wall-clock sample of ~1 s on a busy machine swings by 2x (scale.json once showed an
-    # exponent of 1.41 from it): the median of three
-    samples = []
-    for _ in range(3):
-        plan = run("plan_estimate_all_s", lambda: (p := fs.plan(root), fs.estimate_plan(p))[0])
-        samples.append((out["plan_estimate_all_s"], out["plan_estimate_all_cpu_s"]))
-    out["plan_estimate_all_s"] = sorted(w for w, _ in samples)[1]
-    out["plan_estimate_all_cpu_s"] = sorted(c for _, c in samples)[1]
+    plan = run("plan_estimate_all_s", lambda: (p := fs.plan(root), fs.estimate_plan(p))[0])
     assert len(plan.paths) == n
     assert len(plan) == -(-n // PER_BUNDLE)
     del plan
@@ -370,12 +382,17 @@ def run(archive: EmulatedArchive, size: str) -> Result:
     return Result(
         name="scale",
         question="Member operations at scale (one catalog, 4 MiB bundles)",
-        parameters={"sizes": sizes, "per_dir": PER_DIR, "per_bundle": PER_BUNDLE},
+        parameters={
+            "sizes": sizes,
+            "per_dir": PER_DIR,
+            "per_bundle": PER_BUNDLE,
+            "samples": SAMPLES,
+        },
         archivefs={"rows": rows, "exponents": exponents},
         baseline={},
         baseline_name="(absolute; targets at 10^6: find 3 s, detail 5 s, plan 5 s, open 1.5 s)",
         headline=headline,
-        runs={f"members_{r['members']}": [r] for r in rows},  # one sample per size
+        runs={f"members_{r['members']}": [r] for r in rows},  # medians; samples in each row
         size=size,
     )
 
@@ -406,6 +423,24 @@ OPERATIONS = {
 }
 """The rows of the docs' table, in order: the issue's operations, then the two floors."""
 
+FLOORS = {
+    "find_all_s": "floor_names_s",
+    "plan_estimate_all_s": "floor_names_s",  # the plan copies every path into one column
+    "find_all_detail_s": "floor_dict_s",
+    "glob_all_s": "floor_dict_s",
+}
+"""Whole-catalog operations and the floor each cannot go below: a copy of the names, or a
+dict keyed by them."""
+
+
+def over_floor(exponents: dict[str, Any], key: str) -> float | None:
+    """How much faster than its floor operation ``key`` grows: the slope of log(time /
+    floor time) over log(members); 0 when it grows as the floor does."""
+    floor = FLOORS.get(key)
+    if floor is None or exponents.get(key) is None or exponents.get(floor) is None:
+        return None
+    return float(exponents[key] - exponents[floor])
+
 
 def _power(n: int) -> str:
     exp = round(math.log10(n))
@@ -415,22 +450,29 @@ def _power(n: int) -> str:
 def _operations_table(rows: list[dict[str, Any]], exponents: dict[str, Any]) -> list[str]:
     sizes = [r["members"] for r in rows]
     lines = [
-        "| operation (wall s) | " + " | ".join(_power(n) for n in sizes) + " | exponent |",
-        "|---|" + "---|" * (len(sizes) + 1),
+        "| operation (wall s) | "
+        + " | ".join(_power(n) for n in sizes)
+        + " | exponent | slope over its floor |",
+        "|---|" + "---|" * (len(sizes) + 2),
     ]
+
+    def figure(value: float | None, sign: str = "") -> str:
+        return "—" if value is None else f"{value:{sign}.2f}"
+
     for key, label in OPERATIONS.items():
         if key not in rows[-1]:
             continue
-        slope = exponents.get(key)
         cells = " | ".join(f"{r[key]:.3g}" if key in r else "—" for r in rows)
-        lines.append(f"| {label} | {cells} | {'—' if slope is None else f'{slope:.2f}'} |")
+        slopes = f"{figure(exponents.get(key))} | {figure(over_floor(exponents, key), '+')}"
+        lines.append(f"| {label} | {cells} | {slopes} |")
     for key, label in (
         ("peak_MiB", "peak of `find` names + plan of all (MiB)"),
         ("find_detail_peak_MiB", "peak of `find(detail=True)` (MiB)"),
     ):
         cells = " | ".join(f"{r[key]:.0f}" for r in rows)
-        slope = exponent(sizes, [r[key] for r in rows])
-        lines.append(f"| {label} | {cells} | {'—' if slope is None else f'{slope:.2f}'} |")
+        lines.append(
+            f"| {label} | {cells} | {figure(exponent(sizes, [r[key] for r in rows]))} | — |"
+        )
     return lines
 
 
@@ -439,9 +481,12 @@ def _scale_operations(data: dict[str, Any]) -> str:
     rows, exponents = data["archivefs"]["rows"], data["archivefs"]["exponents"]
     big = rows[-1]
     lines = [
-        f"Measured by `python -m benchmarks --only scale` ({data['size']} size, one sample per "
-        f"size, {data['machine']['cpus']} CPUs; the exponent is the slope of log(time) over "
-        "log(members) between the two largest sizes):",
+        f"Measured by `python -m benchmarks --only scale` ({data['size']} size, the median of "
+        f"{data['parameters'].get('samples', 1)} samples of each operation at each size, "
+        f"{data['machine']['cpus']} CPUs; the exponent is the slope of log(time) over "
+        "log(members) between the two largest sizes; the slope over its floor is that "
+        "exponent less the floor's, for the operations that return every member: 0 when the "
+        "operation grows as the bare list or dict of the names does):",
         "",
         *_operations_table(rows, exponents),
     ]
@@ -520,7 +565,7 @@ def _catalog_shards(data: dict[str, Any]) -> dict[str, str]:
         f"transferred takes {at['load_after_transfer_cpu_s']:.2f} CPU s (target 0.5: "
         f"{verdict(at['load_after_transfer_cpu_s'] <= 0.5)}); opening all of it through a "
         f"filesystem ({at['catalog_shards']} shard GETs, 32 at a time) took "
-        f"{at['open_s']:.2f} s on the emulator, one wall-clock sample (target 1.5 s: "
+        f"{at['open_s']:.2f} s on the emulator, the median of {SAMPLES} (target 1.5 s: "
         f"{verdict(at['open_s'] <= 1.5)}); an append writes "
         f"{at['append_written_per_new_member']:.0f} B per new member, "
         f"{at['append_written_fraction']:.2%} of the catalog.",
