@@ -149,7 +149,7 @@ def test_a_bulk_probe_lists_in_chunks_with_the_answer_of_one_sequence(
     objects = {f"b/{i:04d}.zip": b"x" for i in range(95)}
     archive.put_objects(bucket, objects, storage_class="GLACIER")
     dense = [f"{bucket}/{k}" for k in objects]
-    sparse = dense[::3] + [f"{bucket}/b/0000.zip.missing"]
+    sparse = [*dense[::3], f"{bucket}/b/0000.zip.missing"]
     answers = {}
     for fanout in (1, 4):
         for name, paths in (("dense", dense), ("sparse", sparse)):

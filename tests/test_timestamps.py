@@ -39,7 +39,7 @@ def test_every_form_s3_writes_reads_as_botocore_reads_it(when: datetime, fractio
 def test_any_other_text_goes_to_botocore(text: str) -> None:
     try:
         expected: Any = botocore_parse(text)
-    except Exception as error:  # noqa: BLE001 - whatever botocore raises, we raise
+    except Exception as error:  # whatever botocore raises, we raise
         with pytest.raises(type(error)):
             parse_timestamp(text)
     else:
