@@ -38,6 +38,17 @@ if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
 
 
+def local_objects(local: str, dest: str) -> tuple[str, dict[str, bytes]]:
+    """The files below ``local`` as the objects of ``dest`` ("bucket/prefix"): the bucket
+    and the objects by key."""
+    bucket, prefix = dest.split("/", 1)
+    return bucket, {
+        f"{prefix}/{p.relative_to(local).as_posix()}": p.read_bytes()
+        for p in Path(local).rglob("*")
+        if p.is_file()
+    }
+
+
 class StandardFixtures(AbstractFixtures):  # type: ignore[misc]
     """ArchiveFileSystem over the emulated archive, with s3fs's conventions for S3 paths."""
 
@@ -56,6 +67,11 @@ class StandardFixtures(AbstractFixtures):  # type: ignore[misc]
         return bucket
 
     @pytest.fixture
+    def server(self, archive: EmulatedArchive) -> Any:
+        """The server the sources are put into (``upload``): here the emulated archive."""
+        return archive
+
+    @pytest.fixture
     def fs_join(self) -> Callable[..., str]:
         return lambda *parts: "/".join(parts)
 
@@ -71,71 +87,58 @@ class StandardFixtures(AbstractFixtures):  # type: ignore[misc]
 class UploadedSources(StandardFixtures):
     """Source scenarios built locally, then put into the archive by :meth:`upload`."""
 
-    def upload(
-        self, local: str, fs: ArchiveFileSystem, archive: EmulatedArchive, dest: str
-    ) -> None:
+    def upload(self, local: str, fs: ArchiveFileSystem, server: Any, dest: str) -> None:
         raise NotImplementedError
 
     def _from_local(
         self,
         scenario: Callable[[Any, Any, Any], str],
         fs: ArchiveFileSystem,
-        archive: EmulatedArchive,
+        server: Any,
         fs_path: str,
         tmp_path: Path,
     ) -> Iterator[str]:
         local = fsspec.filesystem("file", auto_mkdir=True)
         built = scenario(local, os.path.join, str(tmp_path / "scenario"))
         source = f"{fs_path}/source"
-        self.upload(built, fs, archive, source)
+        self.upload(built, fs, server, source)
         fs.invalidate_cache()
         yield source
         fs.rm(source, recursive=True)
 
     @pytest.fixture
     def fs_bulk_operations_scenario_0(
-        self, fs: ArchiveFileSystem, archive: EmulatedArchive, fs_path: str, tmp_path: Path
+        self, fs: ArchiveFileSystem, server: Any, fs_path: str, tmp_path: Path
     ) -> Iterator[str]:
-        yield from self._from_local(
-            self._bulk_operations_scenario_0, fs, archive, fs_path, tmp_path
-        )
+        yield from self._from_local(self._bulk_operations_scenario_0, fs, server, fs_path, tmp_path)
 
     @pytest.fixture
     def fs_glob_edge_cases_files(
-        self, fs: ArchiveFileSystem, archive: EmulatedArchive, fs_path: str, tmp_path: Path
+        self, fs: ArchiveFileSystem, server: Any, fs_path: str, tmp_path: Path
     ) -> Iterator[str]:
-        yield from self._from_local(self._glob_edge_cases_files, fs, archive, fs_path, tmp_path)
+        yield from self._from_local(self._glob_edge_cases_files, fs, server, fs_path, tmp_path)
 
     @pytest.fixture
     def fs_dir_and_file_with_same_name_prefix(
-        self, fs: ArchiveFileSystem, archive: EmulatedArchive, fs_path: str, tmp_path: Path
+        self, fs: ArchiveFileSystem, server: Any, fs_path: str, tmp_path: Path
     ) -> Iterator[str]:
         yield from self._from_local(
-            self._dir_and_file_with_same_name_prefix, fs, archive, fs_path, tmp_path
+            self._dir_and_file_with_same_name_prefix, fs, server, fs_path, tmp_path
         )
 
     @pytest.fixture
     def fs_10_files_with_hashed_names(
-        self, fs: ArchiveFileSystem, archive: EmulatedArchive, fs_path: str, tmp_path: Path
+        self, fs: ArchiveFileSystem, server: Any, fs_path: str, tmp_path: Path
     ) -> Iterator[str]:
-        yield from self._from_local(
-            self._10_files_with_hashed_names, fs, archive, fs_path, tmp_path
-        )
+        yield from self._from_local(self._10_files_with_hashed_names, fs, server, fs_path, tmp_path)
 
 
 class RestoredFixtures(UploadedSources):
     """Sources stored in GLACIER, then restored (one batch) before the test reads them."""
 
-    def upload(
-        self, local: str, fs: ArchiveFileSystem, archive: EmulatedArchive, dest: str
-    ) -> None:
-        bucket, prefix = dest.split("/", 1)
-        objects = {
-            f"{prefix}/{p.relative_to(local).as_posix()}": p.read_bytes()
-            for p in Path(local).rglob("*")
-            if p.is_file()
-        }
-        archive.put_objects(bucket, objects, storage_class="GLACIER")
+    def upload(self, local: str, fs: ArchiveFileSystem, server: Any, dest: str) -> None:
+        bucket, objects = local_objects(local, dest)
+        server.put_objects(bucket, objects, storage_class="GLACIER")
         result = fs.restore(f"{dest}/**", wait=True, timeout=600)
         assert result.requests_sent == len(objects)
 
@@ -143,19 +146,19 @@ class RestoredFixtures(UploadedSources):
 class BundledFixtures(UploadedSources):
     """Sources bundled (STANDARD bundles, one per top-level folder) with a catalog."""
 
-    def upload(
-        self, local: str, fs: ArchiveFileSystem, archive: EmulatedArchive, dest: str
-    ) -> None:
+    storage_class = "STANDARD"
+
+    def upload(self, local: str, fs: ArchiveFileSystem, server: Any, dest: str) -> None:
         import s3fs
 
-        target = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+        target = s3fs.S3FileSystem(skip_instance_cache=True, **server.storage_options())
         report = bundle_tree(
             fsspec.filesystem("file"),
             local,
             target,
             dest,
             policy=ByPrefix(depth=1),
-            storage_class="STANDARD",
+            storage_class=self.storage_class,
         )
         assert report.members == sum(1 for p in Path(local).rglob("*") if p.is_file())
         fs.catalogs.invalidate()

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from archivefs.errors import ArchiveError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 BINARIES = ("ceph-mon", "ceph-osd", "radosgw", "radosgw-admin", "ceph", "monmaptool")
 PACKAGES = "ceph-mon ceph-osd radosgw"
@@ -161,6 +161,19 @@ class LocalRGW:
     ) -> None:
         """Write one object in a storage class radosgw was configured with."""
         self._harness.put_object(Bucket=bucket, Key=key, Body=data, StorageClass=storage_class)
+
+    def put_objects(
+        self, bucket: str, objects: Mapping[str, bytes], *, storage_class: str = "STANDARD"
+    ) -> None:
+        """Write many objects (not counted), a few at a time, as the emulated archive's
+        :meth:`~archivefs.testing.EmulatedArchive.put_objects` does."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def put(key: str) -> None:
+            self.put_object(bucket, key, objects[key], storage_class=storage_class)
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(put, objects))
 
     def _mark(self, marker: str) -> None:
         """A request radosgw logs with ``marker`` in its URI (a HEAD of a missing key)."""
