@@ -407,6 +407,11 @@ def test_restores_survive_throttling_and_are_sent_once_each(
 def test_missing_bucket_and_key(
     archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
 ) -> None:
+    check_missing_bucket_and_key(afs, bucket)
+
+
+def check_missing_bucket_and_key(afs: ArchiveFileSystem, bucket: str) -> None:
+    """The errors for a missing key of ``bucket`` and for a missing bucket (also on radosgw)."""
     with pytest.raises(ObjectNotFoundError, match="no such object") as info:
         afs.cat_file(f"{bucket}/nope")
     assert isinstance(info.value, FileNotFoundError)

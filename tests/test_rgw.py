@@ -32,7 +32,7 @@ from archivefs.catalog import ByPrefix, Catalog
 from archivefs.catalog.layout import catalog_dir
 from archivefs.catalog.writer import bundle_tree
 from archivefs.cli import EXIT_ERROR, main
-from archivefs.errors import ObjectNotFoundError, RestoresNotImplementedError
+from archivefs.errors import RestoresNotImplementedError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import RestoreState, RestoreTier
 from archivefs.stores import s3 as s3_store
@@ -43,6 +43,7 @@ from tests.test_conformance import (
     UploadedSources,
     local_objects,
 )
+from tests.test_filesystem import check_missing_bucket_and_key
 
 BUNDLE_WORKER = Path(__file__).with_name("_bundle_worker.py")
 
@@ -327,18 +328,7 @@ def test_line_by_line_reads_of_objects_and_members(
 
 
 def test_missing_bucket_and_key(rgw: LocalRGW, rgw_bucket: str, tmp_path: Path) -> None:
-    afs = make_fs(rgw, tmp_path)
-    with pytest.raises(ObjectNotFoundError, match="no such object") as info:
-        afs.cat_file(f"{rgw_bucket}/nope")
-    assert isinstance(info.value, FileNotFoundError)
-    with pytest.raises(FileNotFoundError):
-        afs.info(f"{rgw_bucket}/nope")
-    with pytest.raises(ObjectNotFoundError, match="does not exist"):
-        afs.cat_file("no-such-bucket-anywhere/key")
-    with pytest.raises(FileNotFoundError):
-        afs.ls("no-such-bucket-anywhere")
-    with pytest.raises(ObjectNotFoundError, match="do not exist"):
-        afs.restore(f"{rgw_bucket}/nope")
+    check_missing_bucket_and_key(make_fs(rgw, tmp_path), rgw_bucket)
 
 
 # -- the bundle suite on radosgw -------------------------------------------------------------
