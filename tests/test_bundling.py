@@ -112,20 +112,26 @@ def test_flipped_byte_in_a_bundle_is_caught(
         f"{bucket}/a",
         storage_class="STANDARD",
     )
-    fs = make_fs()
-    name = "obs05/f00005.dat"
-    member = fs.info(f"{bucket}/a/{name}")
-    assert fs.cat_file(f"{bucket}/a/{name}") == files[name]
-    catalog = Catalog.load(s3, catalog_dir(f"{bucket}/a"))
-    record = catalog.lookup(f"{bucket}/a/{name}")
+    flipped_byte_is_caught(make_fs(), s3, f"{bucket}/a", "obs05/f00005.dat", files)
+
+
+def flipped_byte_is_caught(
+    fs: Any, raw: Any, root: str, name: str, files: dict[str, bytes]
+) -> None:
+    """Member ``name`` of the bundled tree at ``root`` reads right, then a byte of it is
+    flipped in its bundle (through ``raw``, a plain s3fs): the next read is refused (also
+    on radosgw)."""
+    member = fs.info(f"{root}/{name}")
+    assert fs.cat_file(f"{root}/{name}") == files[name]
+    record = Catalog.load(raw, catalog_dir(root)).lookup(f"{root}/{name}")
     assert record is not None
-    data = bytearray(s3.cat_file(member["bundle"]))
+    data = bytearray(raw.cat_file(member["bundle"]))
     data[record.offset + 3] ^= 0xFF
-    s3.pipe_file(member["bundle"], bytes(data))
+    raw.pipe_file(member["bundle"], bytes(data))
     # the rewritten bundle has another ETag: refused before its bytes are used
     # (BundleChangedError, a ChecksumMismatchError)
     with pytest.raises(ChecksumMismatchError, match="not the bundle the catalog recorded"):
-        fs.cat_file(f"{bucket}/a/{name}")
+        fs.cat_file(f"{root}/{name}")
 
 
 def test_catalog_rebuilds_from_the_bundles(

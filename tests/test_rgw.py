@@ -27,7 +27,6 @@ from fsspec.tests.abstract import (
     AbstractPutTests,
 )
 
-from archivefs import ChecksumMismatchError
 from archivefs.catalog import ByPrefix, Catalog
 from archivefs.catalog.layout import catalog_dir
 from archivefs.catalog.writer import bundle_tree
@@ -37,13 +36,13 @@ from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import RestoreState, RestoreTier
 from archivefs.stores import s3 as s3_store
 from tests.conftest import kill_when
+from tests.test_bundling import flipped_byte_is_caught, make_tree
 from tests.test_conformance import (
     BundledFixtures,
+    GlacierSources,
     StandardFixtures,
-    UploadedSources,
-    local_objects,
 )
-from tests.test_filesystem import check_missing_bucket_and_key
+from tests.test_filesystem import LINES, check_missing_bucket_and_key, read_every_way
 
 BUNDLE_WORKER = Path(__file__).with_name("_bundle_worker.py")
 
@@ -280,18 +279,7 @@ def test_reads_match_s3fs_bytes_and_request_counts(
 
     def measure(fs: Any) -> tuple[list[bytes], dict[str, int]]:
         rgw.requests.clear()
-        out = [
-            fs.cat_file(path),
-            fs.cat_file(path, start=100, end=5000),
-            *fs.cat_ranges([path, path], [0, 1000], [10, 2000]),
-        ]
-        with fs.open(path, block_size=2**16, cache_type="readahead") as f:
-            f.seek(70_000)
-            out.append(f.read(100))
-        local = tmp_path / f"{type(fs).__name__}.bin"
-        fs.get_file(path, str(local))
-        out.append(local.read_bytes())
-        return out, rgw.requests.counts()
+        return read_every_way(fs, path, tmp_path), rgw.requests.counts()
 
     raw_out, raw_counts = measure(raw)
     sync(afs.loop, afs.catalogs.catalogs, rgw_bucket)  # the one look for catalogs per bucket
@@ -299,9 +287,6 @@ def test_reads_match_s3fs_bytes_and_request_counts(
     assert ours_out == raw_out
     assert ours_out[0] == payload
     assert our_counts == raw_counts
-
-
-LINES = b"line one\nline two\nthe third line, the last\n"
 
 
 def test_line_by_line_reads_of_objects_and_members(
@@ -334,38 +319,20 @@ def test_missing_bucket_and_key(rgw: LocalRGW, rgw_bucket: str, tmp_path: Path) 
 # -- the bundle suite on radosgw -------------------------------------------------------------
 
 
-def _tree(root: Path, n: int) -> dict[str, bytes]:
-    files = {
-        f"obs{i % 20:02d}/f{i:05d}.dat": bytes([i % 251]) * (1000 + i % 3000) for i in range(n)
-    }
-    for name, data in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(data)
-    return files
-
-
 def test_flipped_byte_in_a_bundle_is_caught(rgw: LocalRGW, rgw_bucket: str, tmp_path: Path) -> None:
-    files = _tree(tmp_path / "src", 30)
+    files = make_tree(tmp_path / "src", 30)
     raw = s3fs.S3FileSystem(skip_instance_cache=True, **rgw.storage_options())
     bundle_tree(fsspec.filesystem("file"), str(tmp_path / "src"), raw, f"{rgw_bucket}/a",
                 storage_class="GLACIER")  # fmt: skip
-    fs = make_fs(rgw, tmp_path)
-    name = "obs05/f00005.dat"
-    member = fs.info(f"{rgw_bucket}/a/{name}")
-    assert fs.cat_file(f"{rgw_bucket}/a/{name}") == files[name]
-    record = Catalog.load(raw, catalog_dir(f"{rgw_bucket}/a")).lookup(f"{rgw_bucket}/a/{name}")
-    assert record is not None
-    data = bytearray(raw.cat_file(member["bundle"]))
-    data[record.offset + 3] ^= 0xFF
-    raw.pipe_file(member["bundle"], bytes(data))
-    with pytest.raises(ChecksumMismatchError, match="not the bundle the catalog recorded"):
-        fs.cat_file(f"{rgw_bucket}/a/{name}")
+    flipped_byte_is_caught(
+        make_fs(rgw, tmp_path), raw, f"{rgw_bucket}/a", "obs05/f00005.dat", files
+    )
 
 
 def test_killed_bundling_resumes_without_duplicates_or_loss(
     rgw: LocalRGW, rgw_bucket: str, tmp_path: Path
 ) -> None:
-    files = _tree(tmp_path / "src", 600)
+    files = make_tree(tmp_path / "src", 600)
     config = {
         "storage_options": rgw.storage_options(),
         "src": str(tmp_path / "src"),
@@ -458,12 +425,8 @@ class RGWFixtures(StandardFixtures):
         return rgw
 
 
-class RGWGlacierFixtures(RGWFixtures, UploadedSources):
+class RGWGlacierFixtures(RGWFixtures, GlacierSources):
     """Sources stored in GLACIER on radosgw, read as they are (it has no restores)."""
-
-    def upload(self, local: str, fs: ArchiveFileSystem, server: Any, dest: str) -> None:
-        bucket, objects = local_objects(local, dest)
-        server.put_objects(bucket, objects, storage_class="GLACIER")
 
 
 class RGWBundledFixtures(RGWFixtures, BundledFixtures):
