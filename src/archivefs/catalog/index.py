@@ -95,6 +95,10 @@ class Catalog:
     """An immutable index of bundle members; build new ones with :meth:`merge`."""
 
     plain_provider: str | None = None  # recorded provider of the plain objects (see provider)
+    # member paths, sorted. A tuple, not a list: a tuple of strings drops out of the cyclic
+    # GC's view, while every full collection in the process walks every item of a list, so
+    # a loaded catalog of 10^7 members made each one cost 0.2 s (3 ms as a tuple)
+    _paths: tuple[str, ...]
 
     def __init__(
         self,
@@ -110,8 +114,8 @@ class Catalog:
         keys = sorted(self.bundles)
         index = {k: i for i, k in enumerate(keys)}
         self._bundle_keys = keys
-        self._paths = [m.path for m in rows]
-        for earlier, later in zip(self._paths, self._paths[1:], strict=False):
+        self._paths = tuple(m.path for m in rows)
+        for earlier, later in itertools.pairwise(self._paths):
             if earlier == later:
                 raise CatalogError(
                     f"two members are both at {earlier!r}.",
@@ -164,7 +168,7 @@ class Catalog:
         catalog.plain = {}
         catalog.bundles = {b.key: b for b in bundles}
         catalog._bundle_keys = sorted(catalog.bundles)
-        catalog._paths = [paths[i] for i in order]
+        catalog._paths = tuple([paths[i] for i in order])
         take = np.asarray(order, dtype=np.int64)
         catalog._bundle = np.asarray(bundle, dtype=np.int32)[take]
         catalog._offset = np.asarray(offset, dtype=np.int64)[take]
@@ -173,7 +177,7 @@ class Catalog:
         catalog._sha = np.asarray(sha256, dtype="S32")[take]
         catalog._class = np.asarray(storage_class, dtype=np.uint8)[take]
         catalog._mtime = np.asarray(mtime, dtype=np.float64)[take]
-        for earlier, later in zip(catalog._paths, catalog._paths[1:], strict=False):
+        for earlier, later in itertools.pairwise(catalog._paths):
             if earlier == later:
                 raise CatalogError(
                     f"two members are both at {earlier!r}.",
@@ -234,7 +238,7 @@ class Catalog:
         """Every member path below ``prefix`` (a directory) or equal to it."""
         prefix = prefix.rstrip("/")
         start, end = self._range(prefix + "/")
-        out = self._paths[start:end]
+        out = list(self._paths[start:end])
         return [prefix, *out] if prefix in self else out
 
     def isdir(self, path: str) -> bool:
@@ -263,7 +267,7 @@ class Catalog:
 
     @property
     def paths(self) -> Sequence[str]:
-        """Every member path, sorted (the catalog's own list: do not change it)."""
+        """Every member path, sorted (a tuple: the catalog's own, shared)."""
         return self._paths
 
     def below(self, path: str) -> tuple[int, int]:
@@ -454,7 +458,7 @@ class Catalog:
             catalog = cls.__new__(cls)
             catalog.plain = {}
             blob = arrays["paths"].tobytes().decode("utf-8")
-            catalog._paths = blob.split("\n") if blob else []
+            catalog._paths = tuple(blob.split("\n")) if blob else ()
             catalog.bundles = {b.key: b for b in bundles}
             catalog._bundle_keys = sorted(catalog.bundles)
             _set_member_columns(catalog, arrays)
@@ -644,7 +648,7 @@ class Catalog:
             catalog = cls.__new__(cls)
             catalog.plain = {}
             n = len(arrays["bundle"])
-            catalog._paths = shards.unblob(arrays["paths"], n)
+            catalog._paths = tuple(shards.unblob(arrays["paths"], n))
             keys = shards.unblob(arrays["bundle_keys"], len(arrays["bundle_size"]))
             k = len(keys)
             classes = shards.unblob(arrays["bundle_class"], k)
@@ -715,7 +719,11 @@ class Catalog:
                 for p in parts
             ]
             catalog._bundle = np.concatenate(codes) if codes else np.zeros(0, np.int32)
-        catalog._paths = [p for part in parts for p in part._paths]
+        catalog._paths = (
+            parts[0]._paths
+            if len(parts) == 1
+            else tuple(itertools.chain.from_iterable(p._paths for p in parts))
+        )
 
         def column(name: str, dtype: Any) -> np.ndarray[Any, Any]:
             if not parts:

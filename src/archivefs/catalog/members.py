@@ -38,8 +38,9 @@ def _row_names(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[str
     paths = catalog.paths
     if not isinstance(rows, slice):
         return [paths[i] for i in rows.tolist()]
-    names = paths[rows]  # the catalog keeps a list: its slice is already a copy
-    return names if isinstance(names, list) else list(names)
+    if rows.indices(len(paths)) == (0, len(paths), 1):
+        return list(paths)  # all of them: one copy, not a slice and a copy
+    return list(paths[rows])
 
 
 def _entries_by_name(

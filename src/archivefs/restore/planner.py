@@ -145,7 +145,7 @@ def _make_plan(
         np.fromiter((t[1] for _, _, t in entries), np.int64, n),
     )
     if any(t[2] != 1 or next(chain(*seqs)) != state.path for state, seqs, t in entries):
-        table.paths = list(chain.from_iterable(chain.from_iterable(s for _, s, _ in entries)))
+        table.paths = tuple(chain.from_iterable(chain.from_iterable(s for _, s, _ in entries)))
         table.starts = np.cumsum([0] + [t[2] for _, _, t in entries], dtype=np.int64)
     return Plan(
         tier=tier,
@@ -182,7 +182,7 @@ def plan_objects(
             np.ones(n, dtype=np.int64),
         )
         if any(s is not None and p != s.path for p, s in states.items()):
-            table.paths = [p for p, s in states.items() if s is not None]
+            table.paths = tuple(p for p, s in states.items() if s is not None)
             table.starts = np.arange(n + 1, dtype=np.int64)
         return Plan(
             tier=tier, days=days, created=now or datetime.now(UTC), missing=lost, table=table
