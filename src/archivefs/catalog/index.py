@@ -345,13 +345,12 @@ class Catalog:
         """One catalog of all of these (column by column); paths may not repeat."""
         bundles = {k: b for c in catalogs for k, b in c.bundles.items()}
         keys = sorted(bundles)
+        table = np.array(keys, dtype=object)  # once, not per part (a rebuild joins 10^4)
         paths: list[str] = []
         codes = []
         for c in catalogs:
             paths += c._paths
-            remap = np.searchsorted(
-                np.array(keys, dtype=object), np.array(c._bundle_keys, dtype=object)
-            )
+            remap = np.searchsorted(table, np.array(c._bundle_keys, dtype=object))
             codes.append(remap.astype(np.int32)[c._bundle] if len(c._bundle) else c._bundle)
 
         def column(name: str) -> np.ndarray[Any, Any]:

@@ -437,7 +437,7 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
     written outside ``root/.archivefs/catalog`` (and the bucket's registry).
     """
     bundle_dir = layout.bundle_dir(root)
-    catalog = Catalog()
+    parts: list[Catalog] = []  # one per bundle, joined once (a merge each was quadratic)
     base = fs._strip_protocol(root).rstrip("/")
     try:
         found = sorted(fs.find(bundle_dir, detail=True).items())
@@ -468,7 +468,8 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
             sha256=hashlib.sha256(data).hexdigest(),
             etag=info.get("ETag"),
         )
-        catalog = catalog.merge(Catalog.from_entries(bundle, entries, base))
+        parts.append(Catalog.from_entries(bundle, entries, base))
+    catalog = Catalog.concat(parts) if parts else Catalog()
     if not catalog.bundles:
         raise CatalogError(
             "there are no bundles to rebuild the catalog from; nothing was written.",
