@@ -406,3 +406,32 @@ def test_catalog_and_plan_paths_are_out_of_the_gcs_sight(
     assert not gc.is_tracked(plan.table.keys)
     assert not gc.is_tracked(catalog.paths)
     assert list(catalog.paths) == sorted(plan.paths)
+
+
+def test_a_glob_below_a_catalog_runs_without_gc_collections(
+    archive: EmulatedArchive, stores: tuple[ArchiveFileSystem, ArchiveFileSystem]
+) -> None:
+    """fsspec's glob makes a tuple per match to sort and filter; below a catalog (loaded
+    first) that is CPU only, so the cyclic GC is paused instead of collecting over and over."""
+    fs = stores[0]
+    n = 20_000
+    root = saved(archive, fs, [f"d{i // 1000:02d}/f{i:05d}.nc" for i in range(n)])
+    fs.find(root)  # the catalog, loaded once
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        for detail in (False, True):
+            gc.collect()
+            collections.clear()
+            found = fs.glob(f"s3://{root}/*/*.nc", detail=detail)
+            assert len(found) == n
+            assert len(collections) <= 1, (detail, collections)  # 20,000 tuples: ~28 without
+    finally:
+        gc.callbacks.remove(count)
+    assert gc.isenabled()
+    assert fs.glob(f"{root.split('/')[0]}/*") == [root]  # outside a catalog: fsspec's way

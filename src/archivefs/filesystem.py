@@ -34,6 +34,7 @@ from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import AbstractBufferedFile, make_instance
 
+from archivefs.bulk import gc_paused
 from archivefs.catalog import members as catalog_members
 from archivefs.catalog.bundle import check_member
 from archivefs.catalog.index import POINTER
@@ -657,10 +658,25 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
         """fsspec's glob. Returning names, it walks a catalog for the names and their
-        types only (what the pattern is matched on), building no info dict per member."""
+        types only (what the pattern is matched on), building no info dict per member.
+
+        Below a catalog root, the catalog is loaded first and the rest is CPU only, run
+        with the cyclic GC paused: fsspec sorts and filters a (name, info) tuple per
+        match, and the collections those fell due for made a glob of 10^6 members take
+        1.4 s instead of 0.7 s."""
         if not kwargs.get("detail"):
             kwargs[_TYPES_ONLY] = True
+        if await self._catalog_below(path):
+            with gc_paused():
+                return await super()._glob(path, maxdepth=maxdepth, **kwargs)
         return await super()._glob(path, maxdepth=maxdepth, **kwargs)
+
+    async def _catalog_below(self, pattern: str) -> bool:
+        """Whether the folder a glob ``pattern`` walks lies in a catalog root (now loaded)."""
+        path = self._strip_protocol(pattern)
+        magic = [i for i in (path.find(c) for c in "*?[") if i >= 0]
+        folder = path[: min(magic)].rpartition("/")[0] if magic else ""
+        return bool(folder) and await self.catalogs.root_for(folder) is not None
 
     async def _walkable(
         self, catalog: Catalog, path: str, maxdepth: int | None, stem: str = ""
