@@ -180,6 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         archive = self.server.archive
+        archive._last_arrival = time.monotonic()
         parsed = urllib.parse.urlsplit(self.path)
         parts = parsed.path.lstrip("/").split("/", 2)
         container = parts[1] if len(parts) > 1 and parts[1] else None
@@ -248,6 +249,7 @@ class EmulatedAzureArchive:
         self._write_locks: dict[str, threading.Lock] = {}  # conditional writes to one blob
         self._stalls: dict[str, list[float]] = {}  # op -> seconds to hold its next answers
         self._in_flight = 0  # requests the proxy is answering now
+        self._last_arrival = 0.0  # time.monotonic() when a request last reached a handler
         self._process: subprocess.Popen[bytes] | None = None
         self._proxy: _ProxyServer | None = None
         self._location: tempfile.TemporaryDirectory[str] | None = None
@@ -455,18 +457,24 @@ class EmulatedAzureArchive:
                     return rule.status, rule.code
         return None
 
-    def wait_idle(self, timeout: float = 60.0) -> None:
+    def wait_idle(self, timeout: float = 60.0, settle: float = 0.5) -> None:
         """Return once the proxy answers no request (e.g. after a client was killed mid-batch:
-        its batch is still applied, and counted, after the client is gone)."""
+        its batch is still applied, and counted, after the client is gone).
+
+        Idle means no request is being answered and none has reached a handler for
+        ``settle`` seconds: a killed client's last request can still sit in the socket,
+        unread, when the count of requests being answered is already 0.
+        """
         deadline = time.monotonic() + timeout
         while True:
             with self._lock:
-                if self._in_flight == 0:
-                    return
+                busy = self._in_flight
+            if not busy and time.monotonic() - self._last_arrival >= settle:
+                return
             if time.monotonic() > deadline:
                 raise TimeoutError(
-                    f"the emulated Azure archive still answers {self._in_flight} request(s) "
-                    f"after {timeout} s. Fix: look for a request that hangs (a fault rule?)."
+                    f"the emulated Azure archive still answers {busy} request(s) "
+                    f"after {timeout} s. Fix: look for a request that hangs."
                 )
             time.sleep(0.01)
 

@@ -172,6 +172,7 @@ class EmulatedOracleArchive:
         self._queued: dict[str, list[tuple[int, str]]] = {}
         self._lock = threading.RLock()
         self._in_flight = 0
+        self._last_arrival = 0.0  # time.monotonic() when a request last reached a handler
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._keys: tempfile.TemporaryDirectory[str] | None = None
@@ -313,16 +314,22 @@ class EmulatedOracleArchive:
         with self._lock:
             self._queued.setdefault(op, []).extend([(status, code)] * times)
 
-    def wait_idle(self, timeout: float = 60.0) -> None:
-        """Return once no request is being answered (e.g. after a client was killed)."""
+    def wait_idle(self, timeout: float = 60.0, settle: float = 0.5) -> None:
+        """Return once no request is being answered (e.g. after a client was killed).
+
+        Idle means no request is being answered and none has reached a handler for
+        ``settle`` seconds: a killed client's last request can still sit in the socket,
+        unread, when the count of requests being answered is already 0.
+        """
         deadline = time.monotonic() + timeout
         while True:
             with self._lock:
-                if self._in_flight == 0:
-                    return
+                busy = self._in_flight
+            if not busy and time.monotonic() - self._last_arrival >= settle:
+                return
             if time.monotonic() > deadline:
                 raise TimeoutError(
-                    f"the emulated Oracle archive still answers {self._in_flight} request(s) "
+                    f"the emulated Oracle archive still answers {busy} request(s) "
                     f"after {timeout} s. Fix: look for a request that hangs."
                 )
             time.sleep(0.01)
@@ -552,6 +559,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         archive = self.server.archive
+        archive._last_arrival = time.monotonic()
         url = urllib.parse.urlsplit(self.path)
         parts = url.path.lstrip("/").split("/")
         if parts and parts[-1] == "" and len(parts) > 2:
