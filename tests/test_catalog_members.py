@@ -352,6 +352,7 @@ def test_a_glob_of_names_builds_no_dict_per_member(
 
 
 def saved(archive: EmulatedArchive, fs: ArchiveFileSystem, names: list[str]) -> str:
+    assert sys.getsizeof(first) < sys.getsizeof(dict(first))  # one key table for all
     """A catalog of ``names`` (bundles in the archive) registered in a new bucket; its root."""
     bucket = f"t-{uuid.uuid4().hex[:12]}"
     archive.create_bucket(bucket)
