@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
         "readahead",
         "hints",
         "bulk",
+        "globbing",
     },
     {"pricing"},
     {"hooks"},

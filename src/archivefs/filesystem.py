@@ -54,6 +54,7 @@ from archivefs.errors import (
     PriceSheetError,
     RestoreInProgressError,
 )
+from archivefs.globbing import glob_walk
 from archivefs.hints import forget_readable, readable_state
 from archivefs.hints import note_readable as remember_readable
 from archivefs.hooks import Hooks
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from fsspec.callbacks import Callback
 
     from archivefs.catalog.index import Catalog, MemberInfo
+    from archivefs.globbing import GlobWalk
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate, PriceSheet
     from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
@@ -96,6 +98,12 @@ OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
 _GLOB_CHARS = frozenset("*?[")
 _TYPES_ONLY = "_archivefs_types_only"  # glob -> _find: names and types will do (no info dicts)
+
+
+def _catalog_glob_names(catalog: Catalog, root: str, walk: GlobWalk, withdirs: bool) -> list[str]:
+    """A names glob below a catalog root: CPU only, with the cyclic GC paused."""
+    with gc_paused():
+        return catalog_members.glob_names(catalog, root, walk, withdirs)
 
 
 def _catalog_find(catalog: Catalog, path: str, detail: bool) -> Any:
@@ -656,27 +664,57 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             **kwargs,
         )
 
-    async def _glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
-        """fsspec's glob. Returning names, it walks a catalog for the names and their
-        types only (what the pattern is matched on), building no info dict per member.
-
-        Below a catalog root, the catalog is loaded first and the rest is CPU only, run
-        with the cyclic GC paused: fsspec sorts and filters a (name, info) tuple per
-        match, and the collections those fell due for made a glob of 10^6 members take
-        1.4 s instead of 0.7 s."""
+    def glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
+        """fsspec's ``glob``. Returning names below a catalog root, the catalog is opened on
+        the I/O loop and the names are matched on the calling thread, as ``find`` does."""
+        timeout = kwargs.pop("timeout", None)
         if not kwargs.get("detail"):
+            withdirs = kwargs.get("withdirs", True)
+            below = sync(
+                self.loop, self._glob_below_catalog, path, maxdepth, withdirs, timeout=timeout
+            )
+            if below is not None:
+                catalog, root, walk = below
+                return _catalog_glob_names(catalog, root, walk, withdirs)
+        return sync(self.loop, self._glob, path, maxdepth=maxdepth, timeout=timeout, **kwargs)
+
+    async def _glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
+        """fsspec's glob. Returning names below a catalog root, the pattern is matched
+        against the catalog's sorted paths (:func:`catalog_members.glob_names`): no
+        ``(name, info)`` pair, dict or sort per member, where fsspec's glob of 10^7 members
+        made 10^7 of each (12 s). Elsewhere fsspec's glob; returning names it walks for the
+        names and their types only, building no info dict per member.
+
+        Below a catalog root the rest of fsspec's glob is CPU only, run with the cyclic
+        GC paused: fsspec sorts and filters a (name, info) tuple per match, and the
+        collections those fell due for made a detail glob of 10^6 members twice as slow."""
+        if not kwargs.get("detail"):
+            withdirs = kwargs.get("withdirs", True)
+            below = await self._glob_below_catalog(path, maxdepth, withdirs)
+            if below is not None:
+                catalog, root, walk = below
+                return _catalog_glob_names(catalog, root, walk, withdirs)
             kwargs[_TYPES_ONLY] = True
-        if await self._catalog_below(path):
+        pattern = glob_walk(path, self._strip_protocol(path), maxdepth)
+        folder = self._strip_protocol(pattern.root) if pattern is not None else ""
+        if folder and await self.catalogs.root_for(folder) is not None:
             with gc_paused():
                 return await super()._glob(path, maxdepth=maxdepth, **kwargs)
         return await super()._glob(path, maxdepth=maxdepth, **kwargs)
 
-    async def _catalog_below(self, pattern: str) -> bool:
-        """Whether the folder a glob ``pattern`` walks lies in a catalog root (now loaded)."""
-        path = self._strip_protocol(pattern)
-        magic = [i for i in (path.find(c) for c in "*?[") if i >= 0]
-        folder = path[: min(magic)].rpartition("/")[0] if magic else ""
-        return bool(folder) and await self.catalogs.root_for(folder) is not None
+    async def _glob_below_catalog(
+        self, path: str, maxdepth: int | None, withdirs: bool
+    ) -> tuple[Catalog, str, GlobWalk] | None:
+        """The catalog, folder and walk that answer a names glob of ``path`` from the catalog
+        alone, as ``_find`` would walk it (the catalog loaded); None where they do not."""
+        walk = glob_walk(path, self._strip_protocol(path), maxdepth)
+        if walk is None or (walk.depth is None and not withdirs):
+            return None  # no wildcard (fsspec asks whether it exists), or not a walk
+        root = self._strip_protocol(walk.root)
+        found = await self.catalogs.root_for(root) if root else None
+        if found is None or not await self._walkable(found[1], root, walk.depth, walk.prefix):
+            return None
+        return found[1], root, walk
 
     async def _walkable(
         self, catalog: Catalog, path: str, maxdepth: int | None, stem: str = ""

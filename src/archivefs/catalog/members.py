@@ -16,6 +16,7 @@ taken from its bundle's class (listings probe nothing).
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,10 @@ from archivefs.bulk import gc_paused
 from archivefs.model import RestoreState
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from archivefs.catalog.index import Catalog
+    from archivefs.globbing import GlobWalk
     from archivefs.model import StorageClass
 
 _TOP = "\U0010ffff"  # sorts after every character: ``p + "/" + _TOP`` ends p's block
@@ -359,6 +361,32 @@ def walk_types(
         out.update(dict.fromkeys(found.directories, _DIRECTORY_TYPE))
         out[path] = _DIRECTORY_TYPE
     return out
+
+
+def glob_names(catalog: Catalog, path: str, glob: GlobWalk, withdirs: bool) -> list[str]:
+    """The names fsspec's glob keeps of :func:`walk_types`' answer for ``glob``'s walk below
+    ``path``, in its order: the members' names are matched straight from the catalog's
+    sorted paths, with no ``(name, info)`` pair, dict or sort for 10^7 of them."""
+    found = walk(catalog, path, glob.depth, glob.prefix)
+    directories = {*found.directories, path} if withdirs else set()
+    plain = [p for p in found.plain if p not in directories]
+    paths = catalog.paths
+    rows: Iterable[str]
+    if isinstance(found.rows, slice):
+        rows = itertools.islice(paths, found.rows.start, found.rows.stop)
+    else:
+        rows = (paths[i] for i in found.rows.tolist())
+    names = list(filter(glob.pattern.match, rows))
+    # a plain object or a directory at a member's path is listed as that instead
+    shadowed = {n for n in itertools.chain(directories, plain) if catalog.row(n) is not None}
+    if shadowed:
+        names = [n for n in names if n not in shadowed]
+    others = [d for d in directories if glob.matches(d, is_directory=True)]
+    others += [p for p in plain if glob.matches(p, is_directory=False)]
+    if others:
+        names += others
+        names.sort()  # two sorted runs: one merge
+    return names
 
 
 # -- ls: one directory -------------------------------------------------------------------------
