@@ -18,7 +18,12 @@ from archivefs import (
     RestoreInProgressError,
     RestoreTimeoutError,
 )
-from archivefs.errors import InvalidPathError, InvalidRestoreRequestError, NotArchivedError
+from archivefs.errors import (
+    AccessDeniedError,
+    InvalidPathError,
+    InvalidRestoreRequestError,
+    NotArchivedError,
+)
 from archivefs.filesystem import ArchiveFileSystem
 
 if TYPE_CHECKING:
@@ -431,6 +436,37 @@ def check_missing_bucket_and_key(afs: ArchiveFileSystem, bucket: str) -> None:
         afs.ls("no-such-bucket-anywhere")
     with pytest.raises(ObjectNotFoundError, match="do not exist"):
         afs.restore(f"{bucket}/nope")
+
+
+def test_a_glob_that_cannot_list_raises_instead_of_matching_nothing(
+    archive: EmulatedArchive,
+    bucket: str,
+    afs: ArchiveFileSystem,
+    packed: tuple[dict[str, bytes], str],
+) -> None:
+    """fsspec's walk leaves out a folder whose listing fails, for any error, so a glob that
+    was refused its listings answered [] as if nothing matched; only a folder that is gone
+    is left out. Below a catalog root a glob lists nothing, so it answers all the same."""
+    archive.put_objects(bucket, {f"x/{i}/f.nc": b"x" for i in range(3)})
+    files, root = packed
+    afs.find(root)  # the catalog, loaded
+    archive.faults.error(403, "AccessDenied", ops=["LIST"])
+    for call in (
+        lambda: afs.glob(f"{bucket}/x/*/f.nc"),
+        lambda: afs.glob(f"{bucket}/x/**", detail=True),
+        lambda: afs.find(f"{bucket}/x", maxdepth=1),
+    ):
+        with pytest.raises(AccessDeniedError, match="x"):
+            call()
+    archive.requests.clear()
+    folders = {
+        "/".join(parts[:i]) for parts in (n.split("/") for n in files) for i in range(1, len(parts))
+    }
+    assert afs.glob(f"{root}/**") == sorted({root, *(f"{root}/{p}" for p in {*files, *folders})})
+    assert archive.requests.count("LIST") == 0
+    archive.faults.clear()
+    assert afs.glob(f"{bucket}/x/*/f.nc") == [f"{bucket}/x/{i}/f.nc" for i in range(3)]
+    assert afs.glob(f"{bucket}/gone/*") == []  # a folder that does not exist: no match
 
 
 def test_bad_paths(afs: ArchiveFileSystem) -> None:

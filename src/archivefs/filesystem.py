@@ -100,6 +100,13 @@ _GLOB_CHARS = frozenset("*?[")
 _TYPES_ONLY = "_archivefs_types_only"  # glob -> _find: names and types will do (no info dicts)
 
 
+def _omit_missing(error: OSError) -> None:
+    """``on_error`` for fsspec's walk: a folder gone since it was listed is left out; any
+    other error (credentials, access, throttling) is raised, never taken for no match."""
+    if not isinstance(error, FileNotFoundError):
+        raise error
+
+
 def _catalog_glob_names(catalog: Catalog, root: str, walk: GlobWalk, withdirs: bool) -> list[str]:
     """A names glob below a catalog root: CPU only, with the cyclic GC paused."""
     with gc_paused():
@@ -621,6 +628,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 return catalog_members.walk_names(found[1], path, maxdepth, withdirs, stem)
             kwargs.pop(_TYPES_ONLY, None)
             kwargs.setdefault("probe_bundles", False)
+            # fsspec's walk leaves out a folder whose listing fails, whatever the error: a
+            # glob without credentials (or refused, or throttled past its retries) answered
+            # [] as if nothing matched. Only a folder that is gone is left out here
+            kwargs.setdefault("on_error", _omit_missing)
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
             return _catalog_find(found[1], path, detail)
