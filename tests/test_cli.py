@@ -485,6 +485,7 @@ def test_paths_that_match_nothing_are_named_and_fail(
     typo = cli("status", f"s3://{bucket}/u/typo*.nc")
     assert typo.returncode == EXIT_ERROR
     assert f"matched nothing: s3://{bucket}/u/typo*.nc" in typo.stderr
+    assert typo.stderr.count("matched nothing") == 1  # said once, as the error
     typo_estimate = cli("estimate", f"s3://{bucket}/u/nothing.nc")
     assert typo_estimate.returncode == EXIT_ERROR
     assert "matched nothing" in typo_estimate.stderr

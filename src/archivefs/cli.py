@@ -509,16 +509,16 @@ def _echo_claims(summaries: list[Any], unclaimed: list[str]) -> None:
 
 
 def report_unmatched(plan: Any) -> None:
-    """Name each path that matched nothing; exit 1 if nothing matched at all."""
-    for path in plan.missing:
-        click.echo(f"archivefs: matched nothing: {path}", err=True)
+    """Name each path that matched nothing; exit 1 (one message) if nothing matched at all."""
     if plan.missing and not len(plan):
         fail(
-            f"no file matched {', '.join(plan.missing[:3])}"
+            f"matched nothing: {', '.join(plan.missing[:3])}"
             + (f" and {len(plan.missing) - 3} more" if len(plan.missing) > 3 else "")
             + "; check the spelling (`archivefs ls` shows what exists).",
             EXIT_ERROR,
         )
+    for path in plan.missing:
+        click.echo(f"archivefs: matched nothing: {path}", err=True)
 
 
 def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummary) -> None:
