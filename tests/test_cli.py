@@ -65,6 +65,42 @@ def test_ls_long_shows_class_state_and_expiry(
     assert {e["restore"] for e in json.loads(as_json.output)} == {"archived", "hot"}
 
 
+def test_ls_of_a_glob_lists_what_it_matches_with_their_states(
+    run: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from tests.reliability._support import bundle, make_tree, s3
+
+    archive.put_objects(bucket, {f"g/{d}/{i}.nc": b"x" * i for d in "ab" for i in range(1, 4)},
+                        storage_class="GLACIER")  # fmt: skip
+    archive.put_object(bucket, "g/a/notes.txt", b"n")
+    result = run("ls", "-l", f"s3://{bucket}/g/*/[12].nc")
+    assert result.exit_code == 0, result.output
+    names = [line.split()[-1] for line in result.output.splitlines()]
+    assert names == [f"{bucket}/g/{d}/{i}.nc" for d in "ab" for i in (1, 2)]
+    assert {tuple(line.split()[1:3]) for line in result.output.splitlines()} == {
+        ("GLACIER", "archived")
+    }
+    recursive = json.loads(run("--json", "ls", "--recursive", f"s3://{bucket}/g/?").output)
+    assert [e["name"] for e in recursive] == sorted(
+        [f"{bucket}/g/{d}/{i}.nc" for d in "ab" for i in range(1, 4)] + [f"{bucket}/g/a/notes.txt"]
+    )
+    # the same entries, states included, as the recursive listing of their folder
+    assert recursive == json.loads(run("--json", "ls", "--recursive", f"s3://{bucket}/g/").output)
+    # members of a bundled tree, with their bundle's state (one probe per folder listed)
+    files = make_tree(tmp_path / "src", 6)
+    bundle(tmp_path / "src", s3(archive), f"{bucket}/packed")
+    top = sorted({name.split("/", 1)[0] for name in files if "/" in name})
+    members = json.loads(run("--json", "ls", f"s3://{bucket}/packed/{top[0]}/*").output)
+    assert members
+    assert all(e["name"].startswith(f"{bucket}/packed/{top[0]}/") for e in members)
+    nothing = run("ls", f"s3://{bucket}/g/*/typo*")
+    assert nothing.exit_code == EXIT_ERROR
+    assert f"matched nothing: s3://{bucket}/g/*/typo*" in nothing.output
+    literal = "g/[x].nc"  # a name that holds a wildcard lists as itself
+    archive.put_object(bucket, literal, b"l")
+    assert run("ls", f"s3://{bucket}/{literal}").output.split() == [f"{bucket}/{literal}"]
+
+
 def test_status_counts_by_state(run: Any, archive: EmulatedArchive, bucket: str) -> None:
     archive.put_objects(bucket, {f"s/{i}": b"ab" for i in range(3)}, storage_class="DEEP_ARCHIVE")
     archive.put_object(bucket, "s/hot", b"abc")

@@ -365,17 +365,18 @@ def main(click_ctx: click.Context) -> None:
 @global_options
 @click.pass_obj
 def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
-    """List objects with their storage class and restore state.
+    """List objects with their storage class and restore state (a glob lists what it matches).
 
     \b
     Examples:
       archivefs ls s3://bucket/prefix/
       archivefs ls -l --recursive s3://bucket/prefix/
+      archivefs ls -l 's3://bucket/prefix/*/*.nc'
     """
 
     def body() -> None:
         fs = ctx.filesystem([url])
-        entries = list(fs.find(url, detail=True).values()) if recursive else fs.ls(url, detail=True)
+        entries = _listing(fs, url, recursive)
         if ctx.as_json:
             click.echo(json.dumps([_jsonable(e) for e in entries], indent=1))
             return
@@ -393,6 +394,36 @@ def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
                 )
 
     run_guarded(ctx, body)
+
+
+def _listing(fs: ArchiveFileSystem, url: str, recursive: bool) -> list[dict[str, Any]]:
+    """``ls`` (or ``find`` with ``recursive``) of ``url``; of what it matches if a glob.
+
+    A glob's matches take their entries from ``ls`` of their folders, one listing per
+    folder, so they carry the same probed restore states as ``ls`` of the folder."""
+    from archivefs.globbing import has_wildcard
+
+    if not has_wildcard(url) or fs.exists(url):  # a literal name that holds [ is itself
+        if recursive:
+            return list(fs.find(url, detail=True).values())
+        return list(fs.ls(url, detail=True))
+    matched = fs.glob(url)
+    if not matched:
+        fail(f"matched nothing: {url}; check the spelling (`archivefs ls` of its folder shows "
+             "what exists).")  # fmt: skip
+    wanted: dict[str, set[str]] = {}
+    for name in matched:
+        wanted.setdefault(fs._parent(name), set()).add(name)
+    entries: list[dict[str, Any]] = []
+    for folder, names in wanted.items():
+        for entry in fs.ls(folder, detail=True):
+            if entry["name"] not in names:
+                continue
+            if recursive and entry["type"] == "directory":
+                entries += fs.find(entry["name"], detail=True).values()
+            else:
+                entries.append(entry)
+    return sorted(entries, key=lambda e: str(e["name"]))
 
 
 @main.command("status")

@@ -40,6 +40,11 @@ class GlobWalk:
         return self.pattern.match(name) is not None
 
 
+def has_wildcard(path: str) -> bool:
+    """Whether ``path`` holds a glob wildcard (``*``, ``?`` or ``[``)."""
+    return _MAGIC.search(path) is not None
+
+
 def glob_walk(pattern: str, stripped: str, maxdepth: int | None) -> GlobWalk | None:
     """The walk for ``pattern`` as given (``stripped``: with the protocol taken off), or
     None when it has no wildcard (fsspec then only asks whether the path exists).
