@@ -308,8 +308,10 @@ def test_filesystem_member_operations_match_the_straightforward_ones(
     archive.create_bucket(bucket)
     root = f"{bucket}/root"
     catalog = make_catalog(root, names, plain)
-    for key in catalog.bundles:
-        archive.put_objects(bucket, {key.split("/", 1)[1]: b"x" * 1000}, storage_class="GLACIER")
+    for key, info in catalog.bundles.items():  # in the class the catalog records
+        archive.put_objects(
+            bucket, {key.split("/", 1)[1]: b"x" * 1000}, storage_class=info.storage_class.value
+        )
     for path in catalog.plain:
         archive.put_objects(bucket, {path.split("/", 1)[1]: b"x" * 7})
     fast, slow = stores
@@ -367,14 +369,9 @@ def test_a_glob_of_names_builds_no_dict_per_member(
     """Below a catalog, a glob that returns names matches the catalog's sorted paths: it
     allocates its answer (a list) and a depth per member, no (name, info) pair, dict or
     sort per member as fsspec's glob does (120 bytes per member that way)."""
-    bucket = f"t-{uuid.uuid4().hex[:12]}"
-    archive.create_bucket(bucket)
-    root = f"{bucket}/root"
     n = 20_000
-    catalog = make_catalog(root, [f"d{i // 1000:02d}/f{i:05d}.nc" for i in range(n)], [])
     fs = stores[0]
-    catalog.save(fs.fs, catalog_dir(root))
-    fs.fs.pipe_file(registry_path(bucket), dump_registry([root]))
+    root = saved(archive, fs, [f"d{i // 1000:02d}/f{i:05d}.nc" for i in range(n)])
     fs.glob(f"{root}/*/*.nc")  # the catalog loaded, its rows checked for empty parts once
     peaks = {}
     for detail in (False, True):
@@ -393,8 +390,10 @@ def saved(archive: EmulatedArchive, fs: ArchiveFileSystem, names: list[str]) -> 
     archive.create_bucket(bucket)
     root = f"{bucket}/root"
     catalog = make_catalog(root, names, [])
-    for key in catalog.bundles:
-        archive.put_objects(bucket, {key.split("/", 1)[1]: b"x" * 1000}, storage_class="GLACIER")
+    for key, info in catalog.bundles.items():  # in the class the catalog records
+        archive.put_objects(
+            bucket, {key.split("/", 1)[1]: b"x" * 1000}, storage_class=info.storage_class.value
+        )
     catalog.save(fs.fs, catalog_dir(root))
     fs.fs.pipe_file(registry_path(bucket), dump_registry([root]))
     return root

@@ -675,6 +675,55 @@ def test_restore_of_a_glob_over_a_bundled_tree_restores_its_bundles(
     assert afs.cat_file(f"{bucket}/archive/{sorted(files)[5]}") == files[sorted(files)[5]]
 
 
+def test_find_and_glob_with_detail_give_members_their_bundles_probed_states(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, tmp_path: Path
+) -> None:
+    """``find(detail=True)`` and ``glob(detail=True)`` below a catalog root say what ``ls``
+    says: a member of a restored bundle is restored (with its expiry), from one bulk probe
+    of the cold bundles; before, they gave the state the class implies (archived)."""
+    from archivefs.catalog import Catalog
+    from archivefs.catalog.layout import catalog_dir
+    from archivefs.errors import MissingBundleError
+    from tests.reliability._support import bundle, make_tree, s3
+
+    files = make_tree(tmp_path / "src", 12)
+    root = f"{bucket}/archive"
+    bundle(tmp_path / "src", s3(archive), root, storage_class="GLACIER")
+    bundles = Catalog.load(s3(archive), catalog_dir(root)).bundles
+    afs = make_fs()
+    afs.restore(f"{root}/d1", wait=True, timeout=600)
+    fresh = make_fs()
+    fresh.find(root)  # the catalog, loaded
+    archive.requests.clear()
+    found = fresh.find(root, detail=True)
+    assert archive.requests.counts() == {"LIST": 1}  # 4 GLACIER bundles: one bulk probe
+    listed = {e["name"]: e for d in ("d0", "d1", "d2", "d3") for e in fresh.ls(f"{root}/{d}")}
+    keys = ("restore", "restore_expiry", "storage_class", "StorageClass", "access", "size")
+    assert {n: {k: e[k] for k in keys} for n, e in found.items()} == {
+        n: {k: e[k] for k in keys} for n, e in listed.items()
+    }
+    restored = {n for n, e in found.items() if e["restore"] == "restored"}
+    assert restored == {f"{root}/{n}" for n in files if n.startswith("d1/")}
+    assert all(found[n]["restore_expiry"] is not None for n in restored)
+    assert {e["restore"] for n, e in found.items() if n not in restored} == {"archived"}
+    globbed = fresh.glob(f"{root}/*/*.dat", detail=True)
+    assert {n: e["restore"] for n, e in globbed.items()} == {
+        n: e["restore"] for n, e in found.items()
+    }
+    assert fresh.find(f"{root}/d1", maxdepth=1, detail=True) == {
+        n: e for n, e in found.items() if n.startswith(f"{root}/d1/")
+    }
+    # above the catalog root, the bucket's own listing holds the bundles' states
+    assert {n: e["restore"] for n, e in fresh.find(bucket, detail=True).items() if n in found} == {
+        n: e["restore"] for n, e in found.items()
+    }
+    # a bundle that is gone is damage, named, not an archived member
+    gone = sorted(bundles)[0]
+    s3(archive).rm_file(gone)
+    with pytest.raises(MissingBundleError, match="does not exist"):
+        make_fs().find(root, detail=True)
+
+
 def test_rm_of_a_catalog_root_updates_the_registry_in_the_same_call(
     archive: EmulatedArchive,
     bucket: str,

@@ -80,8 +80,9 @@ from archivefs.stores.s3 import RangeRead, S3Store, restores_not_implemented, sp
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
+    from collections.abc import Awaitable, Callable, Iterator, Mapping
 
+    import numpy as np
     from fsspec.callbacks import Callback
 
     from archivefs.catalog.index import Catalog, MemberInfo
@@ -113,11 +114,21 @@ def _catalog_glob_names(catalog: Catalog, root: str, walk: GlobWalk, withdirs: b
         return catalog_members.glob_names(catalog, root, walk, withdirs)
 
 
-def _catalog_find(catalog: Catalog, path: str, detail: bool) -> Any:
-    """``find(path)`` of the members at or below ``path``: names, or info dicts by name."""
+def _catalog_find(
+    catalog: Catalog, path: str, detail: bool, states: Mapping[str, ObjectState]
+) -> Any:
+    """``find(path)`` of the members at or below ``path``: names, or info dicts by name
+    (members' states from their bundles' probed ``states``)."""
     if detail:
-        return catalog_members.find_entries(catalog, path)
+        return catalog_members.find_entries(catalog, path, states)
     return catalog_members.find_names(catalog, path)
+
+
+def _a_member_of(catalog: Catalog, bundle: str) -> MemberInfo:
+    """One member the catalog lists in ``bundle`` (for an error that names one)."""
+    member = catalog.lookup(catalog.paths[catalog_members.a_member_row(catalog, bundle)])
+    assert member is not None
+    return member
 
 
 # archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
@@ -579,7 +590,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> None:
         """Members' restore states from their bundles: one bulk probe, at most a request per
         bundle (a LIST answers up to 1,000), none for bundles in classes that read at once."""
-        root, catalog = found
+        catalog = found[1]
         cold = sorted(
             {
                 e["bundle"]
@@ -587,21 +598,35 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 if "bundle" in e and catalog.bundles[e["bundle"]].storage_class.needs_restore
             }
         )
-        if not cold:
-            return
-        states = await self.store.probe(cold)
+        states = await self._probe_bundles(found, cold)
         for entry in entries:
-            if entry.get("bundle") not in states:
-                continue
-            state = states[entry["bundle"]]
+            state = states.get(entry.get("bundle", ""))
             if state is None:
-                member = catalog.lookup(entry["name"])
-                assert member is not None
-                raise _missing_bundle(member, root)
+                continue
             entry["restore"] = state.restore.value
             entry["restore_expiry"] = state.restore_expiry
             entry["storage_class"] = entry["StorageClass"] = state.storage_class.value
             entry["access"] = state.access.value
+
+    async def _probe_bundles(
+        self, found: tuple[str, Catalog], keys: list[str]
+    ) -> dict[str, ObjectState]:
+        """The states of bundles ``keys`` of catalog ``found`` (root, catalog), from one bulk
+        probe; a bundle the store does not have is damage (:class:`MissingBundleError`)."""
+        if not keys:
+            return {}
+        root, catalog = found
+        states = await self.store.probe(keys)
+        gone = [key for key in keys if key in states and states[key] is None]
+        if gone:
+            raise _missing_bundle(_a_member_of(catalog, gone[0]), root)
+        return {key: state for key, state in states.items() if state is not None}
+
+    async def _member_states(
+        self, found: tuple[str, Catalog], rows: slice | np.ndarray[Any, Any]
+    ) -> dict[str, ObjectState]:
+        """Probed states of the cold bundles that members in ``rows`` lie in."""
+        return await self._probe_bundles(found, catalog_members.cold_bundles(found[1], rows))
 
     async def _find(
         self,
@@ -624,7 +649,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 if kwargs.get(_TYPES_ONLY):
                     return catalog_members.walk_types(found[1], path, maxdepth, withdirs, stem)
                 if detail:
-                    return catalog_members.walk_entries(found[1], path, maxdepth, withdirs, stem)
+                    walked = catalog_members.walk(found[1], path, maxdepth, stem)
+                    states = await self._member_states(found, walked.rows)
+                    return catalog_members.walk_entries(found[1], path, walked, withdirs, states)
                 return catalog_members.walk_names(found[1], path, maxdepth, withdirs, stem)
             kwargs.pop(_TYPES_ONLY, None)
             kwargs.setdefault("probe_bundles", False)
@@ -634,7 +661,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             kwargs.setdefault("on_error", _omit_missing)
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
-            return _catalog_find(found[1], path, detail)
+            rows = catalog_members.find_member_rows(found[1], path) if detail else slice(0)
+            states = await self._member_states(found, rows) if detail else {}
+            return _catalog_find(found[1], path, detail, states)
         files = await self._files_below(path)
         key = split_path(path)[1]
         if not files and key:
@@ -663,7 +692,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             stripped = self._strip_protocol(path)
             found = sync(self.loop, self.catalogs.root_for, stripped, timeout=timeout)
             if found is not None:
-                return _catalog_find(found[1], stripped, detail)
+                states = {}
+                if detail:  # the bundles' states: one bulk probe on the loop, as ls probes
+                    rows = catalog_members.find_member_rows(found[1], stripped)
+                    states = sync(self.loop, self._member_states, found, rows, timeout=timeout)
+                return _catalog_find(found[1], stripped, detail, states)
         return sync(
             self.loop,
             self._find,
@@ -768,10 +801,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         await self.catalogs.discover(
             [s.path[: -len(pointer)] for s in listing.files if s.path.endswith(pointer)]
         )
+        listed = {s.path: s for s in listing.files}  # the bundles' states are in it too
         for root, catalog in await self.catalogs.under(path):  # loads only those below
             if isinstance(catalog, ArchiveError):
                 raise catalog
-            files.update(catalog_members.find_entries(catalog, root))
+            files.update(catalog_members.find_entries(catalog, root, listed))
         return files
 
     # -- reads -----------------------------------------------------------------------------

@@ -9,8 +9,9 @@ of the catalog's own path list, and info dicts are made column by column.
 The answers are exactly those of the straightforward per-member code they
 replace (``tests/test_catalog_members.py`` compares them on generated trees):
 fsspec's ``find`` (with ``maxdepth``/``withdirs`` meaning its walk), ``ls``
-and ``du`` over a catalog root, with each member's class and restore state
-taken from its bundle's class (listings probe nothing).
+and ``du`` over a catalog root. Each member's class and restore state are its
+bundle's: probed by the caller (``states``, by bundle key) or, where not
+given, the ones its class implies; nothing here sends a request.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -26,11 +27,15 @@ from archivefs.bulk import gc_paused
 from archivefs.model import RestoreState
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
+    from datetime import datetime
 
     from archivefs.catalog.index import Catalog
     from archivefs.globbing import GlobWalk
-    from archivefs.model import StorageClass
+    from archivefs.model import ObjectState, StorageClass
+
+    BundleStates: TypeAlias = Mapping[str, ObjectState] | None
+    """Probed states of bundles, by key (None: the states their classes imply)."""
 
 _TOP = "\U0010ffff"  # sorts after every character: ``p + "/" + _TOP`` ends p's block
 
@@ -46,22 +51,47 @@ def _row_names(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[str
 
 
 def _entries_by_name(
-    catalog: Catalog, rows: slice | np.ndarray[Any, Any]
+    catalog: Catalog, rows: slice | np.ndarray[Any, Any], states: BundleStates
 ) -> dict[str, dict[str, Any]]:
     """:func:`member_entries` keyed by name (in row order)."""
     with gc_paused():
         names = _row_names(catalog, rows)
-        return dict(zip(names, _member_entries(catalog, rows, names), strict=True))
+        return dict(zip(names, _member_entries(catalog, rows, names, states), strict=True))
 
 
-def member_entries(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[dict[str, Any]]:
-    """fsspec info dicts of the members in ``rows`` (class and state from their bundles)."""
+def member_entries(
+    catalog: Catalog, rows: slice | np.ndarray[Any, Any], states: BundleStates = None
+) -> list[dict[str, Any]]:
+    """fsspec info dicts of the members in ``rows``: class and state from their bundles'
+    probed ``states`` where given (by bundle key), else from the bundles' classes."""
     with gc_paused():
-        return _member_entries(catalog, rows, _row_names(catalog, rows))
+        return _member_entries(catalog, rows, _row_names(catalog, rows), states)
+
+
+def a_member_row(catalog: Catalog, bundle: str) -> int:
+    """The first row of a member that the catalog lists in ``bundle``."""
+    code = catalog.bundle_keys.index(bundle)
+    return int(np.flatnonzero(catalog.columns().bundle == code)[0])
+
+
+def cold_bundles(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[str]:
+    """The bundles that members in ``rows`` lie in and whose class needs a restore, sorted:
+    what to probe for the members' restore states (one pass over the rows' codes)."""
+    codes = catalog.columns().bundle[rows]
+    if not len(codes):
+        return []
+    used = np.zeros(len(catalog.bundle_keys), dtype=bool)
+    used[codes] = True
+    keys = catalog.bundle_keys
+    return [
+        keys[i]
+        for i in np.flatnonzero(used).tolist()
+        if catalog.bundles[keys[i]].storage_class.needs_restore
+    ]
 
 
 def _member_entries(
-    catalog: Catalog, rows: slice | np.ndarray[Any, Any], names: list[str]
+    catalog: Catalog, rows: slice | np.ndarray[Any, Any], names: list[str], states: BundleStates
 ) -> list[dict[str, Any]]:
     if not names:
         return []
@@ -74,7 +104,10 @@ def _member_entries(
     keys = catalog.bundle_keys
     templates = np.empty(high - low + 1, dtype=object)
     for i in range(low, high + 1):
-        templates[i - low] = _bundle_template(keys[i], catalog.bundles[keys[i]].storage_class)
+        state = states.get(keys[i]) if states else None
+        templates[i - low] = _bundle_template(
+            keys[i], catalog.bundles[keys[i]].storage_class, state
+        )
     theirs = templates[codes - low].tolist()
     sizes = columns.length[rows].tolist()
     crcs = columns.crc32[rows].tolist()
@@ -91,8 +124,21 @@ def _member_entries(
     return entries
 
 
-def _bundle_template(key: str, klass: StorageClass) -> dict[str, Any]:
-    """The info dict every member of bundle ``key`` (in ``klass``) starts as."""
+def _bundle_template(key: str, klass: StorageClass, probed: ObjectState | None) -> dict[str, Any]:
+    """The info dict every member of bundle ``key`` (in ``klass``) starts as: with its
+    ``probed`` state when the store was asked, else the state its class implies."""
+    if probed is not None:
+        return _MemberInfo(
+            "",
+            0,
+            probed.storage_class.value,
+            probed.access.value,
+            probed.restore.value,
+            key,
+            0,
+            0.0,
+            probed.restore_expiry,
+        ).__dict__
     state = RestoreState.ARCHIVED if klass.needs_restore else RestoreState.HOT
     return _MemberInfo("", 0, klass.value, klass.access.value, state.value, key, 0, 0.0).__dict__
 
@@ -117,6 +163,7 @@ class _MemberInfo:
         bundle: str,
         crc32: int,
         mtime: float,
+        restore_expiry: datetime | None = None,
     ) -> None:
         # the order of these assignments is the order of the dict's keys
         self.name = name
@@ -126,7 +173,7 @@ class _MemberInfo:
         self.storage_class = klass
         self.access = access
         self.restore = restore
-        self.restore_expiry = None
+        self.restore_expiry = restore_expiry
         self.archive_access = None
         self.bundle = bundle
         self.crc32 = crc32
@@ -176,13 +223,22 @@ def find_names(catalog: Catalog, path: str) -> list[str]:
     return sorted({*names, *extra, *plain})
 
 
-def find_entries(catalog: Catalog, path: str) -> dict[str, dict[str, Any]]:
-    """Info dicts of every file at or below ``path``, by sorted name (plain wins a clash)."""
+def find_member_rows(catalog: Catalog, path: str) -> slice | np.ndarray[Any, Any]:
+    """The member rows :func:`find_entries` of ``path`` makes entries for."""
+    rows, extra, plain = _find_parts(catalog, path)
+    return rows if not extra and not plain else _picked_rows(catalog, rows, extra, plain)
+
+
+def find_entries(
+    catalog: Catalog, path: str, states: BundleStates = None
+) -> dict[str, dict[str, Any]]:
+    """Info dicts of every file at or below ``path``, by sorted name (plain wins a clash);
+    members' states from their bundles' probed ``states`` where given."""
     rows, extra, plain = _find_parts(catalog, path)
     if not extra and not plain:
-        return _entries_by_name(catalog, rows)
+        return _entries_by_name(catalog, rows, states)
     picked = _picked_rows(catalog, rows, extra, plain)
-    out = _entries_by_name(catalog, picked)
+    out = _entries_by_name(catalog, picked, states)
     out.update((p, plain_entry(p, s, catalog.hot_class)) for p, s in plain.items())
     return {name: out[name] for name in sorted(out)}
 
@@ -327,12 +383,12 @@ def walk_names(
 
 
 def walk_entries(
-    catalog: Catalog, path: str, maxdepth: int | None, withdirs: bool, prefix: str = ""
+    catalog: Catalog, path: str, found: Walk, withdirs: bool, states: BundleStates = None
 ) -> dict[str, dict[str, Any]]:
-    """``find(path, maxdepth, withdirs, detail=True)``: plain objects win a clash with a
-    member, directories (``withdirs``) a clash with a file, as in fsspec's walk."""
-    found = walk(catalog, path, maxdepth, prefix)
-    out = _entries_by_name(catalog, found.rows)
+    """``find(path, maxdepth, withdirs, detail=True)`` from its :func:`walk` ``found``:
+    plain objects win a clash with a member, directories (``withdirs``) a clash with a
+    file, as in fsspec's walk; members' states from their bundles' probed ``states``."""
+    out = _entries_by_name(catalog, found.rows, states)
     members = len(out)
     hot = catalog.hot_class
     out.update((p, plain_entry(p, s, hot)) for p, s in found.plain.items())
