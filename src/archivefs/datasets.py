@@ -211,7 +211,7 @@ def open_mfdataset(
 def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:
     """Path -> size, in the caller's order, from listings (one per directory), not HEADs."""
     if isinstance(paths, str):
-        found = fs.glob(paths, detail=True)
+        found = fs.glob(paths, detail=True, probe_bundles=False)  # sizes: no state asked
         sizes = {name: int(e["size"]) for name, e in sorted(found.items()) if e["type"] == "file"}
         if not sizes:
             raise ObjectNotFoundError(

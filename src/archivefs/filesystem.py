@@ -637,6 +637,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         path = self._strip_protocol(path)
         detail = kwargs.get("detail", False)
+        # members' states: their bundles probed, unless the caller probes them itself
+        probe = detail and kwargs.get("probe_bundles", True)
         found = await self.catalogs.root_for(path)
         if maxdepth is not None or withdirs:
             # a walk (find with depth, glob): states from the catalog, no probe per folder
@@ -650,7 +652,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     return catalog_members.walk_types(found[1], path, maxdepth, withdirs, stem)
                 if detail:
                     walked = catalog_members.walk(found[1], path, maxdepth, stem)
-                    states = await self._member_states(found, walked.rows)
+                    states = await self._member_states(found, walked.rows) if probe else {}
                     return catalog_members.walk_entries(found[1], path, walked, withdirs, states)
                 return catalog_members.walk_names(found[1], path, maxdepth, withdirs, stem)
             kwargs.pop(_TYPES_ONLY, None)
@@ -661,8 +663,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             kwargs.setdefault("on_error", _omit_missing)
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
-            rows = catalog_members.find_member_rows(found[1], path) if detail else slice(0)
-            states = await self._member_states(found, rows) if detail else {}
+            rows = catalog_members.find_member_rows(found[1], path) if probe else slice(0)
+            states = await self._member_states(found, rows) if probe else {}
             return _catalog_find(found[1], path, detail, states)
         files = await self._files_below(path)
         key = split_path(path)[1]
@@ -693,7 +695,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             found = sync(self.loop, self.catalogs.root_for, stripped, timeout=timeout)
             if found is not None:
                 states = {}
-                if detail:  # the bundles' states: one bulk probe on the loop, as ls probes
+                if detail and kwargs.get("probe_bundles", True):  # one bulk probe, as ls
                     rows = catalog_members.find_member_rows(found[1], stripped)
                     states = sync(self.loop, self._member_states, found, rows, timeout=timeout)
                 return _catalog_find(found[1], stripped, detail, states)
@@ -1745,7 +1747,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         ``find`` lists, without a dict per member); returns how many there were."""
         roots = await self.catalogs.registered(split_path(path)[0])
         if any(r.startswith(path + "/") for r in roots):  # nested catalogs: file by file
-            return await self._sort_files(await self._find(path, detail=True), members, states)
+            found = await self._find(path, detail=True, probe_bundles=False)
+            return await self._sort_files(found, members, states)
         rows, plain = catalog_members.find_rows(catalog, path)
         members.add_rows(catalog, rows)
         for name in sorted(plain):  # in find's order
@@ -1758,8 +1761,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self, path: str, members: catalog_members.Picks, states: dict[str, ObjectState]
     ) -> int:
         """A glob's files, and the files below the directories it matches (``2023/*/mag/``)
-        unless the glob already matched files inside them (``**``)."""
-        matches = await self._glob(path, detail=True)
+        unless the glob already matched files inside them (``**``). The members' states are
+        not asked here: the plan probes their bundles."""
+        matches = await self._glob(path, detail=True, probe_bundles=False)
         count = await self._sort_files(matches, members, states)
         covered: set[str] = set()
         for name, entry in matches.items():
@@ -1769,7 +1773,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         for name, entry in matches.items():
             if entry.get("type") == "directory" and name not in covered and not is_reserved(name):
                 count += await self._sort_files(
-                    await self._find(name, detail=True), members, states
+                    await self._find(name, detail=True, probe_bundles=False), members, states
                 )
         return count
 
