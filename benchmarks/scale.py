@@ -142,6 +142,11 @@ def measure(archive: EmulatedArchive, n: int) -> dict[str, Any]:
     detail = run("find_all_detail_s", fs.find, root, detail=True)
     assert len(detail) == n
     del detail
+    # what the members' states cost: one bulk probe of the bundles (counted, not timed)
+    archive.requests.clear()
+    fs.find(root, detail=True)
+    out["find_all_detail_requests"] = archive.requests.counts()
+    out["bundles"] = -(-n // PER_BUNDLE)
     small = run("find_1pct_s", fs.find, part, detail=True)
     assert len(small) == n // 100
     del small
@@ -508,6 +513,16 @@ def _scale_operations(data: dict[str, Any]) -> str:
             f"floor and `glob` of all {big['glob_all_s'] / big['floor_names_s']:.1f}x (a "
             "pattern matched per name); `find(detail=True)` "
             f"{big['find_all_detail_s'] / big['floor_dict_s']:.1f}x the dict's floor.",
+        ]
+    if "find_all_detail_requests" in big:
+        asked = big["find_all_detail_requests"]
+        lines += [
+            "",
+            f"`find(detail=True)` of all {big['members']:,} members gives each its bundle's "
+            f"probed restore state: it asked the store about the {big['bundles']:,} bundles "
+            "in "
+            + (", ".join(f"{v} {k}" for k, v in sorted(asked.items())) or "no request")
+            + ", and nothing per member.",
         ]
     lines += [
         "",
