@@ -641,7 +641,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         probe = detail and kwargs.get("probe_bundles", True)
         found = await self.catalogs.root_for(path)
         if maxdepth is not None or withdirs:
-            # a walk (find with depth, glob): states from the catalog, no probe per folder
+            # a walk (find with depth, glob): from the catalog, with one bulk probe of the
+            # members' bundles for detail, never a probe per folder
             # ``prefix`` (a name stem, from glob): only names that start path/prefix,
             # as s3fs and gcsfs read it; glob's pattern keeps no other name anyway
             stem = str(kwargs.get("prefix") or "")
