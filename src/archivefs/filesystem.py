@@ -124,13 +124,6 @@ def _catalog_find(
     return catalog_members.find_names(catalog, path)
 
 
-def _a_member_of(catalog: Catalog, bundle: str) -> MemberInfo:
-    """One member the catalog lists in ``bundle`` (for an error that names one)."""
-    member = catalog.lookup(catalog.paths[catalog_members.a_member_row(catalog, bundle)])
-    assert member is not None
-    return member
-
-
 # archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
 # first use, which keeps `archivefs ls` and other small calls from paying for it.
 DEFAULT_SHEET = "aws-us-east-1"
@@ -619,7 +612,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         states = await self.store.probe(keys)
         gone = [key for key in keys if key in states and states[key] is None]
         if gone:
-            raise _missing_bundle(_a_member_of(catalog, gone[0]), root)
+            raise _missing_bundle(catalog.members_of(gone[0])[0], root)
         return {key: state for key, state in states.items() if state is not None}
 
     async def _member_states(
@@ -627,6 +620,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> dict[str, ObjectState]:
         """Probed states of the cold bundles that members in ``rows`` lie in."""
         return await self._probe_bundles(found, catalog_members.cold_bundles(found[1], rows))
+
+    async def _find_states(self, found: tuple[str, Catalog], path: str) -> dict[str, ObjectState]:
+        """Probed states of the cold bundles of the members ``find(path)`` lists."""
+        rows = catalog_members.find_member_rows(found[1], path)
+        return await self._member_states(found, rows)
 
     async def _find(
         self,
@@ -664,8 +662,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             kwargs.setdefault("on_error", _omit_missing)
             return await super()._find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
         if found is not None:
-            rows = catalog_members.find_member_rows(found[1], path) if probe else slice(0)
-            states = await self._member_states(found, rows) if probe else {}
+            states = await self._find_states(found, path) if probe else {}
             return _catalog_find(found[1], path, detail, states)
         files = await self._files_below(path)
         key = split_path(path)[1]
@@ -697,8 +694,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if found is not None:
                 states = {}
                 if detail and kwargs.get("probe_bundles", True):  # one bulk probe, as ls
-                    rows = catalog_members.find_member_rows(found[1], stripped)
-                    states = sync(self.loop, self._member_states, found, rows, timeout=timeout)
+                    states = sync(self.loop, self._find_states, found, stripped, timeout=timeout)
                 return _catalog_find(found[1], stripped, detail, states)
         return sync(
             self.loop,

@@ -68,12 +68,6 @@ def member_entries(
         return _member_entries(catalog, rows, _row_names(catalog, rows), states)
 
 
-def a_member_row(catalog: Catalog, bundle: str) -> int:
-    """The first row of a member that the catalog lists in ``bundle``."""
-    code = catalog.bundle_keys.index(bundle)
-    return int(np.flatnonzero(catalog.columns().bundle == code)[0])
-
-
 def cold_bundles(catalog: Catalog, rows: slice | np.ndarray[Any, Any]) -> list[str]:
     """The bundles that members in ``rows`` lie in and whose class needs a restore, sorted:
     what to probe for the members' restore states (one pass over the rows' codes)."""
@@ -127,20 +121,15 @@ def _member_entries(
 def _bundle_template(key: str, klass: StorageClass, probed: ObjectState | None) -> dict[str, Any]:
     """The info dict every member of bundle ``key`` (in ``klass``) starts as: with its
     ``probed`` state when the store was asked, else the state its class implies."""
-    if probed is not None:
-        return _MemberInfo(
-            "",
-            0,
-            probed.storage_class.value,
-            probed.access.value,
-            probed.restore.value,
-            key,
-            0,
-            0.0,
-            probed.restore_expiry,
-        ).__dict__
-    state = RestoreState.ARCHIVED if klass.needs_restore else RestoreState.HOT
-    return _MemberInfo("", 0, klass.value, klass.access.value, state.value, key, 0, 0.0).__dict__
+    values: tuple[str, str, str, datetime | None]
+    if probed is None:
+        state = RestoreState.ARCHIVED if klass.needs_restore else RestoreState.HOT
+        values = (klass.value, klass.access.value, state.value, None)
+    else:
+        klass = probed.storage_class
+        values = (klass.value, probed.access.value, probed.restore.value, probed.restore_expiry)
+    name, access, restore, expiry = values
+    return _MemberInfo("", 0, name, access, restore, key, 0, 0.0, expiry).__dict__
 
 
 class _MemberInfo:
