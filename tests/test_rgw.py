@@ -183,10 +183,11 @@ def test_store_refuses_before_sending_once_told(rgw: LocalRGW, rgw_bucket: str) 
     assert rgw.requests.counts() == {}
 
 
-def test_conditional_writes_for_claims(rgw: LocalRGW, rgw_bucket: str) -> None:
-    """bucket_claims' primitives: radosgw's 412 (no Condition element) still means 'taken';
-    but radosgw 16 matches If-Match against the *unquoted* ETag, so a claim cannot be
-    replaced there (docs/providers.md says so)."""
+def test_conditional_writes(rgw: LocalRGW, rgw_bucket: str) -> None:
+    """The primitives of claims, catalogs and the registry: radosgw's 412 (no Condition
+    element) still means 'taken'; radosgw 16 matches If-Match against the *unquoted*
+    ETag, so a 412 for an unchanged object is sent once more unquoted, and a changed
+    object still fails."""
     plain = s3fs.S3FileSystem(skip_instance_cache=True, **rgw.storage_options())
     store = s3_store.S3Store(plain)
     path = f"{rgw_bucket}/.archivefs/claims/a"
@@ -195,10 +196,11 @@ def test_conditional_writes_for_claims(rgw: LocalRGW, rgw_bucket: str) -> None:
     body, etag = sync(plain.loop, store.read_tagged, path)
     assert body == b"one"
     assert etag.startswith('"')
-    assert sync(plain.loop, store.replace_if_unchanged, path, b"three", etag) is False
-    assert rgw.requests.count("PUT", status=412) == 2
-    client = rgw.client()
-    client.put_object(Bucket=rgw_bucket, Key=".archivefs/claims/a", Body=b"3", IfMatch=etag[1:-1])
+    assert sync(plain.loop, store.replace_if_unchanged, path, b"three", etag) is True
+    assert rgw.requests.count("PUT", status=412) == 2  # the taken create, the quoted If-Match
+    assert sync(plain.loop, store.read_tagged, path)[0] == b"three"
+    assert sync(plain.loop, store.replace_if_unchanged, path, b"four", etag) is False
+    assert sync(plain.loop, store.read_tagged, path)[0] == b"three"
 
 
 # -- bundles and the CLI on radosgw --------------------------------------------------------

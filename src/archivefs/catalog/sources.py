@@ -16,6 +16,7 @@ from typing import Any
 from archivefs.catalog import layout
 from archivefs.catalog.grouping import SourceItem
 from archivefs.errors import BundleError
+from archivefs.stores.conditional import is_local
 
 
 @dataclass
@@ -24,12 +25,6 @@ class SourceListing:
 
     items: list[SourceItem] = field(default_factory=list)
     skipped_links: list[str] = field(default_factory=list)  # relative paths of links left out
-
-
-def is_local(fs: Any) -> bool:
-    """Whether ``fs`` is fsspec's local filesystem (paths are this machine's paths)."""
-    protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
-    return "file" in protocols or "local" in protocols
 
 
 def list_sources(fs: Any, root: str, *, follow_symlinks: bool = False) -> SourceListing:

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from archivefs.errors import ArchiveError, InvalidPathError
+from archivefs.errors import ArchiveError, InvalidPathError, ObjectNotFoundError
 from archivefs.model import ObjectState, RestoreState, StorageClass
 from archivefs.providers import ORACLE
 from archivefs.providers.oracle import MAX_HOURS, MIN_HOURS, check_restore_objects
@@ -361,16 +361,39 @@ class OracleStore(BulkProbe):
             if start is None:
                 return
 
-    # -- claims shared by hosts: not on Oracle yet -------------------------------------------
+    # -- conditional writes (claims and catalogs shared by hosts) ---------------------------
 
     async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        raise _no_claims(path)
+        """A small object's bytes and ETag, from one GetObject (``None`` when absent)."""
+        bucket, name = split_path(path)
+        namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
+        try:
+            response = await self._call(path, "read", "get_object", namespace, bucket_name, name)
+        except ObjectNotFoundError:
+            return None
+        data: bytes = await asyncio.to_thread(lambda: response.data.content)
+        return data, str(response.headers.get("etag") or "")
 
     async def create_exclusive(self, path: str, body: bytes) -> bool:
-        raise _no_claims(path)
+        """PutObject only if nothing is there (``if-none-match: *``); False if taken."""
+        return await self._put_conditional(path, body, if_none_match="*")
 
     async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
-        raise _no_claims(path)
+        """PutObject only if the ETag is still ``etag`` (``if-match``); False if not."""
+        return await self._put_conditional(path, body, if_match=etag)
+
+    async def _put_conditional(self, path: str, body: bytes, **condition: str) -> bool:
+        bucket, name = split_path(path)
+        namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
+        try:
+            await self._call(
+                path, "write", "put_object", namespace, bucket_name, name, body, **condition
+            )
+        except ArchiveError as error:
+            if _status(error) == 412:  # IfMatchFailed / IfNoneMatchFailed
+                return False
+            raise
+        return True
 
 
 def _summary_state(bucket: str, summary: Any) -> ObjectState:
@@ -393,14 +416,6 @@ def _status(error: BaseException) -> int | None:
             return status
         current = current.__cause__
     return None
-
-
-def _no_claims(path: str) -> ArchiveError:
-    return ArchiveError(
-        "bucket claims (deduplication across hosts) are not implemented for Oracle yet.",
-        path=path,
-        fix="open the filesystem with bucket_claims=False (the local journal still dedupes).",
-    )
 
 
 def _common_prefix(names: Sequence[str]) -> str:

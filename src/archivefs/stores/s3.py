@@ -366,8 +366,20 @@ class S3Store(BulkProbe):
         return await self._put_conditional(path, body, IfNoneMatch="*")
 
     async def replace_if_unchanged(self, path: str, body: bytes, etag: str) -> bool:
-        """Overwrite ``path`` only if its ETag is still ``etag`` (``If-Match``); False if not."""
-        return await self._put_conditional(path, body, IfMatch=etag)
+        """Overwrite ``path`` only if its ETag is still ``etag`` (``If-Match``); False if not.
+
+        radosgw 16 compares ``If-Match`` with the *unquoted* ETag and refuses the quoted
+        one S3 returns: a 412 for an object whose ETag is still ``etag`` is sent once more
+        with the ETag unquoted (still conditional: a changed object fails both).
+        """
+        if await self._put_conditional(path, body, IfMatch=etag):
+            return True
+        if not (etag.startswith('"') and etag.endswith('"')):
+            return False
+        current = await self.read_tagged(path)
+        if current is None or current[1] != etag:
+            return False  # really changed (or gone)
+        return await self._put_conditional(path, body, IfMatch=etag[1:-1])
 
     async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
         """A small object's bytes and ETag (``None`` when absent)."""

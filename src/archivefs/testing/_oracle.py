@@ -7,7 +7,8 @@ the shapes of Oracle's Object Storage API reference (API version 20160918):
 GetNamespace, HeadBucket, ListObjects (``prefix``, ``start``, ``end``,
 ``startAfter``, ``limit``, ``delimiter``, ``fields`` incl. ``archivalState``),
 HeadObject, GetObject (with ranges and If-Match), PutObject (with the
-``storage-tier`` header), DeleteObject and RestoreObjects. docs/testing.md lists,
+``storage-tier`` header, ``if-match`` and ``if-none-match: *``, checked and written
+under one lock as Oracle does atomically), DeleteObject and RestoreObjects. docs/testing.md lists,
 per endpoint, which reference fields it implements and which answers are our
 assumption, so a reader can check its fidelity.
 
@@ -465,6 +466,12 @@ class EmulatedOracleArchive:
         tier = request.headers.get("storage-tier", "Standard")
         if tier not in TIERS:
             return _error(400, "InvalidStorageTier", f"Unknown storage tier {tier!r}.")
+        current = objects.get(request.name or "")
+        match, none_match = request.headers.get("if-match"), request.headers.get("if-none-match")
+        if match and (current is None or match.strip('"') != current.etag):
+            return _error(412, "IfMatchFailed", "The If-Match precondition failed.")
+        if none_match == "*" and current is not None:
+            return _error(412, "IfNoneMatchFailed", "The If-None-Match precondition failed.")
         obj = _new_object(request.body, tier)
         objects[request.name or ""] = obj
         headers = [

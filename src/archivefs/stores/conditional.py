@@ -1,0 +1,139 @@
+"""Small objects that many writers share: read with a version, write only over that version.
+
+A catalog pointer or a bucket's registry is read, changed and written back by
+whoever bundles into that bucket. :func:`read_versioned` returns the bytes and
+the version they are (one request, so the two always belong together), and
+:func:`write_versioned` writes only if the object still has that version (or,
+given ``None``, only if there is no object): a writer that lost a race gets
+``False``, re-reads and merges, and never replaces what it did not read.
+
+Each store's own conditional write is used, through its adapter's
+``read_tagged``/``create_exclusive``/``replace_if_unchanged``: S3 ``If-Match`` /
+``If-None-Match: *`` (ETags), Azure the same headers on Put Blob, GCS
+``ifGenerationMatch`` (0 to create), Oracle ``if-match`` / ``if-none-match: *``.
+A local directory has none: there the version is the SHA-256 of the bytes, and
+the check and the write (a rename of a temporary file) happen under an
+exclusive ``flock`` of the directory that holds it (fsspec's in-process
+``memory://``: under a lock of this process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import threading
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fsspec.asyn import get_loop, sync
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine, Iterator
+
+    from archivefs.stores.base import ColdStore
+
+
+def is_local(fs: Any) -> bool:
+    """Whether ``fs`` is fsspec's local filesystem (paths are this machine's paths)."""
+    return bool({"file", "local"} & _protocols(fs))
+
+
+def _protocols(fs: Any) -> set[str]:
+    protocol = fs.protocol  # a str, or a tuple (ocifs: a list) of them
+    return {protocol} if isinstance(protocol, str) else set(protocol)
+
+
+_IN_PROCESS = threading.Lock()  # fsspec's memory filesystem lives in this process only
+
+
+def read_versioned(fs: Any, path: str) -> tuple[bytes, str] | None:
+    """``(bytes, version)`` of ``path``, or ``None`` when there is no such object."""
+    return run_blocking(fs, read_versioned_async(fs, path))  # type: ignore[no-any-return]
+
+
+def write_versioned(fs: Any, path: str, data: bytes, version: str | None) -> bool:
+    """Write ``data`` to ``path`` only if it still has ``version`` (``None``: only if absent).
+
+    ``False`` when another writer changed (or created) the object first; nothing
+    is written then.
+    """
+    return bool(run_blocking(fs, write_versioned_async(fs, path, data, version)))
+
+
+async def read_versioned_async(fs: Any, path: str) -> tuple[bytes, str] | None:
+    """:func:`read_versioned` for code on the filesystem's event loop."""
+    path = fs._strip_protocol(path)
+    if is_local(fs) or "memory" in _protocols(fs):
+        try:
+            data = bytes(fs.cat_file(path))
+        except FileNotFoundError:
+            return None
+        return data, _digest(data)
+    read: tuple[bytes, str] | None = await _store(fs).read_tagged(path)
+    return read
+
+
+async def write_versioned_async(fs: Any, path: str, data: bytes, version: str | None) -> bool:
+    """:func:`write_versioned` for code on the filesystem's event loop."""
+    path = fs._strip_protocol(path)
+    if is_local(fs):
+        return _write_local(Path(path), data, version)
+    if "memory" in _protocols(fs):
+        with _IN_PROCESS:
+            current = await read_versioned_async(fs, path)
+            if (current[1] if current else None) != version:
+                return False
+            fs.pipe_file(path, data)
+        return True
+    store = _store(fs)
+    if version is None:
+        return bool(await store.create_exclusive(path, data))
+    return bool(await store.replace_if_unchanged(path, data, version))
+
+
+def _store(fs: Any) -> ColdStore:
+    from archivefs.stores import make_store, provider_of  # the adapters import this layer
+
+    return make_store(provider_of(fs), fs)
+
+
+def run_blocking(fs: Any, coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coroutine`` from synchronous code, on the filesystem's loop if it has one."""
+
+    async def run() -> Any:
+        return await coroutine
+
+    return sync(getattr(fs, "loop", None) or get_loop(), run)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """An exclusive ``flock`` of ``directory`` itself (no lock file left beside the data)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing the last descriptor releases the lock
+
+
+def _write_local(path: Path, data: bytes, version: str | None) -> bool:
+    with _locked(path.parent):
+        try:
+            current: str | None = _digest(path.read_bytes())
+        except FileNotFoundError:
+            current = None
+        if current != version:
+            return False
+        temporary = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex}")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    return True
