@@ -1197,7 +1197,8 @@ def _policy(group_by: str, target_size: str, max_members: int, window: int) -> A
     default="keep",
     show_default=True,
     help="Bundles of an earlier run that no catalog records: keep (listed) or delete "
-    "(an archived bundle deleted early is billed its minimum storage period).",
+    "those over an hour old (a younger one may be a concurrent run's; an archived bundle "
+    "deleted early is billed its minimum storage period).",
 )
 @global_options
 @click.pass_obj
@@ -1261,7 +1262,13 @@ def bundle_command(
         for link in report.skipped_links:
             click.echo(f"skipped: {link} (a link leaving SRC; --follow-symlinks to bundle it)")
         for orphan in report.orphans:
-            verb = "deleted" if orphan.deleted else "kept (in no catalog; --orphans delete)"
+            verb = (
+                "deleted"
+                if orphan.deleted
+                else "kept (in no catalog; under an hour old: perhaps a concurrent run's)"
+                if orphans == "delete"
+                else "kept (in no catalog; --orphans delete)"
+            )
             click.echo(f"earlier bundle {verb}: {orphan.describe()}")
         if report.cleaned_partials:
             click.echo(f"removed {report.cleaned_partials} partial bundle(s) of a killed run")

@@ -190,6 +190,13 @@ class CatalogError(ArchiveError):
     """The catalog is missing, corrupt, or disagrees with the bundles."""
 
 
+class CatalogConflictError(CatalogError):
+    """Another writer saved the catalog after it was read: nothing of this save was named.
+
+    Writers that can merge (``bundle``) re-read, merge and save again.
+    """
+
+
 class MissingBundleError(CatalogError):
     """A catalog lists a member whose bundle object is gone: damage, not absence.
 
@@ -216,6 +223,7 @@ __all__ = [
     "BudgetExceededError",
     "BundleChangedError",
     "BundleError",
+    "CatalogConflictError",
     "CatalogError",
     "ChecksumMismatchError",
     "InvalidOptionsError",

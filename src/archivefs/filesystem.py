@@ -39,7 +39,7 @@ from archivefs.catalog import members as catalog_members
 from archivefs.catalog.bundle import check_member
 from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir, is_reserved, registry_path
-from archivefs.catalog.registry import dump_registry, parse_registry
+from archivefs.catalog.registry import change_registry
 from archivefs.catalog.view import CatalogView, Location
 from archivefs.errors import (
     ArchiveError,
@@ -1549,15 +1549,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _unregister(self, bucket: str, roots: list[str]) -> None:
         registry = registry_path(bucket)
         try:
-            current = parse_registry(await self.store.get_bytes(registry), registry)
-        except ObjectNotFoundError:
-            current = []
-        kept = [r for r in current if r not in roots]
-        if kept != current:
-            try:
-                await self.fs._pipe_file(registry, dump_registry(kept))
-            except Exception as error:
-                raise_translated(error, registry, action="update")
+            await change_registry(self.fs, bucket, lambda now: [r for r in now if r not in roots])
+        except ArchiveError:
+            raise
+        except Exception as error:
+            raise_translated(error, registry, action="update")
         self.catalogs.invalidate(bucket)
 
     async def _unregister_catalog(self, root: str) -> None:

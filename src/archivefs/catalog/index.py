@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from archivefs.catalog import shards
-from archivefs.errors import CatalogError
+from archivefs.errors import CatalogConflictError, CatalogError
 from archivefs.model import Member, StorageClass
 from archivefs.providers import PROVIDERS
+from archivefs.stores.conditional import read_versioned, write_versioned
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
     from archivefs.catalog.bundle import Entry
 
 FORMAT_VERSION = 2  # sharded (format 1: one file, still read; see docs/bundles.md)
+WRITE_FORMAT = 2
+"""What a writer must know to change a catalog (1: before generations and conditional
+saves). Readers ignore it; a writer refuses a catalog of a larger write format."""
+_LOAD_TRIES = 5  # reads of a pointer that a concurrent save moved on while it was read
 POINTER = "CURRENT"
 CATALOG_FILE = re.compile(r"catalog-[0-9a-f]{32}\.npz")  # the only names a pointer may give
 CATALOG_DATA = re.compile(r"(shard-[0-9a-f]{32}\.bin|catalog-[0-9a-f]{32}\.npz)")
@@ -518,26 +523,118 @@ class Catalog:
         shard_members: int | None = None,
         orphan_grace: float = ORPHAN_GRACE,
     ) -> str:
-        """Write atomically under ``directory`` (any fsspec filesystem); return the path of
-        the first shard file.
+        """Write over whatever catalog ``directory`` holds now; return the path of the first
+        shard file (for a writer that holds a catalog it read, see :meth:`commit`).
 
-        Shards are cut at ``shard_members`` rows on average; by default at the target the
-        current pointer records (so an append leaves the other shards as they are), or
-        :data:`~archivefs.catalog.shards.SHARD_MEMBERS` for a new catalog. Passing
-        another target re-shards the whole catalog once.
+        A damaged pointer is replaced (this is how ``catalog rebuild`` repairs one); a
+        pointer another writer saves while this one writes its shards wins, and this
+        save raises :class:`CatalogConflictError`.
+        """
+        current = read_versioned(fs, f"{directory.rstrip('/')}/{POINTER}")
+        previous = None
+        if current is not None:
+            with contextlib.suppress(CatalogError):  # damaged: replaced, its files kept
+                previous = parse_pointer(current[0], f"{directory}/{POINTER}")
+        saved = self._write(
+            fs,
+            directory,
+            previous,
+            current[1] if current else None,
+            shard_members=shard_members,
+            orphan_grace=orphan_grace,
+            save_id=uuid.uuid4().hex,
+        )
+        return saved.first_file
 
-        Shards whose content the current pointer already lists are not written again;
-        new shards are written and read back (checksum) before the pointer is replaced,
-        and the shards only the old pointer named are removed after it. Catalog files
-        no pointer names (left by a save that crashed before or after its pointer)
-        are removed once older than ``orphan_grace`` seconds.
+    def commit(
+        self,
+        fs: Any,
+        directory: str,
+        *,
+        over: CatalogVersion | None,
+        save_id: str,
+        shard_members: int | None = None,
+        orphan_grace: float = ORPHAN_GRACE,
+    ) -> CatalogVersion:
+        """Save only over the catalog version ``over`` (``None``: only where there is no
+        catalog); return the version written.
+
+        Raises :class:`CatalogConflictError`, having named nothing, when another writer
+        saved since ``over`` was read: re-read with :meth:`read_for_update`, merge and
+        commit again (a pointer whose ``save_id`` is this one's is this save, landed).
+        """
+        path = f"{directory.rstrip('/')}/{POINTER}"
+        current = read_versioned(fs, path)
+        version = current[1] if current else None
+        if version != (over.version if over else None):
+            raise _conflict(path)
+        previous = parse_pointer(current[0], path) if current else None
+        return self._write(
+            fs,
+            directory,
+            previous,
+            version,
+            shard_members=shard_members,
+            orphan_grace=orphan_grace,
+            save_id=save_id,
+        )
+
+    @classmethod
+    def read_for_update(cls, fs: Any, directory: str) -> tuple[Catalog, CatalogVersion | None]:
+        """The catalog in ``directory`` and its version, to change and :meth:`commit`.
+
+        No catalog: an empty one and ``None``. A damaged catalog, or one written by a
+        newer archivefs than this one, raises :class:`CatalogError` with the fix: a
+        writer never starts again from nothing over what it could not read.
+        """
+        path = f"{directory.rstrip('/')}/{POINTER}"
+        for _ in range(_LOAD_TRIES):
+            current = read_versioned(fs, path)
+            if current is None:
+                return cls(), None
+            raw, version = current
+            pointer = parse_pointer(raw, path)
+            written = pointer.get("write_format", 1)
+            if not isinstance(written, int) or written > WRITE_FORMAT:
+                raise CatalogError(
+                    f"the catalog was written by a newer archivefs (write format {written}; "
+                    f"this release writes {WRITE_FORMAT}), so this release may not change it.",
+                    path=path,
+                    fix="upgrade archivefs to add to this catalog (reading it still works).",
+                )
+            try:
+                catalog = cls._from_parsed(fs, directory, pointer)
+            except _ShardGone:
+                continue  # a newer save removed what this pointer named: read again
+            generation = _generation(pointer)
+            return catalog, CatalogVersion(version, generation, str(pointer.get("save_id", "")))
+        raise CatalogError(
+            "the catalog kept changing while it was read.",
+            path=path,
+            fix="try again when the other bundling runs into this root have finished.",
+        )
+
+    def _write(
+        self,
+        fs: Any,
+        directory: str,
+        previous: dict[str, Any] | None,
+        version: str | None,
+        *,
+        shard_members: int | None,
+        orphan_grace: float,
+        save_id: str,
+    ) -> CatalogVersion:
+        """Write new shards, then the pointer only over ``version`` (the store's conditional
+        write), then remove what only ``previous`` named.
+
+        Shard files get a new random name each time they are written (their content's
+        fingerprint is kept in the entry, so an unchanged shard is reused, not written):
+        a name that a pointer stopped naming is never written again, so removing it
+        after the pointer moved on cannot remove what a newer pointer names.
         """
         base = directory.rstrip("/")
-        try:
-            previous = _read_pointer(fs, directory, missing_ok=True)
-        except CatalogError:
-            previous = None  # a damaged pointer is being replaced; keep its file for forensics
-        known = {e["file"]: e for e in (previous or {}).get("shards", [])}
+        known = {_entry_fingerprint(e): e for e in (previous or {}).get("shards", [])}
         if shard_members is None:
             shard_members = _recorded_target(previous)
         if shard_members < 1:
@@ -547,12 +644,13 @@ class Catalog:
         fs.makedirs(directory, exist_ok=True)
         for start, end in itertools.pairwise(cuts):
             arrays = self._shard(start, end)
-            name = shards.shard_name(arrays)
-            if name in known and known[name].get("members") == end - start:
-                entries.append(known[name])
+            fingerprint = shards.fingerprint(arrays)[:32]
+            if fingerprint in known and known[fingerprint].get("members") == end - start:
+                entries.append(known[fingerprint])
                 continue
             data = shards.encode_shard(arrays)
             digest = hashlib.sha256(data).hexdigest()
+            name = f"shard-{fingerprint[:16]}{uuid.uuid4().hex[:16]}.bin"
             target = f"{base}/{name}"
             fs.pipe_file(target, data)
             if hashlib.sha256(fs.cat_file(target)).hexdigest() != digest:
@@ -564,6 +662,7 @@ class Catalog:
             entries.append(
                 {
                     "file": name,
+                    "fingerprint": fingerprint,
                     "sha256": digest,
                     "first": self._paths[start],
                     "last": self._paths[end - 1],
@@ -571,8 +670,12 @@ class Catalog:
                 }
             )
         used = set(np.unique(self._bundle).tolist())
+        generation = _generation(previous) + 1
         pointer = {
             "version": FORMAT_VERSION,
+            "write_format": WRITE_FORMAT,
+            "generation": generation,
+            "save_id": save_id,
             "members": len(self),
             "plain": self.plain,
             "provider": self.provider,
@@ -586,7 +689,9 @@ class Catalog:
             ],
         }
         pointer[POINTER_CHECKSUM] = pointer_digest(pointer)
-        _write_atomically(fs, f"{base}/{POINTER}", json.dumps(pointer).encode())
+        path = f"{base}/{POINTER}"
+        if not write_versioned(fs, path, json.dumps(pointer).encode(), version):
+            raise _conflict(path)  # the new shards stay unnamed: orphans, removed once old
         if previous is not None:
             keep = {e["file"] for e in entries}
             stale = [e["file"] for e in previous.get("shards", [])]
@@ -594,15 +699,40 @@ class Catalog:
             for name in stale:
                 if name not in keep:
                     with contextlib.suppress(FileNotFoundError):
-                        fs.rm_file(f"{base}/{name}")
+                        fs.rm(f"{base}/{name}")  # ocifs has no rm_file
         _remove_orphans(fs, base, {e["file"] for e in entries}, orphan_grace)
-        return f"{base}/{entries[0]['file']}" if entries else f"{base}/{POINTER}"
+        # the version the store gave this pointer; "" (matches nothing, so the next commit
+        # re-reads and merges) if another writer's save already followed it
+        written = read_versioned(fs, path)
+        ours = written is not None and _save_id(written[0]) == save_id
+        first = f"{base}/{entries[0]['file']}" if entries else path
+        return CatalogVersion(written[1] if ours and written else "", generation, save_id, first)
 
     @classmethod
     def load(cls, fs: Any, directory: str) -> Catalog:
         """Load the current catalog from ``directory``; corrupt or missing -> CatalogError."""
-        pointer = _read_pointer(fs, directory, missing_ok=False)
-        assert pointer is not None
+        for _ in range(_LOAD_TRIES):
+            pointer = _read_pointer(fs, directory, missing_ok=False)
+            assert pointer is not None
+            try:
+                return cls._from_parsed(fs, directory, pointer)
+            except _ShardGone as gone:
+                if _read_pointer(fs, directory, missing_ok=True) == pointer:
+                    raise CatalogError(
+                        "the catalog pointer names a file that does not exist.",
+                        path=gone.path,
+                        fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+                    ) from None
+        raise CatalogError(
+            "the catalog kept changing while it was read.",
+            path=f"{directory.rstrip('/')}/{POINTER}",
+            fix="try again when the bundling runs into this root have finished.",
+        )
+
+    @classmethod
+    def _from_parsed(cls, fs: Any, directory: str, pointer: dict[str, Any]) -> Catalog:
+        """The catalog a parsed pointer names; :class:`_ShardGone` if one of its files is gone
+        (a newer save may have removed it: the caller reads the pointer again)."""
         base = directory.rstrip("/")
         names = [e["file"] for e in pointer["shards"]] if "shards" in pointer else [pointer["file"]]
         paths = [f"{base}/{name}" for name in names]
@@ -618,15 +748,13 @@ class Catalog:
                     data = fs.cat_file(path)  # absent from a batch answer: ask alone
                 datas.append(data)
             except FileNotFoundError:
-                raise CatalogError(
-                    "the catalog pointer names a file that does not exist.",
-                    path=path,
-                    fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
-                ) from None
+                raise _ShardGone(path) from None
         if "shards" in pointer:
             parts = [cls.from_shard(pointer, i, data, directory) for i, data in enumerate(datas)]
-            return cls.join(parts, pointer, directory)
-        return cls.from_pointer(pointer, datas[0], directory)
+            catalog = cls.join(parts, pointer, directory)
+        else:
+            catalog = cls.from_pointer(pointer, datas[0], directory)
+        return catalog
 
     @classmethod
     def from_shard(
@@ -753,6 +881,49 @@ class Catalog:
         catalog = cls.from_bytes(data, _bundles_of(pointer, directory), source=source)
         _add_pointer_fields(catalog, pointer, directory)
         return catalog
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogVersion:
+    """Which catalog a writer read or wrote: the store's version of its pointer (ETag,
+    generation or digest), the pointer's generation (each save adds one) and save id."""
+
+    version: str
+    generation: int
+    save_id: str
+    first_file: str = ""
+
+
+class _ShardGone(Exception):
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+def _conflict(path: str) -> CatalogConflictError:
+    return CatalogConflictError(
+        "another writer saved the catalog after this one read it; nothing was replaced.",
+        path=path,
+        fix="read the catalog again and merge (archivefs bundle does this by itself).",
+    )
+
+
+def _generation(pointer: dict[str, Any] | None) -> int:
+    value = (pointer or {}).get("generation", 0)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _save_id(raw: bytes) -> str | None:
+    with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
+        value = json.loads(raw).get("save_id")
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _entry_fingerprint(entry: dict[str, Any]) -> str:
+    """The content fingerprint of a shard entry (older entries: the hex of their name)."""
+    recorded = entry.get("fingerprint")
+    return recorded if isinstance(recorded, str) else str(entry["file"])[6:38]
 
 
 def _set_member_columns(catalog: Catalog, arrays: Mapping[str, Any]) -> None:
@@ -889,18 +1060,20 @@ def pointer_digest(pointer: dict[str, Any]) -> str:
 def _remove_orphans(fs: Any, base: str, keep: set[str], grace: float) -> None:
     """Delete the catalog files under ``base`` that ``keep`` does not name and that are
     older than ``grace`` seconds (one listing; a file of unknown age is kept)."""
-    now = time.time()
-    for entry in fs.ls(base, detail=True, refresh=True):
+    listed = fs.ls(base, detail=True, refresh=True)
+    # "now" is the store's clock: the newest write it reports (the pointer just written)
+    now = max((t for t in map(modified_time, listed) if t is not None), default=time.time())
+    for entry in listed:
         name = str(entry["name"]).rstrip("/").rsplit("/", 1)[-1]
         if name in keep or not CATALOG_DATA.fullmatch(name):
             continue
-        written = _modified(entry)
+        written = modified_time(entry)
         if written is not None and now - written >= grace:
             with contextlib.suppress(FileNotFoundError):
-                fs.rm_file(f"{base}/{name}")
+                fs.rm(f"{base}/{name}")
 
 
-def _modified(entry: dict[str, Any]) -> float | None:
+def modified_time(entry: dict[str, Any]) -> float | None:
     """When a listed file was last written (epoch seconds), from any fsspec backend's keys."""
     for key in ("LastModified", "mtime", "last_modified", "updated"):
         value = entry.get(key)
@@ -914,13 +1087,3 @@ def _modified(entry: dict[str, Any]) -> float | None:
             with contextlib.suppress(ValueError):
                 return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     return None
-
-
-def _write_atomically(fs: Any, path: str, data: bytes) -> None:
-    """Object stores replace an object atomically; local files go through a rename."""
-    if "file" in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)):
-        temporary = f"{path}.tmp-{uuid.uuid4().hex}"
-        fs.pipe_file(temporary, data)
-        fs.mv(temporary, path)
-    else:
-        fs.pipe_file(path, data)

@@ -13,9 +13,11 @@ changes the shards there and leaves every other shard byte for byte as it
 was, and the save that follows writes only the changed shards.
 
 A shard holds the member columns and the bundles its rows refer to (codes
-local to the shard), compressed (see :func:`encode_shard`), in a file named by
-a fingerprint of its uncompressed content (``shard-<32 hex>.bin``), so an
-unchanged shard is recognised without compressing it again.
+local to the shard), compressed (see :func:`encode_shard`). Its pointer entry
+records a fingerprint of its uncompressed content, so an unchanged shard is
+recognised without compressing it again; its file (``shard-<32 hex>.bin``) gets
+a new random name each time one is written, so a file that a pointer stopped
+naming is never written again by a later save (and can be removed safely).
 """
 
 from __future__ import annotations
@@ -133,10 +135,6 @@ def fingerprint(arrays: Mapping[str, np.ndarray[Any, Any]]) -> str:
         digest.update(f"{name}:{array.dtype.str}:{array.shape}\n".encode())
         digest.update(array.tobytes())
     return digest.hexdigest()
-
-
-def shard_name(arrays: Mapping[str, np.ndarray[Any, Any]]) -> str:
-    return f"shard-{fingerprint(arrays)[:32]}.bin"
 
 
 def encode_shard(arrays: Mapping[str, np.ndarray[Any, Any]]) -> bytes:

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import mmap
+import unicodedata
+import uuid
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
@@ -29,12 +31,14 @@ from archivefs.catalog import layout
 from archivefs.catalog.bundle import Source, read_entries, verify_bundle_bytes, write_bundle
 from archivefs.catalog.grouping import ByPrefix, GroupingPolicy, SourceItem
 from archivefs.catalog.hot import HotArrays, hot_items
-from archivefs.catalog.index import BundleInfo, Catalog
-from archivefs.catalog.sources import is_local, list_sources
+from archivefs.catalog.index import POINTER, BundleInfo, Catalog, CatalogVersion, modified_time
+from archivefs.catalog.registry import change_registry, parse_registry
+from archivefs.catalog.sources import list_sources
 from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
-from archivefs.errors import ArchiveError, BundleError, CatalogError
+from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
+from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
 if TYPE_CHECKING:
@@ -45,6 +49,10 @@ __all__ = ["BundleReport", "Orphan", "bundle_tree", "list_sources", "rebuild_cat
 
 DIGEST_METADATA = "archivefs-sha256"  # S3 user metadata: the SHA-256 of the uploaded bundle
 OrphanPolicy = Literal["keep", "delete"]
+SAVE_TRIES = 20  # saves lost to other writers in a row before a run gives up (bundles kept)
+ORPHAN_AGE = 3600.0
+"""Seconds an unrecorded bundle must have existed (by the store's clock) before
+``orphans="delete"`` removes it: a younger one may be another run's, not yet saved."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ def bundle_tree(
     follow_symlinks: bool = False,
     hot_arrays: HotArrays = "auto",
     orphans: OrphanPolicy = "keep",
+    orphan_age: float = ORPHAN_AGE,
 ) -> BundleReport:
     """Bundle ``src_root`` (on ``src_fs``) into ``dest_root`` (on ``dest_fs``).
 
@@ -106,7 +115,14 @@ def bundle_tree(
     links that leave ``src_root`` are skipped (``report.skipped_links``)
     unless ``follow_symlinks``. Bundles uploaded by an earlier run that no
     catalog records are reported (``report.orphans``) and kept, or deleted
-    with ``orphans="delete"``.
+    with ``orphans="delete"`` once ``orphan_age`` seconds old by the store's clock
+    (a younger one may be a concurrent run's, not saved yet).
+
+    Other runs may bundle into the same ``dest_root`` at once: each save is written
+    only over the catalog version this run read, and a save that loses the race
+    merges the other run's members and saves again. A catalog that cannot be read
+    (damaged, or written by a newer archivefs) stops the run before anything is
+    uploaded.
     """
     if orphans not in ("keep", "delete"):
         raise ValueError(f"orphans must be 'keep' or 'delete', got {orphans!r}")
@@ -114,6 +130,7 @@ def bundle_tree(
     klass = StorageClass.parse(str(storage_class))
     listing = list_sources(src_fs, src_root, follow_symlinks=follow_symlinks)
     items = listing.items
+    _warn_respelt(items)
     root = src_root.rstrip("/")
     named = getattr(policy, "hot_arrays", None)
     if hot_arrays == "auto" and named:  # the policy already names them: the caller chose
@@ -129,10 +146,11 @@ def bundle_tree(
     scratch = work_dir(f"{type(dest_fs).__name__}:{dest_fs.unstrip_protocol(dest_root)}")
     report.cleaned_partials = len(clean_stale(scratch))
     catalog_dir = layout.catalog_dir(dest_root)
-    try:
-        catalog = Catalog.load(dest_fs, catalog_dir)
-    except CatalogError:
-        catalog = Catalog()
+    with _store_errors(catalog_dir, "read the catalog"):
+        # only a missing catalog starts empty: a damaged or newer one stops the run here
+        catalog, version = Catalog.read_for_update(dest_fs, catalog_dir)
+        _check_registry(dest_fs, dest_root)
+    writer = _CatalogWriter(dest_fs, catalog_dir, catalog, version)
     base = dest_fs._strip_protocol(dest_root).rstrip("/")
     with _store_errors(layout.bundle_dir(dest_root), "list"):
         uploaded = _uploaded_bundles(dest_fs, dest_root)
@@ -140,13 +158,13 @@ def bundle_tree(
     for group in groups:
         if not group:
             continue
-        recorded = _recorded_bundle(catalog, base, group)
+        recorded = _recorded_bundle(writer.catalog, base, group)
         if recorded is not None:
             report.bundles_reused.append(recorded)
             continue
         part, sent = _bundle_one(src_fs, root, dest_fs, dest_root, group, klass, scratch, uploaded)
         key = next(iter(part.bundles))
-        if key in catalog.bundles or any(key in p.bundles for p in parts):
+        if key in writer.catalog.bundles or any(key in p.bundles for p in parts):
             report.bundles_reused.append(key)
             continue
         parts.append(part)
@@ -154,10 +172,9 @@ def bundle_tree(
         uploaded[key] = (part.bundles[key].size, klass.value)
         report.members += len(group)
         if len(parts) >= save_every:
-            catalog = _merged(catalog, parts)
-            with _store_errors(catalog_dir, "save the catalog"):
-                catalog.save(dest_fs, catalog_dir)
-    catalog = _merged(catalog, parts)
+            writer.add(parts)
+            writer.save()
+    writer.add(parts)
     plain: dict[str, int] = {}
     for item in hot:
         target = layout.member_path(dest_root, item.path)
@@ -168,17 +185,33 @@ def bundle_tree(
             dest_fs.pipe_file(target, data)
         report.kept_hot.append(target)
         plain[dest_fs._strip_protocol(target)] = item.size
-    if plain:
-        catalog = catalog.with_plain(plain, klass.provider)
-    with _store_errors(catalog_dir, "save the catalog"):
-        catalog.save(dest_fs, catalog_dir)
+    writer.add_plain(plain, klass.provider)
+    catalog = writer.save()
+    with _store_errors(layout.registry_path(base.split("/", 1)[0]), "update"):
         _register(dest_fs, dest_root)
-    report.orphans = _account_for_orphans(dest_fs, uploaded, catalog, orphans)
+    report.orphans = _account_for_orphans(
+        dest_fs, dest_root, uploaded, catalog, orphans, orphan_age
+    )
     if delete_sources:
         report.deleted_sources = _delete_sources(
             src_fs, src_root, catalog, dest_fs, dest_root, items, hot
         )
     return report
+
+
+def _warn_respelt(items: Sequence[SourceItem]) -> None:
+    """Warn about source names not in Unicode NFC: members are recorded under their NFC
+    spelling, so an NFD and an NFC spelling of one name are one member, and the later
+    run's file replaces the earlier one (as a re-bundled file does)."""
+    respelt = [i.path for i in items if unicodedata.normalize("NFC", i.path) != i.path]
+    if respelt:
+        warnings.warn(
+            f"{len(respelt)} source name(s) are not in Unicode NFC (e.g. {respelt[0]!r}); "
+            "they are recorded under their NFC spelling, and replace any member of the "
+            "same NFC name already in the catalog.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _recorded_bundle(catalog: Catalog, base: str, group: Sequence[SourceItem]) -> str | None:
@@ -215,25 +248,55 @@ def _uploaded_bundles(fs: Any, root: str) -> dict[str, tuple[int | None, str]]:
 
 def _account_for_orphans(
     fs: Any,
+    dest_root: str,
     uploaded: dict[str, tuple[int | None, str]],
-    catalog: Catalog,
+    saved: Catalog,
     policy: OrphanPolicy,
+    min_age: float,
 ) -> list[Orphan]:
-    """Report (and, if asked, delete) uploaded bundles that the saved catalog does not record."""
+    """Report (and, if asked, delete) uploaded bundles that no catalog records.
+
+    Deletion looks at the catalog as it is now (another run may have saved since this
+    one), and spares bundles younger than ``min_age`` seconds by the store's clock: they
+    may be another run's, uploaded but not saved yet.
+    """
+    unrecorded = sorted(set(uploaded) - set(saved.bundles))
+    ages: dict[str, float] = {}
+    if unrecorded and policy == "delete":
+        directory = layout.catalog_dir(dest_root)
+        with _store_errors(directory, "read the catalog"):
+            now_saved = Catalog.load(fs, directory)
+            listed = fs.find(layout.bundle_dir(dest_root), detail=True)
+        unrecorded = [k for k in unrecorded if k not in now_saved.bundles]
+        ages = _ages(fs, listed, layout.catalog_dir(dest_root))
     out = []
     sheet = None
-    for key in sorted(set(uploaded) - set(catalog.bundles)):
+    for key in unrecorded:
         size, klass = uploaded[key]
         try:
             sheet = sheet or load_price_sheet()
             days = sheet.price(StorageClass.parse(klass)).min_storage_days
         except (ArchiveError, ValueError):
             days = 0
-        if policy == "delete":
+        delete = policy == "delete" and ages.get(key, -1.0) >= min_age
+        if delete:
             with _store_errors(key, "delete"):
-                fs.rm_file(key)
-        out.append(Orphan(key, size or 0, klass, days, deleted=policy == "delete"))
+                fs.rm(key)  # ocifs has no rm_file
+        out.append(Orphan(key, size or 0, klass, days, deleted=delete))
     return out
+
+
+def _ages(fs: Any, listed: dict[str, Any], catalog_dir: str) -> dict[str, float]:
+    """Seconds since each listed object was written, by the store's clock (the pointer
+    this run just saved is the newest write it knows of)."""
+    pointer = fs.info(f"{catalog_dir}/{POINTER}")
+    now = modified_time(pointer)
+    ages = {}
+    for key, info in listed.items():
+        written = modified_time(info)
+        if now is not None and written is not None:
+            ages[fs._strip_protocol(key)] = now - written
+    return ages
 
 
 def _bundle_one(
@@ -299,18 +362,89 @@ def _bundle_one(
     return part, sent
 
 
-def _merged(catalog: Catalog, parts: list[Catalog]) -> Catalog:
-    """``catalog`` with the bundles in ``parts`` (emptying ``parts``): members they hold
-    replace earlier records of the same paths (re-bundled); emptied bundles drop out.
+class _CatalogWriter:
+    """One run's view of a catalog that other runs may save into at the same time.
 
-    One merge of all of them, column by column: merging bundle by bundle rebuilt
-    the whole catalog per bundle (quadratic in the number of files).
+    It keeps what this run added (bundle parts and plain objects) apart from what it
+    read, so that when a save loses the race to another writer's it reads their
+    catalog, adds this run's part again (its members replace records of the same
+    paths: re-bundled) and saves over theirs: both runs' members are kept.
     """
+
+    def __init__(
+        self, fs: Any, directory: str, catalog: Catalog, version: CatalogVersion | None
+    ) -> None:
+        self.fs, self.directory = fs, directory
+        self.base, self.version = catalog, version
+        self.catalog = catalog  # base with this run's additions (what was last saved)
+        self.parts: list[Catalog] = []
+        self.plain: dict[str, int] = {}
+        self.provider: str | None = None
+        self.save_id = uuid.uuid4().hex
+
+    def add(self, parts: list[Catalog]) -> None:
+        """Add (and empty) ``parts``: one merge of all of them, column by column (merging
+        bundle by bundle rebuilt the whole catalog per bundle: quadratic in the files)."""
+        if parts:
+            self.catalog = _merged(self.catalog, parts)
+            self.parts.extend(parts)
+            parts.clear()
+
+    def add_plain(self, plain: dict[str, int], provider: str) -> None:
+        if plain:
+            self.plain.update(plain)
+            self.provider = provider
+            self.catalog = self.catalog.with_plain(plain, provider)
+
+    def save(self) -> Catalog:
+        """Save over the version read, merging another writer's save first if one came
+        between; return the catalog saved."""
+        for _ in range(SAVE_TRIES):
+            try:
+                with _store_errors(self.directory, "save the catalog"):
+                    self.version = self.catalog.commit(
+                        self.fs, self.directory, over=self.version, save_id=self.save_id
+                    )
+                return self.catalog
+            except CatalogConflictError:
+                self._merge_theirs()
+        raise CatalogError(
+            f"the catalog changed {SAVE_TRIES} times while this run saved; the bundles are "
+            "uploaded and kept.",
+            path=self.directory,
+            fix="run the same bundle command again: it records the uploaded bundles "
+            "without uploading them again.",
+        )
+
+    def _merge_theirs(self) -> None:
+        with _store_errors(self.directory, "read the catalog"):
+            theirs, version = Catalog.read_for_update(self.fs, self.directory)
+        if version is not None and version.save_id == self.save_id:
+            self.version = version  # this run's own save landed; its answer was lost
+            return
+        read = self.version.generation if self.version else 0
+        if version is None or version.generation < read:
+            raise CatalogError(
+                f"the catalog went back while this run saved (generation {read} to "
+                f"{version.generation if version else 'none'}): it was restored from an "
+                "older copy or removed, and members saved since would read as not found. "
+                "Nothing was saved over it.",
+                path=self.directory,
+                fix="if that was intended, run `archivefs catalog rebuild` (it records every "
+                "bundle, this run's included); otherwise put the newer pointer back.",
+            )
+        self.base, self.version = theirs, version
+        self.catalog = _merged(theirs, list(self.parts))
+        if self.plain and self.provider is not None:
+            self.catalog = self.catalog.with_plain(self.plain, self.provider)
+
+
+def _merged(catalog: Catalog, parts: list[Catalog]) -> Catalog:
+    """``catalog`` with the bundles in ``parts``: members they hold replace earlier records
+    of the same paths (re-bundled); emptied bundles drop out."""
     if not parts:
         return catalog
-    merged = Catalog.concat([catalog.without(p for part in parts for p in part.paths), *parts])
-    parts.clear()
-    return merged
+    return Catalog.concat([catalog.without(p for part in parts for p in part.paths), *parts])
 
 
 def _same_upload(
@@ -361,7 +495,18 @@ def _as_binary(handle: Any) -> BinaryIO:
     return handle  # type: ignore[no-any-return]
 
 
-def _register(dest_fs: Any, dest_root: str) -> None:
+def _check_registry(dest_fs: Any, dest_root: str) -> None:
+    """Raise :class:`CatalogError` if the bucket's registry exists but cannot be read (before
+    a run uploads anything: its last step would be refused)."""
+    if is_local(dest_fs):
+        return
+    path = layout.registry_path(dest_fs._strip_protocol(dest_root).split("/", 1)[0])
+    current = read_versioned(dest_fs, path)
+    if current is not None:
+        parse_registry(current[0], path)
+
+
+def _register(dest_fs: Any, dest_root: str, *, replace_damaged: bool = False) -> None:
     """Record ``dest_root`` in its bucket's registry so filesystems find the catalog.
 
     Only object stores have buckets: a catalog in a local directory is found at
@@ -371,13 +516,10 @@ def _register(dest_fs: Any, dest_root: str) -> None:
         return
     root = dest_fs._strip_protocol(dest_root).rstrip("/")
     bucket = root.split("/", 1)[0]
-    path = layout.registry_path(bucket)
-    try:
-        roots = json.loads(dest_fs.cat_file(path)).get("roots", [])
-    except FileNotFoundError:
-        roots = []
-    if root not in roots:
-        dest_fs.pipe_file(path, json.dumps({"roots": sorted([*roots, root])}).encode())
+    add = change_registry(
+        dest_fs, bucket, lambda roots: [*roots, root], replace_damaged=replace_damaged
+    )
+    run_blocking(dest_fs, add)
 
 
 def _delete_sources(
@@ -477,7 +619,7 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
             fix="check the path: it is the DEST given to `archivefs bundle`.",
         )
     catalog.save(fs, layout.catalog_dir(root))
-    _register(fs, root)
+    _register(fs, root, replace_damaged=True)
     return catalog
 
 
