@@ -52,6 +52,14 @@ class ProviderSpec:
     ``windows`` the documented window per (class, speed); ``duration_unit`` what
     the verb's duration counts (S3: ``Days``; Oracle: ``hours``, sent as ``days * 24``
     unless the store is given hours).
+
+    ``secret_options`` are the names of the fsspec options (at any depth: ocifs's
+    ``config`` is a dict) whose values are credentials: they never leave the process
+    in a pickle or ``to_json()`` (``stores.credentials``). ``credential_modes`` are the
+    values of such an option that name a way to find credentials rather than hold
+    one (gcsfs's ``token="anon"``): those travel. ``secret_headers`` are the HTTP
+    headers that carry a credential, and ``sdk_loggers`` the client library's loggers
+    that print options or headers at DEBUG: archivefs scrubs both from those records.
     """
 
     name: str
@@ -66,6 +74,10 @@ class ProviderSpec:
     default_target: str | None = None
     windows: Mapping[tuple[str, str], Window] = field(default_factory=dict)
     duration_unit: str = "days"
+    secret_options: frozenset[str] = frozenset()
+    credential_modes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    secret_headers: frozenset[str] = frozenset()
+    sdk_loggers: tuple[str, ...] = ()
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""
