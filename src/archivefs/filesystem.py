@@ -482,9 +482,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return Journal(self._journal_option, namespace=self._namespace())
 
     def _namespace(self) -> str:
-        client_kwargs = getattr(self.fs, "client_kwargs", None) or {}
-        endpoint = client_kwargs.get("endpoint_url") or getattr(self.fs, "endpoint_url", None)
-        return str(endpoint or "s3")
+        return self.store.namespace  # the store adapter names its store (providers/)
 
     async def _hot_store(self) -> tuple[Any, str] | None:
         if self._hot_url is None:

@@ -62,6 +62,7 @@ S3 = ProviderSpec(
         }
     ),
     sdk_loggers=("botocore.endpoint", "botocore.auth"),
+    bare_namespace=True,  # the endpoint URL, or "s3": what journals have always used
     windows={
         **{("GLACIER", speed): w for speed, w in _GLACIER.items()},
         **{("DEEP_ARCHIVE", speed): w for speed, w in _DEEP.items()},
