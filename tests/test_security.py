@@ -151,8 +151,8 @@ def test_no_provider_credential_leaves_the_process(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Pickles, cloudpickles, Dask graphs, to_json(), reprs and DEBUG logs hold none of a
-    provider's secrets, and what they rebuild still reads in the same process."""
+    """Pickles, cloudpickles, Dask graphs, to_json(), reprs, errors and DEBUG logs hold none
+    of a provider's secrets, and what they rebuild still reads in the same process."""
     caplog.set_level(logging.DEBUG)
     keyed = KEYED[provider](request)
     fs = ArchiveFileSystem(
@@ -164,7 +164,11 @@ def test_no_provider_credential_leaves_the_process(
     graph_blob = cloudpickle.dumps(graph)
     shipped = [blob, text.encode(), cloudpickle.dumps(fs), graph_blob]
     shipped += [repr(fs).encode(), str(fs).encode(), str(dask.base.tokenize(graph)).encode()]
-    assert pickle.loads(blob).cat_file(keyed.path) == b"payload"
+    clone = pickle.loads(blob)
+    assert clone.cat_file(keyed.path) == b"payload"
+    with pytest.raises(FileNotFoundError) as error:  # an error of the rebuilt filesystem
+        clone.cat_file(keyed.path.rsplit("/", 1)[0] + "/missing")
+    shipped += [str(error.value).encode(), repr(error.value).encode(), repr(clone).encode()]
     assert fsspec.AbstractFileSystem.from_json(text).cat_file(keyed.path) == b"payload"
     assert cloudpickle.loads(graph_blob).compute(scheduler="sync") == b"payload"
     for value in keyed.secrets + keyed.identifiers:
