@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +11,6 @@ import pytest
 import s3fs
 
 from archivefs import (
-    ArchiveError,
     ObjectArchivedError,
     ObjectNotFoundError,
     RestoreInProgressError,
@@ -81,23 +79,6 @@ def test_chained_url_reads_through_fsspec_open(
     )
     assert isinstance(fs, ArchiveFileSystem)
     assert path == f"{bucket}/a/hot.bin"
-
-
-def test_filesystem_pickles_and_repr_hides_credentials(
-    archive: EmulatedArchive, bucket: str, make_fs: Any
-) -> None:
-    archive.put_object(bucket, "k", DATA)
-    opts = archive.storage_options()
-    opts["secret"] = "TOPSECRETVALUE"
-    opts["key"] = "testing"
-    fs = ArchiveFileSystem(target_options=opts, journal=False, skip_instance_cache=True)
-    clone = pickle.loads(pickle.dumps(fs))
-    assert isinstance(clone, ArchiveFileSystem)
-    assert "TOPSECRETVALUE" not in repr(fs)
-    assert "TOPSECRETVALUE" not in repr(clone)
-    with pytest.raises(ArchiveError) as info:
-        clone.cat_file(f"{bucket}/missing")
-    assert "TOPSECRETVALUE" not in str(info.value)
 
 
 # -- every storage class ---------------------------------------------------------------

@@ -510,3 +510,80 @@ def test_a_full_disk_says_free_space_and_keeps_the_records(tmp_path: Path) -> No
     assert [r.key for r in Journal(tmp_path / "journal.sqlite", namespace="ns").records()] == [
         "kept"
     ]
+
+
+# -- the namespace names the store: provider, account or tenancy, endpoint ----------------
+
+
+def test_one_journal_file_keeps_stores_of_different_providers_apart(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """An Oracle job holding ``data/x.nc`` must not stop an Azure restore of its own
+    ``data/x.nc`` (before: both were namespace ``"s3"``, and Azure sent nothing), while a
+    second filesystem on the same Azure account sees the first one's restore."""
+    import uuid
+
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.testing._azure import ACCOUNT, ACCOUNT_KEY
+
+    azure = request.getfixturevalue("azure_archive")
+    oracle = request.getfixturevalue("oracle_archive")
+    name = f"data-{uuid.uuid4().hex[:12]}"
+    azure.create_container(name)
+    oracle.create_bucket(name)
+    azure.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # stays pending
+    azure.put_blob(name, "x.nc", b"azure", tier="Archive")
+    oracle.put_object(name, "x.nc", b"oracle", tier="Archive")
+    shared = str(tmp_path / "shared.sqlite")
+
+    def make(protocol: str, options: dict[str, Any]) -> ArchiveFileSystem:
+        return ArchiveFileSystem(
+            target_protocol=protocol, target_options=options, journal=shared,
+            restore_time_scale=1 / 3600, skip_instance_cache=True,
+        )  # fmt: skip
+
+    az = make("az", azure.storage_options())
+    oci = make("oci", oracle.storage_options())
+    assert az.engine.journal is not None
+    assert oci.engine.journal is not None
+    az_ns, oci_ns = az.engine.journal.namespace, oci.engine.journal.namespace
+
+    # the Oracle job is sending its restore of data/x.nc: it holds the key's claim
+    with Journal(shared, namespace=oci_ns) as oracle_job:
+        assert oracle_job.claim([f"{name}/x.nc"], tier="Standard", days=1) == [f"{name}/x.nc"]
+    azure.requests.clear()
+    az.restore(f"{name}/x.nc")
+    assert azure.requests.count("SetBlobTier") == 1  # before: 0, taken for Oracle's
+    assert len(azure.pending()) == 1
+    assert az_ns == f"azure:{ACCOUNT}:{azure.blob_endpoint}"
+    assert oci_ns.startswith("oracle:ocid1.tenancy.")
+    assert oci_ns.endswith(oracle.endpoint)
+    assert ACCOUNT_KEY not in az_ns
+
+    # a second filesystem on the same account finds the first one's record: the same store
+    again = make("az", azure.storage_options())
+    assert again.engine.journal is not None
+    assert again.engine.journal.namespace == az_ns
+    with Journal(shared, namespace=az_ns) as journal:
+        record = journal.get(f"{name}/x.nc")
+    assert record is not None
+    assert record.state is RecordState.ACCEPTED
+    with Journal(shared, namespace=oci_ns) as journal:  # Oracle's record untouched
+        record = journal.get(f"{name}/x.nc")
+    assert record is not None
+    assert record.state is RecordState.CLAIMED
+
+
+def test_s3_namespaces_keep_their_old_form(request: pytest.FixtureRequest) -> None:
+    """Journals written before keep resuming: S3's namespace is still the endpoint URL, or
+    ``"s3"`` on AWS's default endpoint."""
+    from archivefs.filesystem import ArchiveFileSystem
+
+    archive = request.getfixturevalue("archive")
+    moto = ArchiveFileSystem(target_options=archive.storage_options(), journal=False,
+                             skip_instance_cache=True)  # fmt: skip
+    endpoint = archive.storage_options()["client_kwargs"]["endpoint_url"]
+    assert moto.engine.journal is None  # journal=False: the namespace is the store's
+    assert moto.store.namespace == endpoint
+    aws = ArchiveFileSystem(target_options={"anon": True}, journal=False, skip_instance_cache=True)
+    assert aws.store.namespace == "s3"

@@ -75,7 +75,14 @@ from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
 from archivefs.stores import make_store, provider_of
-from archivefs.stores.credentials import deposit, has_ambient_credentials, recover, withhold
+from archivefs.stores.credentials import (
+    deposit,
+    found_by_botocore,
+    has_ambient_credentials,
+    recover,
+    redact_library_logs,
+    withhold,
+)
 from archivefs.stores.s3 import RangeRead, S3Store, restores_not_implemented, split_path
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
 
@@ -216,15 +223,17 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        keys_withheld = False  # rebuilt in another process, from options without the keys
         if credentials is not None:  # rebuilt from a pickle or to_json(): see __reduce__
             original = recover(credentials)
+            keys_withheld = original is None
             if original is not None:
                 if "fs" in original:
                     fs, target_protocol, target_options = original["fs"], None, None
                 else:
                     target_options = original.get("target_options", target_options)
                 hot_options = original.get("hot_options", hot_options)
-            elif target_protocol not in ("gs", "gcs"):  # gcsfs finds its own, or says why
+            elif found_by_botocore(target_protocol):  # other libraries find theirs, or say why
                 missing = _missing_worker_credentials(target_options, fs)
                 if missing is not None:  # raised at the first request, never while unpickling
                     target_options = {**(target_options or {}), "session": _Refusing(missing)}
@@ -253,12 +262,25 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if getattr(cls, "async_impl", False):
                 options.setdefault("asynchronous", self.asynchronous)
                 options.setdefault("loop", self.loop)
+            redact_library_logs()  # ocifs logs its config, private key included, at DEBUG
             try:
                 fs = fsspec.filesystem(protocol, **options)
-            except (ValueError, TypeError):
-                raise  # wrong options: the target's own message says which
-            except Exception as error:  # e.g. ocifs reading a missing OCI config file
-                raise_translated(error, f"{protocol}://", action="connect to")
+            except Exception as error:
+                if keys_withheld:  # adlfs and ocifs refuse to start without a credential
+                    raise MissingCredentialsError(
+                        "this filesystem was pickled without its credentials (archivefs "
+                        "keeps every provider's secret options out of pickles and "
+                        f"to_json()), and {protocol!r} found none of its own in this "
+                        f"process: {type(error).__name__}: {error}",
+                        path=f"{protocol}://",
+                        fix="give this process the store's credentials (the environment "
+                        "variables or config file its client library reads, a managed "
+                        "identity or instance principal), or construct the filesystem with "
+                        "pickle_credentials=True to send them in clear inside the pickle.",
+                    ) from error
+                if isinstance(error, (ValueError, TypeError)):
+                    raise  # wrong options: the target's own message says which
+                raise_translated(error, f"{protocol}://", action="connect to")  # e.g. ocifs
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
         # a provider without restores (GCS) keeps S3's tier names as a placeholder
         # (RestoreTier.parse): its plans never restore, and restore() refuses every object
@@ -460,9 +482,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return Journal(self._journal_option, namespace=self._namespace())
 
     def _namespace(self) -> str:
-        client_kwargs = getattr(self.fs, "client_kwargs", None) or {}
-        endpoint = client_kwargs.get("endpoint_url") or getattr(self.fs, "endpoint_url", None)
-        return str(endpoint or "s3")
+        return self.store.namespace  # the store adapter names its store (providers/)
 
     async def _hot_store(self) -> tuple[Any, str] | None:
         if self._hot_url is None:

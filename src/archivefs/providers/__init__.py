@@ -15,6 +15,16 @@ from archivefs.providers.oracle import ORACLE, check_restore_objects
 from archivefs.providers.s3 import S3
 
 PROVIDERS: dict[str, ProviderSpec] = {p.name: p for p in (S3, AZURE, GCS, ORACLE)}
+SECRET_OPTIONS: frozenset[str] = frozenset().union(*(p.secret_options for p in PROVIDERS.values()))
+"""Every provider's secret option names: options of any store (a hot store's too) are
+scrubbed with all of them, so a credential is withheld whichever library it is for."""
+CREDENTIAL_MODES: dict[str, frozenset[str]] = {
+    name: frozenset().union(*(p.credential_modes.get(name, ()) for p in PROVIDERS.values()))
+    for name in sorted({n for p in PROVIDERS.values() for n in p.credential_modes})
+}
+"""Values of a secret option that name a way to find credentials (they travel)."""
+SECRET_HEADERS: frozenset[str] = frozenset().union(*(p.secret_headers for p in PROVIDERS.values()))
+SDK_LOGGERS: tuple[str, ...] = tuple(n for p in PROVIDERS.values() for n in p.sdk_loggers)
 RESTORE_CHECKS: dict[str, RestoreCheck] = {
     "azure": check_rehydrate,
     "oracle": check_restore_objects,
@@ -47,11 +57,15 @@ def provider_for_protocol(protocol: str) -> ProviderSpec:
 
 __all__ = [
     "AZURE",
+    "CREDENTIAL_MODES",
     "GCS",
     "ORACLE",
     "PROVIDERS",
     "RESTORE_CHECKS",
     "S3",
+    "SDK_LOGGERS",
+    "SECRET_HEADERS",
+    "SECRET_OPTIONS",
     "Access",
     "ClassSpec",
     "ProviderSpec",

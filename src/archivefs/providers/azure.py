@@ -89,6 +89,11 @@ AZURE = ProviderSpec(
     takes_days=False,
     targets=TARGETS,
     default_target="Hot",
+    # adlfs's credentials: a connection string holds the account key (or a SAS);
+    # ``credential`` may be a key string or a credential object holding a secret
+    secret_options=frozenset(
+        {"account_key", "connection_string", "sas_token", "client_secret", "credential"}
+    ),
     # Azure docs: Standard "may take up to 15 hours"; High "may complete in under one
     # hour for an object under 10 GB in size".
     windows={

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from urllib.parse import urlsplit, urlunsplit
 
 
 class Access(StrEnum):
@@ -52,6 +53,17 @@ class ProviderSpec:
     ``windows`` the documented window per (class, speed); ``duration_unit`` what
     the verb's duration counts (S3: ``Days``; Oracle: ``hours``, sent as ``days * 24``
     unless the store is given hours).
+
+    ``secret_options`` are the names of the fsspec options (at any depth: ocifs's
+    ``config`` is a dict) whose values are credentials: they never leave the process
+    in a pickle or ``to_json()`` (``stores.credentials``). ``credential_modes`` are the
+    values of such an option that name a way to find credentials rather than hold
+    one (gcsfs's ``token="anon"``): those travel. ``secret_headers`` are the HTTP
+    headers that carry a credential, and ``sdk_loggers`` the client library's loggers
+    that print options or headers at DEBUG: archivefs scrubs both from those records.
+    ``bare_namespace``: the journal
+    namespace is the endpoint URL alone (or the provider's name), as journals
+    written before namespaces named providers have it (S3).
     """
 
     name: str
@@ -66,6 +78,11 @@ class ProviderSpec:
     default_target: str | None = None
     windows: Mapping[tuple[str, str], Window] = field(default_factory=dict)
     duration_unit: str = "days"
+    secret_options: frozenset[str] = frozenset()
+    credential_modes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    secret_headers: frozenset[str] = frozenset()
+    sdk_loggers: tuple[str, ...] = ()
+    bare_namespace: bool = False
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""
@@ -89,3 +106,25 @@ class ProviderSpec:
 
     def window(self, class_name: str, speed: str) -> Window | None:
         return self.windows.get((class_name, speed))
+
+    def journal_namespace(self, *, account: str | None = None, endpoint: str | None = None) -> str:
+        """The journal's name for one store of this provider: never a secret.
+
+        ``provider:account:endpoint`` (``azure:myaccount:https://myaccount.blob.core.windows.net``;
+        an Oracle tenancy OCID is its account), with the endpoint's user info, query (an
+        Azure SAS) and fragment stripped. A ``bare_namespace`` provider (S3) is named by
+        its endpoint URL alone, or by its name on the default endpoint.
+        """
+        if self.bare_namespace:  # as given: the journal strips user info and query itself
+            return str(endpoint or self.name)
+        url = _plain_url(str(endpoint)) if endpoint else ""
+        return f"{self.name}:{account or ''}:{url}"
+
+
+def _plain_url(endpoint: str) -> str:
+    """``endpoint`` without user info, query and fragment (they may hold credentials)."""
+    parts = urlsplit(endpoint.strip())
+    if not parts.scheme or not parts.netloc:
+        return endpoint.strip().split("?", 1)[0].split("#", 1)[0]
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))

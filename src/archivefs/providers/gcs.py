@@ -23,4 +23,9 @@ GCS = ProviderSpec(
     speed_word="(none: every class reads at once)",
     restore_verb="(none)",
     takes_days=False,
+    # gcsfs's ``token``: a credentials dict, a raw access token or a service-account
+    # file; the modes below name a way to find credentials and travel (a worker needs
+    # ``token="anon"`` to read a public bucket)
+    secret_options=frozenset({"token"}),
+    credential_modes={"token": frozenset({"anon", "google_default", "cloud", "browser"})},
 )

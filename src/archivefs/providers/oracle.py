@@ -97,6 +97,10 @@ ORACLE = ProviderSpec(
     restore_verb="RestoreObjects",
     takes_days=True,  # sent as hours: see duration_unit
     duration_unit="hours",
+    # the OCI SDK config's private key and its pass phrase (ocifs's ``config`` dict),
+    # and a signer object (it holds the key); ``key_file`` is a path, not a secret
+    secret_options=frozenset({"key_content", "pass_phrase", "signer"}),
+    sdk_loggers=("ocifs",),  # ocifs logs its whole config when it connects
     # OCI docs: "it can take at most an hour to restore an object from Archive Storage"
     windows={("Archive", SPEED): Window(0.0, 1 * _HOUR)},
 )

@@ -40,6 +40,29 @@ S3 = ProviderSpec(
     speed_word="tier",
     restore_verb="RestoreObject",
     takes_days=True,
+    # s3fs's explicit keys, botocore's names for them, and an SSE-C key
+    secret_options=frozenset(
+        {
+            "key",
+            "secret",
+            "token",
+            "password",
+            "aws_access_key_id",
+            "aws_secret_access_key",
+            "aws_session_token",
+            "SSECustomerKey",
+        }
+    ),
+    # botocore logs every request's headers (endpoint) and canonical request (auth)
+    secret_headers=frozenset(
+        {
+            "x-amz-security-token",
+            "x-amz-server-side-encryption-customer-key",
+            "x-amz-copy-source-server-side-encryption-customer-key",
+        }
+    ),
+    sdk_loggers=("botocore.endpoint", "botocore.auth"),
+    bare_namespace=True,  # the endpoint URL, or "s3": what journals have always used
     windows={
         **{("GLACIER", speed): w for speed, w in _GLACIER.items()},
         **{("DEEP_ARCHIVE", speed): w for speed, w in _DEEP.items()},

@@ -219,6 +219,14 @@ class AzureStore(BulkProbe):
         adlfs applies to its own calls only."""
         return {"retry_total": 0, **getattr(self.fs, "_timeout_kwargs", {})}
 
+    @property
+    def namespace(self) -> str:
+        """``azure:<account>:<blob endpoint>``: containers are named per account."""
+        service = self._service()
+        return AZURE.journal_namespace(
+            account=service.account_name, endpoint=service.primary_endpoint
+        )
+
     def _service(self) -> Any:
         service = getattr(self.fs, "service_client", None)
         if service is None:

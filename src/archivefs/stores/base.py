@@ -20,6 +20,12 @@ class ColdStore(Protocol):
 
     fs: Any
 
+    @property
+    def namespace(self) -> str:
+        """The journal's name for this store (provider, account or tenancy, endpoint);
+        formed by the provider's ``journal_namespace``, never holding a secret."""
+        ...
+
     async def head(self, path: str) -> ObjectState: ...
 
     async def probe(self, paths: Iterable[str]) -> dict[str, ObjectState | None]: ...

@@ -115,6 +115,11 @@ class GcsStore(BulkProbe):
     def __init__(self, fs: Any) -> None:
         self.fs = fs
 
+    @property
+    def namespace(self) -> str:
+        """``gcs::<endpoint>``: bucket names are global, so the endpoint names the store."""
+        return GCS.journal_namespace(endpoint=getattr(self.fs, "_location", None))
+
     async def _json(self, path: str, action: str, url: str, *args: str, **params: Any) -> Any:
         """One JSON API request through gcsfs's ``_call``; errors translated for ``path``."""
         try:

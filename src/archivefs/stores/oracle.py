@@ -168,6 +168,17 @@ class OracleStore(BulkProbe):
 
     # -- plumbing --------------------------------------------------------------------------
 
+    @property
+    def namespace(self) -> str:
+        """``oracle:<tenancy OCID>:<regional endpoint>``: a tenancy has one Object Storage
+        namespace, buckets are per region (an instance principal's config names no tenancy:
+        then the endpoint alone)."""
+        inner = self._ocifs()
+        config = inner.config if isinstance(inner.config, dict) else {}
+        return ORACLE.journal_namespace(
+            account=config.get("tenancy"), endpoint=inner.oci_client.base_client.endpoint
+        )
+
     def _ocifs(self) -> Any:
         inner = getattr(self.fs, "sync_fs", self.fs)  # fsspec's AsyncFileSystemWrapper
         if getattr(inner, "oci_client", None) is None:

@@ -48,6 +48,7 @@ from archivefs.model import (
     StorageClass,
     check_restore_request,
 )
+from archivefs.providers import S3
 from archivefs.stores.base import BulkProbe
 from archivefs.stores.keyspace import KeyRange, cut_points, just_before, ranges_after
 from archivefs.stores.timestamps import parse_timestamps_fast
@@ -227,6 +228,12 @@ class S3Store(BulkProbe):
             elif self._endpoint in _NO_RESTORES:
                 implements_restores = False
         self.implements_restores = implements_restores
+
+    @property
+    def namespace(self) -> str:
+        """The endpoint URL, or ``"s3"`` on AWS's default: the formula journals have always
+        used, so a journal written before keeps resuming."""
+        return S3.journal_namespace(endpoint=self._endpoint)
 
     def _learn_no_restores(self) -> None:
         """This endpoint reads archive classes at once and refuses restores (remembered)."""
