@@ -422,6 +422,8 @@ class _CatalogWriter:
         if version is not None and version.save_id == self.save_id:
             self.version = version  # this run's own save landed; its answer was lost
             return
+        if version is None and self.version is None:
+            return  # a catalog came and went between the try and this read: try again
         read = self.version.generation if self.version else 0
         if version is None or version.generation < read:
             raise CatalogError(
