@@ -234,3 +234,41 @@ def test_archive_url_and_xarray_storage_options(
     np.testing.assert_array_equal(
         selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
     )
+
+
+def test_bundles_go_to_oracle_archive_and_their_members_read_after_one_restore_each(
+    oracle_archive: EmulatedOracleArchive,
+    oracle_bucket: str,
+    make_oci: Callable[..., ArchiveFileSystem],
+    tmp_path: Path,
+) -> None:
+    # `bundle ... oci://... --storage-class Archive` wrote Standard bundles (issue #31):
+    # "Archive" is parsed in the destination's names and each bundle is put in that tier
+    from archivefs.catalog import ByPrefix, Catalog
+    from archivefs.catalog.layout import catalog_dir
+    from archivefs.catalog.writer import bundle_tree
+    from archivefs.errors import ObjectArchivedError
+
+    src = tmp_path / "src"
+    files = {f"d{i % 3}/f{i}.dat": f"member {i} ".encode() * (30 + i) for i in range(12)}
+    for name, data in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+    raw = fsspec.filesystem("oci", skip_instance_cache=True, **oracle_archive.storage_options())
+    dest = f"{oracle_bucket}/run"
+    bundle_tree(fsspec.filesystem("file"), str(src), raw, dest, storage_class="Archive",
+                policy=ByPrefix(depth=1))  # fmt: skip
+    catalog = Catalog.load(raw, catalog_dir(dest))
+    assert len(catalog.bundles) == 3
+    for key, info in catalog.bundles.items():
+        assert (info.storage_class.provider, info.storage_class.value) == ("oracle", "Archive")
+        assert oracle_archive.archival_state(oracle_bucket, key.split("/", 1)[1]) == "Archived"
+    fs = make_oci()
+    member = f"{dest}/d0/f0.dat"
+    with pytest.raises(ObjectArchivedError):
+        fs.cat_file(member)
+    oracle_archive.requests.clear()
+    fs.restore([f"{dest}/{name}" for name in files], wait=True, timeout=600)
+    assert oracle_archive.requests.count("RestoreObjects", status=202) == 3  # one per bundle
+    for name, data in files.items():
+        assert fs.cat_file(f"{dest}/{name}") == data

@@ -35,7 +35,7 @@ from archivefs.providers import PROVIDERS
 from archivefs.stores.conditional import read_versioned, write_versioned
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from archivefs.catalog.bundle import Entry
 
@@ -771,6 +771,7 @@ class Catalog:
                 fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
             )
         arrays = shards.decode_shard(data, source)
+        parse_class = _class_parser(pointer)
         try:
             catalog = cls.__new__(cls)
             catalog.plain = {}
@@ -784,7 +785,7 @@ class Catalog:
             sizes = arrays["bundle_size"].tolist()
             counts = arrays["bundle_members"].tolist()
             catalog.bundles = {
-                key: BundleInfo(key, size, StorageClass.parse(klass), count, digest, etag or None)
+                key: BundleInfo(key, size, parse_class(klass), count, digest, etag or None)
                 for key, size, klass, count, digest, etag in zip(
                     keys, sizes, classes, counts, digests, etags, strict=True
                 )
@@ -937,6 +938,14 @@ def _set_member_columns(catalog: Catalog, arrays: Mapping[str, Any]) -> None:
     catalog._mtime = arrays["mtime"]
 
 
+def _class_parser(pointer: dict[str, Any]) -> Callable[[str], StorageClass]:
+    """Class names as the pointer's provider spells them ("Archive" is Oracle's in an
+    Oracle catalog); pointers that record no provider: S3's names first, as before."""
+    provider = pointer.get("provider")
+    known = provider if isinstance(provider, str) and provider in PROVIDERS else None
+    return lambda name: StorageClass.parse(name, provider=known)
+
+
 def _bundle_record(b: BundleInfo) -> dict[str, Any]:
     return {
         "key": b.key,
@@ -955,7 +964,7 @@ def _bundles_of(pointer: dict[str, Any], directory: str) -> list[BundleInfo]:
             BundleInfo(
                 key=b["key"],
                 size=int(b["size"]),
-                storage_class=StorageClass.parse(b["storage_class"]),
+                storage_class=_class_parser(pointer)(b["storage_class"]),
                 members=int(b["members"]),
                 sha256=str(b["sha256"]),
                 etag=str(b["etag"]) if b.get("etag") else None,

@@ -38,6 +38,7 @@ from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
 from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
+from archivefs.providers import provider_for_protocol
 from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
@@ -127,7 +128,8 @@ def bundle_tree(
     if orphans not in ("keep", "delete"):
         raise ValueError(f"orphans must be 'keep' or 'delete', got {orphans!r}")
     policy = policy or ByPrefix()
-    klass = StorageClass.parse(str(storage_class))
+    # in the destination's names: "Archive" is Oracle's class on oci://, Azure's on az://
+    klass = StorageClass.parse(str(storage_class), provider=_provider_named_by(dest_fs))
     listing = list_sources(src_fs, src_root, follow_symlinks=follow_symlinks)
     items = listing.items
     _warn_respelt(items)
@@ -197,6 +199,15 @@ def bundle_tree(
             src_fs, src_root, catalog, dest_fs, dest_root, items, hot
         )
     return report
+
+
+def _provider_named_by(fs: Any) -> str | None:
+    """The provider whose protocol ``fs`` speaks (``None``: a local or other filesystem)."""
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    for protocol in protocols:
+        with contextlib.suppress(ArchiveError):
+            return provider_for_protocol(protocol).name
+    return None
 
 
 def _warn_respelt(items: Sequence[SourceItem]) -> None:
@@ -488,6 +499,10 @@ def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass, digest: str
 
         # Azure metadata names are C# identifiers: no hyphen
         upload_at_tier(dest_fs, local, key, klass.value, {"archivefs_sha256": digest})
+    elif klass.provider == "oracle" and hasattr(dest_fs, "oci_client"):
+        from archivefs.stores.oracle import upload_in_tier  # only when writing to Oracle
+
+        upload_in_tier(dest_fs, local, key, klass.value, {DIGEST_METADATA: digest})
     else:
         dest_fs.makedirs(dest_fs._parent(key), exist_ok=True)
         dest_fs.put_file(local, key)

@@ -435,3 +435,25 @@ def _common_prefix(names: Sequence[str]) -> str:
     while n < min(len(first), len(last)) and first[n] == last[n]:
         n += 1
     return first[:n]
+
+
+def upload_in_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str, str]) -> None:
+    """Upload a local file to ``bucket/object`` directly in ``tier`` (blocking).
+
+    One PutObject with ``storage-tier`` and ``opc-meta-*`` through the client ocifs
+    holds: ocifs's ``put_file`` cannot set a tier, and Oracle has no call that moves
+    an object into Archive without writing it again.
+    """
+    store = OracleStore(fs)
+    bucket, name = split_path(fs._strip_protocol(path))
+    namespace, bucket_name = store._bucket(bucket)
+    spec = ORACLE.find_class(tier)
+    with open(local, "rb") as body:
+        store._ocifs().oci_client.put_object(
+            namespace,
+            bucket_name,
+            name,
+            body,
+            storage_tier=spec.name if spec is not None else tier,
+            opc_meta=metadata,
+        )
