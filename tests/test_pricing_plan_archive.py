@@ -232,3 +232,19 @@ def test_workload_mistakes_name_the_field_and_the_fix(
 def test_a_missing_workload_lists_the_shipped_ones() -> None:
     with pytest.raises(WorkloadError, match="ngas-hybrid"):
         load_workload("no-such-workload")
+
+
+def test_a_size_distribution_raises_small_objects_to_the_minimum_billable_size() -> None:
+    text = BASE.replace("object_size: 1GiB", "size_distribution: [64KiB, 192KiB]").replace(
+        "total: 10TiB", "total: 1TiB"
+    )
+    text = text.replace("on_premises: 5TiB", "on_premises: 0").replace(
+        "STANDARD_IA: 5TiB", "STANDARD_IA: 1TiB"
+    )
+    plan = plan_archive(parse_workload(text))
+    split = next(p for p in plan.placements if p.name == "split")
+    # S3 IA bills at least 128 KiB an object: (128 + 192) / (64 + 192) = 1.25 x the bytes
+    assert split.annual["storage"] == pytest.approx(1024 * 1.25 * 0.0138 * 12)
+    # one GET per object read, 128 KiB on average: 12 TiB a year from S3 IA
+    assert split.annual["requests"] == pytest.approx(12 * TIB / (128 * 2**10) * 0.001 / 1000)
+    assert split.monthly["storage"] == pytest.approx(split.annual["storage"] / 12)

@@ -61,6 +61,7 @@ class PlacementCost(BaseModel):
         """The annual total over 12 months (one-off charges spread over the year)."""
         return self.annual_total / MONTHS_PER_YEAR
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def monthly(self) -> dict[str, float]:
         """Each component over 12 months."""
