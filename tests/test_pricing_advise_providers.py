@@ -81,12 +81,15 @@ def test_the_study_sheet_holds_table_1() -> None:
         "gcs:STANDARD": (0.0230, 0),
         "azure:Hot": (0.0200, 0),
         "oracle:Standard": (0.0255, 0),
+        "s3:GLACIER": (0.0050, 90),
         "s3:STANDARD_IA": (0.0190, 30),
         "gcs:COLDLINE": (0.0100, 90),
         "azure:Cool": (0.0150, 30),
         "oracle:Archive": (0.0026, 90),
     }
     assert STUDY.classes["gcs:STANDARD"].label == "GCP Regional"
+    assert STUDY.classes["s3:GLACIER"].label == "AWS Glacier"
+    assert STUDY.classes["s3:GLACIER"].access.value == "restore"
     assert "request prices" in STUDY.not_included
     assert STUDY.access_prices["s3"] == "aws-ap-northeast-1"
     assert isinstance(load_any_sheet("study-2018-tokyo"), type(STUDY))
@@ -169,16 +172,21 @@ def test_simulation_output_cold_classes_by_hand() -> None:
 
 def test_hot_and_cold_together_and_the_s3_break_even() -> None:
     advice = _advise(INSTRUMENT, 0.01)
-    assert len(advice.options) == 8
-    assert len(advice.break_evens) == 28
+    assert len(advice.options) == 9
+    assert len(advice.break_evens) == 36
     standard = next(o for o in advice.options if o.name == "s3:STANDARD")
     assert standard.monthly == pytest.approx(102_400 * 0.025)  # 2560.00, Table 1
     assert standard.per_access == pytest.approx(51_200 * 0.00037 / 1000)
     point = _points(advice)[frozenset(("s3:STANDARD_IA", "s3:STANDARD"))][0]
     assert point == pytest.approx((2560 - 1945.6) / (1024.0512 - 51_200 * 0.00037 / 1000))
-    assert [o.name for o in _advise(INSTRUMENT, 0.01, cold_only=True).options] == [
-        o.name for o in _advise(INSTRUMENT, 0.01, classes=COLD).options
+    cold = [o.name for o in _advise(INSTRUMENT, 0.01, cold_only=True).options]
+    assert cold == [
+        o.name for o in _advise(INSTRUMENT, 0.01, classes=[*COLD, "s3:GLACIER"]).options
     ]
+    assert "s3:GLACIER (Standard restore)" in cold
+    glacier = next(o for o in advice.options if o.storage_class == "GLACIER")
+    overhead = 51_200 * (32768 * 0.005 + 8192 * 0.025) / 2**30  # Tokyo sheet's overheads
+    assert glacier.monthly == pytest.approx(102_400 * 0.005 + overhead)  # Table 1's 0.0050
 
 
 def test_restore_classes_pick_each_providers_tier(tmp_path: Path) -> None:
@@ -294,12 +302,13 @@ def test_cli_ranks_the_instrument_archive(tmp_path: Path) -> None:
         data = json.loads(result.output)
         assert data["cheapest"] == "oracle:Archive"
         assert [o["name"] for o in data["options"]] == [
-            "oracle:Archive", "gcs:COLDLINE", "azure:Cool", "s3:STANDARD_IA"]  # fmt: skip
-        assert data["options"][1]["per_access"] == pytest.approx(
+            "oracle:Archive", "s3:GLACIER (Standard restore)", "gcs:COLDLINE", "azure:Cool",
+            "s3:STANDARD_IA"]  # fmt: skip
+        assert data["options"][2]["per_access"] == pytest.approx(
             51_200 * 0.01 / 1000 + 102_400 * 0.02
         )
         assert data["workload"] == {"objects": 51200, "total_bytes": 100 * TiB, "tier": "Standard"}
-        assert len(data["break_evens"]) == 6
+        assert len(data["break_evens"]) == 10  # every pair of five cold classes
 
 
 def test_cli_mistakes_get_one_clear_line(tmp_path: Path) -> None:
@@ -326,9 +335,9 @@ def test_cli_mistakes_get_one_clear_line(tmp_path: Path) -> None:
     assert "PROVIDER=SHEET" in malformed.output
     wrong_class = CliRunner().invoke(
         main, [*base, "--price-sheet", "study-2018-tokyo", "--reads-per-month", "1",
-               "--classes", "s3:GLACIER"])  # fmt: skip
+               "--classes", "s3:DEEP_ARCHIVE"])  # fmt: skip
     assert wrong_class.exit_code == EXIT_ERROR
-    assert "no sheet given prices s3:GLACIER" in wrong_class.output
+    assert "no sheet given prices s3:DEEP_ARCHIVE" in wrong_class.output
     helped = CliRunner().invoke(main, ["advise", "--help"])
     assert "archivefs advise --price-sheet study-2018-tokyo" in helped.output
     assert "--reads-per-month" in helped.output

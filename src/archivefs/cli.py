@@ -909,7 +909,18 @@ def estimate_command(
 
 
 @main.command("advise")
-@click.option("--objects", type=int, required=True, help="Number of objects.")
+@click.option(
+    "--workload",
+    metavar="FILE",
+    help="A whole archive: a workload YAML file or a shipped example (docs/cost-model.md); "
+    "prices each placement for a year, ranked, with break-evens in data read per month.",
+)
+@click.option(
+    "--plot",
+    metavar="FILE.png",
+    help="With --workload: draw each placement's annual cost as stacked bars to FILE.png.",
+)
+@click.option("--objects", type=int, help="Number of objects.")
 @click.option("--size", help="Size of each object, e.g. 40MiB (or give --total-size).")
 @click.option("--total-size", help="Size of all objects together, e.g. 100TiB (or --size).")
 @click.option(
@@ -945,7 +956,7 @@ def estimate_command(
 @click.pass_obj
 def advise_command(
     ctx: Context,
-    objects: int,
+    objects: int | None,
     size: str | None,
     total_size: str | None,
     classes: str | None,
@@ -956,12 +967,16 @@ def advise_command(
     reads_per_month: float | None,
     access_prices: tuple[str, ...],
     cold_only: bool,
+    workload: str | None,
+    plot: str | None,
 ) -> None:
     """Which storage class (and provider) is cheapest at which read frequency.
 
     With one provider's sheet: a break-even table of its classes. With several
     sheets, or a comparison sheet, it ranks every provider's classes at
-    --reads-per-month and gives the break-even between each pair.
+    --reads-per-month and gives the break-even between each pair. With
+    --workload: a whole archive's placements over a year (one --price-sheet
+    overrides the workload's).
 
     \b
     Examples:
@@ -970,6 +985,7 @@ def advise_command(
           --reads-per-month 0.01 --cold-only
       archivefs advise --price-sheet aws-ap-northeast-1 --price-sheet azure-eastus \\
           --objects 1000 --size 1GiB --reads-per-month 0.5
+      archivefs advise --workload ngas-all-in-cloud --plot ngas.png
     """
     from archivefs.model import StorageClass
     from archivefs.pricing import Workload, advise, load_price_sheet
@@ -979,6 +995,13 @@ def advise_command(
         from archivefs.pricing.comparison import ComparisonSheet, load_any_sheet
         from archivefs.pricing.sheet import sheet_provider
 
+        if workload is not None:
+            _advise_workload(ctx, workload, price_sheet, plot)
+            return
+        if plot is not None:
+            raise click.UsageError("--plot draws a workload's placements: give --workload FILE.")
+        if objects is None:
+            raise click.UsageError("give --objects (with --size or --total-size), or --workload.")
         if (size is None) == (total_size is None):
             raise click.UsageError("give the size: --size (each object) or --total-size (all).")
         nbytes = objects * _size(size) if size is not None else _size(total_size or "0")
@@ -1034,6 +1057,59 @@ def advise_command(
             _echo_break_even(point)
 
     run_guarded(ctx, body)
+
+
+def _advise_workload(
+    ctx: Context, workload: str, price_sheet: tuple[str, ...], plot: str | None
+) -> None:
+    """``archivefs advise --workload``: parse, call plan_archive, render."""
+    from archivefs.pricing import plan_archive
+
+    if len(price_sheet) > 1:
+        raise click.UsageError("--workload prices with one --price-sheet (or the workload's).")
+    plan = plan_archive(workload, price_sheet[0] if price_sheet else None)
+    if plot is not None:
+        from archivefs.pricing.chart import annual_chart
+
+        annual_chart(plan).savefig(plot, dpi=120, bbox_inches="tight")
+    if ctx.as_json:
+        click.echo(plan.model_dump_json())
+        return
+    click.echo(f"{plan.workload}: {human_bytes(plan.total_bytes)}, prices {plan.sheet}; "
+               f"{plan.currency} a year")  # fmt: skip
+    _echo_table(plan.table())
+    click.echo("")
+    best = plan.cheapest
+    click.echo(f"cheapest: {best.name}, {best.annual_total:,.2f} a year "
+               f"({best.monthly_total:,.2f} a month)")  # fmt: skip
+    click.echo(f"break-even data read per month (this workload: "
+               f"{plan.read_tib_per_month:,.2f} TiB), each pair:")  # fmt: skip
+    for point in plan.break_evens:
+        if point.tib_per_month is None:
+            other = (
+                point.cheaper_when_frequent
+                if point.always_cheaper == point.cheaper_when_rare
+                else point.cheaper_when_rare
+            )
+            click.echo(f"  {point.always_cheaper} is always cheaper than {other}")
+        else:
+            click.echo(
+                f"  {point.cheaper_when_rare} is cheaper below {point.tib_per_month:,.2f} TiB "
+                f"({point.reads_per_month:.3g} full reads) a month, "
+                f"{point.cheaper_when_frequent} above"
+            )
+    for placement in plan.placements:
+        if placement.annual["restored_copies"]:
+            click.echo(
+                f"{placement.name}: restored copies {placement.annual['restored_copies']:,.2f} "
+                f"expected, {placement.restored_copies_bound:,.2f} at most"
+            )
+        for note in placement.notes:
+            click.echo(f"{placement.name}: {note}")
+    for note in plan.notes:
+        click.echo(f"note: {note}")
+    if plot is not None:
+        click.echo(f"plot: {plot}")
 
 
 def _echo_table(rows: list[list[str]]) -> None:

@@ -213,6 +213,11 @@ class PriceSheetError(ArchiveError, ValueError):
     """A price sheet that cannot be loaded or fails validation."""
 
 
+class WorkloadError(ArchiveError, ValueError):
+    """A workload file (docs/cost-model.md) that cannot be loaded, fails validation or
+    does not fit its price sheet."""
+
+
 class JournalError(ArchiveError):
     """The restore journal cannot be opened or is corrupt."""
 

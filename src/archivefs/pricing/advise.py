@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from archivefs.model import RestoreTier, StorageClass
-from archivefs.pricing.comparison import ComparisonSheet
+from archivefs.pricing.comparison import ComparisonSheet, with_storage_prices
 from archivefs.pricing.estimate import DAYS_PER_MONTH, Workload, estimate
 from archivefs.pricing.sheet import sheet_provider
 from archivefs.providers import Access
@@ -355,30 +355,6 @@ def _sheet_options(
     return options
 
 
-def _with_storage_prices(
-    sheet: PriceSheet, comparison: ComparisonSheet, provider: str
-) -> PriceSheet:
-    """``sheet`` with the storage prices and minimum days the comparison gives for its classes."""
-    classes = {}
-    for klass, price in sheet.classes.items():
-        entry = comparison.classes.get(f"{provider}:{klass}")
-        if entry is not None:
-            price = price.model_copy(
-                update={
-                    "storage_per_gb_month": entry.storage_per_gb_month,
-                    "min_storage_days": entry.min_storage_days,
-                }
-            )
-        classes[klass] = price
-    return sheet.model_copy(
-        update={
-            "name": f"{comparison.name} + {sheet.name}",
-            "classes": classes,
-            "bytes_per_gb": comparison.bytes_per_gb,
-        }
-    )
-
-
 def _comparison_options(
     workload: Workload,
     comparison: ComparisonSheet,
@@ -396,7 +372,7 @@ def _comparison_options(
         sheet = access_sheets.get(provider)
         priced = [k for k in keys if sheet is not None and comparison.split(k)[1] in sheet.classes]
         if sheet is not None and priced:
-            hybrid = _with_storage_prices(sheet, comparison, provider)
+            hybrid = with_storage_prices(sheet, comparison, provider)
             options += _sheet_options(
                 workload,
                 hybrid,

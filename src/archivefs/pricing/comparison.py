@@ -152,6 +152,34 @@ def access_sheets_for(
     return sheets, notes
 
 
+def with_storage_prices(
+    sheet: PriceSheet, comparison: ComparisonSheet, provider: str
+) -> PriceSheet:
+    """``sheet`` with the storage prices and minimum days ``comparison`` gives for its classes.
+
+    What the comparison does not give (requests, retrieval, restores, egress) stays the
+    sheet's; the result is named after both.
+    """
+    classes = {}
+    for klass, price in sheet.classes.items():
+        entry = comparison.classes.get(f"{provider}:{klass}")
+        if entry is not None:
+            price = price.model_copy(
+                update={
+                    "storage_per_gb_month": entry.storage_per_gb_month,
+                    "min_storage_days": entry.min_storage_days,
+                }
+            )
+        classes[klass] = price
+    return sheet.model_copy(
+        update={
+            "name": f"{comparison.name} + {sheet.name}",
+            "classes": classes,
+            "bytes_per_gb": comparison.bytes_per_gb,
+        }
+    )
+
+
 def _names_providers(data: object) -> bool:
     """Whether parsed YAML looks like a comparison sheet: classes keyed ``provider:Class``."""
     if not isinstance(data, dict) or not isinstance(data.get("classes"), dict):

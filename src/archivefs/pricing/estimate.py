@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validat
 from archivefs.errors import PriceSheetError
 from archivefs.model import Action, Plan, RestoreTier, StorageClass
 from archivefs.plans import ACTIONS, PlanTable
+from archivefs.pricing.copy_days import CopyBasis, copy_days
 from archivefs.pricing.sheet import PriceSheet
 
 COMPONENTS = (
@@ -31,10 +32,6 @@ COMPONENTS = (
     "storage_per_month",
 )
 DAYS_PER_MONTH = 30.0
-# S3 expires a restored copy at the first midnight UTC after request time + Days, and the
-# copy exists from completion on: it is billed for less than Days + 1 days. The estimate
-# charges that bound, so that a budget check is never below the bill.
-RESTORED_COPY_EXTRA_DAYS = 1
 DEFAULT_THROUGHPUT = 100e6  # bytes/s, a typical single-client S3 stream
 
 
@@ -120,6 +117,16 @@ def _cycle_counts(dist: list[int], objects: int) -> list[tuple[int, int]]:
     return [(size, n) for size, n in counts.items() if n]
 
 
+class RestoredCopy(BaseModel):
+    """Restored-copy storage at its expected and its largest billed days (see copy_days)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    expected: float
+    bound: float
+    totalled: CopyBasis
+
+
 class Estimate(BaseModel):
     """The cost breakdown and latency of a plan or workload (JSON-ready)."""
 
@@ -135,6 +142,7 @@ class Estimate(BaseModel):
     get_request_count: int
     bytes_restored: int
     bytes_read: int
+    restored_copy: RestoredCopy | None = None
     warnings: list[str] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]
@@ -159,6 +167,7 @@ class _Tally:
         self.bytes_restored = 0
         self.bytes_read = 0.0
         self.egress_gb = 0.0
+        self.copy = {"expected": 0.0, "bound": 0.0}
         self.below_minimum: Counter[StorageClass] = Counter()
         self.warnings: list[str] = []
 
@@ -174,6 +183,7 @@ def estimate(
     read_amplification: float = 1.0,
     throughput_bytes_per_s: float = DEFAULT_THROUGHPUT,
     rehydrate_by_copy: bool = False,
+    copy_basis: CopyBasis = "bound",
 ) -> Estimate:
     """Estimate a plan (what will really be done) or a workload (what-if).
 
@@ -195,6 +205,11 @@ def estimate(
         rehydration also writes its copy (one write operation at the copy's class);
         the copy's storage is priced for ``days``, the originals stay archived, so no
         early deletion is due for them.
+    copy_basis:
+        Which billed days of restored copies ``restored_copy_storage`` totals:
+        ``"bound"`` (``days + 1``, never below the bill: for budgets) or
+        ``"expected"`` (the average over request times; see
+        :func:`archivefs.pricing.copy_days.copy_days`). ``restored_copy`` gives both.
     """
     _check_parameters(sheet, reads, read_amplification, throughput_bytes_per_s)
     chosen = RestoreTier.parse(tier) if tier is not None else None
@@ -224,6 +239,7 @@ def estimate(
         read_amplification,
         throughput_bytes_per_s,
         rehydrate_by_copy,
+        copy_basis,
     )
 
 
@@ -238,6 +254,7 @@ def estimate_batches(
     read_amplification: float = 1.0,
     throughput_bytes_per_s: float = DEFAULT_THROUGHPUT,
     rehydrate_by_copy: bool = False,
+    copy_basis: CopyBasis = "bound",
 ) -> Estimate:
     """The estimate of several plans taken together, one plan in memory at a time.
 
@@ -264,6 +281,7 @@ def estimate_batches(
         read_amplification,
         throughput_bytes_per_s,
         rehydrate_by_copy,
+        copy_basis,
     )
 
 
@@ -288,8 +306,13 @@ def _finish(
     read_amplification: float,
     throughput_bytes_per_s: float,
     rehydrate_by_copy: bool,
+    copy_basis: CopyBasis,
 ) -> Estimate:
     """The estimate from a finished tally: copies, egress, warnings, latency."""
+    copy = None
+    if tally.restore_requests and any(tally.copy.values()):
+        copy = RestoredCopy(**tally.copy, totalled=copy_basis)
+        tally.parts["restored_copy_storage"] = tally.copy[copy_basis]
     if rehydrate_by_copy and tally.restore_requests:
         copy_class = sheet.price(sheet.restored_copy_class)
         tally.parts["requests"] += tally.restore_requests * copy_class.put_per_1000 / 1000
@@ -317,6 +340,7 @@ def _finish(
         get_request_count=tally.gets,
         bytes_restored=tally.bytes_restored,
         bytes_read=round(tally.bytes_read),
+        restored_copy=copy,
         warnings=tally.warnings,
     )
 
@@ -352,8 +376,10 @@ def _restore(
     tally.parts["restore_data"] += gb * price.per_gb
     if klass.needs_restore:  # Intelligent-Tiering objects move back; no temporary copy
         copy_price = sheet.price(sheet.restored_copy_class).storage_per_gb_month
-        copy_days = days + RESTORED_COPY_EXTRA_DAYS
-        tally.parts["restored_copy_storage"] += gb * copy_price * copy_days / DAYS_PER_MONTH
+        billed = copy_days(days, price.hours)
+        for basis in ("expected", "bound"):
+            billed_days = getattr(billed, basis)
+            tally.copy[basis] += gb * copy_price * billed_days / DAYS_PER_MONTH
     tally.hours.append(price.hours)
     tally.restore_requests += requests
     tally.bytes_restored += nbytes
