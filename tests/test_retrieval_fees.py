@@ -81,7 +81,7 @@ def test_a_bulk_read_of_fee_charging_objects_is_refused_before_the_first_get(
     result = fs.prefetch(f"{bucket}/run/")  # readable for a fee: nothing to restore
     assert result.requests_sent == 0
     assert len(result.plan.fee_reads) == 3
-    assert len(seen) == 2
+    assert len(seen) == 1  # the same reads, approved by cat already: not shown or counted again
     assert archive.requests.count("RestoreObject") == 0
 
 

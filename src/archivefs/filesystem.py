@@ -403,7 +403,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         the reads of every group, fee-charging ones included.
         """
         if self.hooks.wants_estimate and plan.to_restore:
-            self.hooks.approve(plan, self.estimate_plan(plan))
+            self.hooks.approve(plan, self.estimate_plan)
 
     def approve_reads(self, plan: Plan) -> None:
         """Show the fee-charging reads of ``plan`` to the budget and estimate hooks.
@@ -412,19 +412,34 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         hook refuses them; does nothing without fee-charging reads or without hooks.
         Bulk reads (``cat``/``get`` of many paths), ``plan_dataset`` and ``prefetch``
         call it before the first byte; restores are approved when they are sent.
+        What was approved before (by any call on this filesystem) is not counted
+        again: ``max_cost`` bounds the running total (docs/cost-model.md).
         """
         if self.hooks.wants_estimate and plan.fee_reads:
-            reads = plan.only(plan.fee_reads)
-            self.hooks.approve(reads, self.estimate_plan(reads))
+            self.hooks.approve(plan.only(plan.fee_reads), self.estimate_plan)
 
     async def _approve_bulk_read(self, paths: Any) -> None:
-        """Plan a bulk read (states from listings) and approve its fee-charging reads.
+        """Plan a bulk read (states from listings) and approve what it will pay for.
 
+        Its fee-charging reads; and, when the read policy restores (``"wait"``,
+        ``"restore"``), the restores the read will send, as one job, so a read of
+        many archived objects is refused as a whole, as ``restore`` of them is.
         Only with a budget or an estimate hook: otherwise a bulk read sends no
         request beyond its reads.
         """
-        if self.hooks.wants_estimate:
-            self.approve_reads(await self._plan(paths))
+        if not self.hooks.wants_estimate:
+            return
+        plan = await self._plan(paths)
+        if self.on_archived != "raise" and plan.to_restore:
+            self.hooks.approve(plan.replace(missing=()), self.estimate_plan)
+        else:
+            self.approve_reads(plan)
+
+    def _approve_read(self, state: ObjectState) -> None:
+        """Approve the read of one object whose state is known (a retrieval fee, if any)."""
+        if self.hooks.wants_estimate and state.readable and state.storage_class.has_retrieval_fee:
+            plan = self.engine.plan_known({state.path: state}, tier=self.tier, days=self.days)
+            self.approve_reads(plan)
 
     def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
         """The cost and latency of a plan with this filesystem's price sheet and egress path.
@@ -966,6 +981,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     state = fresh = await self.store.head(path)
             if state is not None and not state.readable:
                 await self._on_archived(path, None, fresh)  # raises, or returns once it reads
+            elif state is not None:
+                self._approve_read(state)  # its retrieval fee, if any, through the budget
             if state is None or state.size <= self.fs.default_block_size:
                 # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
                 # HEAD did not find, the GET's error says whether the key or the bucket is missing
@@ -1188,8 +1205,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         """fsspec's ``cat``: many paths read together, bundle members coalesced per bundle."""
         paths = await self._expand_path(path, recursive=recursive)
-        if len(paths) > 1:  # a bulk read: retrieval fees go through the budget first
-            await self._approve_bulk_read(paths)
+        await self._approve_bulk_read(paths)  # what it will pay for, through the budget first
         out = await self._cat_ranges(
             paths, None, None, batch_size=batch_size, on_error="return", **kwargs
         )
@@ -1270,8 +1286,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         adjacent members, ``archivefs.member_reads``), checked and written. Larger
         members stream as before. With a hot store, every file is fetched on its own.
         """
-        if isinstance(rpath, list) or recursive or _GLOB_CHARS & set(str(rpath)):
-            await self._approve_bulk_read(rpath)  # retrieval fees through the budget first
+        await self._approve_bulk_read(rpath)  # what it will pay for, through the budget first
         if await self._hot_store() is not None:
             return await super()._get(
                 rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
