@@ -104,8 +104,6 @@ class Context:
         from archivefs.filesystem import ArchiveFileSystem
 
         protocol = target_protocol(urls)
-        if kwargs.get("price_sheet") is None:  # not given: the provider's shipped sheet
-            kwargs["price_sheet"] = default_price_sheet(protocol)
         journal: Any = self.journal
         return ArchiveFileSystem(
             target_protocol=protocol,
@@ -116,14 +114,6 @@ class Context:
             bucket_claims=self.bucket_claims,
             **kwargs,
         )
-
-
-_PRICE_SHEETS = {
-    "s3": "aws-us-east-1",
-    "azure": "azure-eastus",
-    "gcs": "gcs-us-central1",
-    "oracle": "oci-us-ashburn-1",
-}
 
 
 def target_protocol(urls: Iterable[str]) -> str:
@@ -144,16 +134,6 @@ def target_protocol(urls: Iterable[str]) -> str:
             "per command (e.g. all s3:// or all az://)."
         )
     return next(iter(found.values()), "s3")
-
-
-def default_price_sheet(protocol: str) -> str:
-    """The shipped price sheet of the provider behind ``protocol``."""
-    from archivefs.providers import provider_for_protocol
-
-    try:
-        return _PRICE_SHEETS.get(provider_for_protocol(protocol).name, "aws-us-east-1")
-    except ArchiveError:
-        return "aws-us-east-1"
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
@@ -882,9 +862,9 @@ def estimate_command(
 
             klass = StorageClass.parse(storage_class)
             work = Workload(objects=objects, total_bytes=objects * _size(size), storage_class=klass)
-            sheet = load_price_sheet(
-                price_sheet or _PRICE_SHEETS.get(klass.provider, "aws-us-east-1")
-            )
+            from archivefs.providers import provider_named
+
+            sheet = load_price_sheet(price_sheet or provider_named(klass.provider).price_sheet)
             result = estimate(work, sheet, tier=tier, days=days, egress=egress, reads=reads)
         else:
             paths = read_paths(urls, from_file)
@@ -982,7 +962,9 @@ def advise_command(
         if (size is None) == (total_size is None):
             raise click.UsageError("give the size: --size (each object) or --total-size (all).")
         nbytes = objects * _size(size) if size is not None else _size(total_size or "0")
-        sources = price_sheet or (default_price_sheet("s3"),)
+        from archivefs.providers import S3
+
+        sources = price_sheet or (S3.price_sheet,)
         loaded = [load_any_sheet(name) for name in sources]
         if len(loaded) > 1 or isinstance(loaded[0], ComparisonSheet):
             _advise_providers(

@@ -124,9 +124,6 @@ def _catalog_find(
     return catalog_members.find_names(catalog, path)
 
 
-# archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
-# first use, which keeps `archivefs ls` and other small calls from paying for it.
-DEFAULT_SHEET = "aws-us-east-1"
 _MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
 _GET_ROUND = 16 * BLOCK  # get() of many members: fetched and written this many bytes at a time
 # get() notes here the members _get_file is asked for, to fetch them coalesced afterwards
@@ -162,6 +159,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         Scales the expected restore times the poller plans for (emulators, tests).
     max_cost, on_estimate, price_sheet, egress:
         Budget and estimate hooks, checked before any paid request (docs/cost-model.md).
+        ``price_sheet`` defaults to the provider's shipped sheet (``aws-us-east-1``,
+        ``azure-eastus``, ``gcs-us-central1``, ``oci-us-ashburn-1``).
     notifications:
         A source of "this key is restored" events (S3 event notifications through a
         queue, or a callback) that lets the poller check at once instead of waiting.
@@ -205,7 +204,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         concurrency: int = 64,
         max_cost: float | None = None,
         on_estimate: Callable[[Plan, Estimate], bool | None] | None = None,
-        price_sheet: str = DEFAULT_SHEET,
+        price_sheet: str | None = None,
         egress: str = "same_region",
         notifications: NotificationSource | None = None,
         bucket_claims: bool = False,
@@ -279,7 +278,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         )
         self.notifications = notifications
         self.bucket_claims = bucket_claims
-        self.price_sheet_name = price_sheet
+        # not given: the provider's own shipped sheet (an Azure budget in Azure prices)
+        self.price_sheet_name = price_sheet or provider.price_sheet
         self.egress = egress
         self._price_sheet: PriceSheet | None = None
         self._hot_url = hot
