@@ -854,7 +854,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         if self.on_archived == "raise":
             raise self._archived_error(state) from cause
         plan = self.engine.plan_known({path: state}, tier=self.tier, days=self.days)
-        result = await self.engine.restore(plan, wait=False)
+        result = await self.engine.restore(  # with "wait", returns once it reads
+            plan, wait=self.on_archived == "wait", timeout=self.wait_timeout
+        )
         if self.on_archived == "restore":
             ready_at = self._ready_at(state)
             raise RestoreInProgressError(
@@ -865,8 +867,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 "on_archived='wait' to block until it is back.",
                 ready_at=ready_at,
             ) from cause
-        async for _ in self.engine.as_ready(plan, timeout=self.wait_timeout):
-            pass
 
     def _expected_window(self, state: ObjectState) -> tuple[float, float]:
         schedule = PollSchedule.for_restore(
@@ -1933,7 +1933,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             restored copy stays readable (default: the filesystem's).
         wait, timeout:
             Return once everything reads (or raise ``RestoreTimeoutError``
-            after ``timeout`` seconds; the restores keep running).
+            after ``timeout`` seconds, saying which restores were sent and which
+            were not; the ones sent keep running).
         promote:
             Wait, then copy everything into the hot store so it outlives the
             restored copies.
