@@ -692,7 +692,19 @@ def prefetch_command(
         fs = ctx.filesystem(paths, **options)
         if local:
             assert hot is not None
-            summary = _prefetch_to_directory(ctx, fs, paths, hot, timeout)
+            result = restore_with_display(ctx, fs, paths, prefetch=True, timeout=timeout, to=hot)
+            copied = result.copied
+            summary = {
+                "groups": len(result.plan),
+                "requests_sent": result.requests_sent,
+                "ready": len(result.ready),
+                "readable_for_a_fee": len(result.plan.fee_reads),
+                "copied_to": hot,
+                "files_written": len(copied.files),
+                "bytes_written": copied.bytes_written,
+                "partials_removed": len(copied.partials_removed),
+                "promoted_in_place": 0,
+            }
         else:
             if hot:
                 result = restore_with_display(
@@ -734,41 +746,6 @@ def prefetch_command(
 
 def _is_local(url: str) -> bool:
     return "://" not in url or url.startswith("file://")
-
-
-def _prefetch_to_directory(
-    ctx: Context, fs: ArchiveFileSystem, paths: list[str], directory: str, timeout: float | None
-) -> dict[str, Any]:
-    """Restore what ``paths`` need, then write each requested file below ``directory``."""
-    from fsspec.asyn import sync
-
-    from archivefs.localcopy import copy_to_directory, local_target
-
-    directory = directory.removeprefix("file://")
-    plan = fs.plan(paths)
-    report_unmatched(plan)
-    files = plan.paths
-    for path in files:  # refuse hostile keys before anything is paid for or written
-        local_target(directory, path)
-    display = None if ctx.as_json else ProgressDisplay()
-    try:
-        result = sync(
-            fs.loop, fs.engine.restore, plan, wait=True, timeout=timeout, on_progress=display
-        )
-    finally:
-        if display is not None:
-            display.close()
-    report = sync(fs.loop, copy_to_directory, fs, files, directory)
-    return {
-        "groups": len(plan),
-        "requests_sent": result.requests_sent,
-        "ready": len(result.ready),
-        "copied_to": directory,
-        "files_written": len(report.files),
-        "bytes_written": report.bytes_written,
-        "partials_removed": len(report.partials_removed),
-        "promoted_in_place": 0,
-    }
 
 
 def _size(text: str) -> int:

@@ -1870,21 +1870,31 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = True,
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        to: str | os.PathLike[str] | None = None,
     ) -> RestoreResult:
-        """Make everything ``paths`` read ready: restore what must be, approve the rest.
+        """Make everything ``paths`` read ready: restore what must be, approve the rest;
+        with ``to``, wait and write each requested file below that directory.
 
         Unlike ``restore``, objects that already read at once are no error: they are
         part of the job. Restores and fee-charging reads are shown to the budget and
         estimate hooks together, once, before any request (docs/cost-model.md).
         """
+        from archivefs.localcopy import copy_to_directory
+
         plan = await self._plan(paths, tier=tier, days=days)
+        directory = None if to is None else os.fspath(to).removeprefix("file://")
+        if directory is not None:
+            for path in plan.paths:  # hostile keys: refused before anything is paid or written
+                local_target(directory, path)
         if not plan.to_restore:  # with restores, the engine approves the whole job at once
             self.approve_reads(plan)
         result = await self.engine.restore(
-            plan, wait=wait, timeout=timeout, on_progress=on_progress
+            plan, wait=wait or directory is not None, timeout=timeout, on_progress=on_progress
         )
         for key in result.submitted.sent:
             self.invalidate_cache(key)
+        if directory is not None:
+            result.copied = await copy_to_directory(self, plan.paths, directory)
         return result
 
     def prefetch(
@@ -1895,6 +1905,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = True,
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        to: str | os.PathLike[str] | None = None,
     ) -> RestoreResult:
         """Get ``paths`` ready to read: one batch of restores (if any), budget checked once.
 
@@ -1902,9 +1913,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         that read at once (free, or for a retrieval fee on S3 IA/GLACIER_IR and GCS
         Nearline/Coldline/Archive) need nothing, but their retrieval fees count against
         ``max_cost`` and are shown to ``on_estimate`` with the restores, before anything.
+
+        ``to``: a local directory; once everything reads, each requested file is
+        written to ``to/<bucket>/<key>`` (bundle members as their own bytes, never the
+        whole bundle), and ``result.copied`` says what was written
+        (``archivefs.localcopy.CopyReport``). Keys that would land outside it are
+        refused before anything is requested; the budget refuses before anything is
+        requested or written.
         """
         result: RestoreResult = sync(
-            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress
+            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress, to
         )
         return result
 

@@ -93,6 +93,8 @@ class RestoreResult:
     plan: Plan
     submitted: SubmitReport
     ready: list[str] = field(default_factory=list)
+    # what prefetch(to=DIR) wrote there (an archivefs.localcopy.CopyReport), else None
+    copied: Any = None
 
     @property
     def requests_sent(self) -> int:
