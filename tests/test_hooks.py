@@ -327,3 +327,41 @@ def test_a_single_read_of_a_fee_charging_object_goes_through_the_budget(
     gets = [r.key for r in archive.requests.records if r.op == "GET" and r.bucket == bucket]
     assert [k for k in gets if k.startswith("ia/")] == ["ia/a", "ia/a"]  # ia/b never
     assert fs.hooks.spent == pytest.approx(fee)
+
+
+def test_approvals_from_many_threads_never_overspend() -> None:
+    import threading
+
+    sheet = load_price_sheet("aws-us-east-1")
+
+    def one(i: int) -> Plan:
+        state = ObjectState(f"b/{i}", 2**30, StorageClass.GLACIER, RestoreState.ARCHIVED)
+        return Plan(groups=(PlannedGroup(state, Action.RESTORE, (f"b/{i}",), 2**30, 1),))
+
+    def price(plan: Plan) -> Estimate:
+        return estimate(plan, sheet, egress="internet")
+
+    each = price(one(0)).total
+    hooks = Hooks(max_cost=5.5 * each)
+    approved: list[int] = []
+    refused: list[int] = []
+    start = threading.Barrier(32)
+
+    def approve(i: int) -> None:
+        start.wait()
+        try:
+            hooks.approve(one(i), price)
+        except BudgetExceededError:
+            refused.append(i)
+        else:
+            approved.append(i)
+
+    threads = [threading.Thread(target=approve, args=(i,)) for i in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (len(approved), len(refused)) == (5, 27)
+    assert hooks.spent == pytest.approx(5 * each)
+    hooks.approve(one(approved[0]), price)  # approved before: free, whatever the budget
+    assert hooks.spent == pytest.approx(5 * each)
