@@ -17,6 +17,7 @@ import fsspec.core
 
 from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
 from archivefs.progress import ProgressDisplay, human_bytes
+from archivefs.providers import PROVIDERS
 from archivefs.selection import SelectionSummary, summarize
 
 if TYPE_CHECKING:
@@ -114,6 +115,11 @@ class Context:
             bucket_claims=self.bucket_claims,
             **kwargs,
         )
+
+
+_SHEET_HELP = "Name or YAML (default: the provider's own: {}).".format(
+    ", ".join(f"{p.price_sheet} for {p.protocols[0]}://" for p in PROVIDERS.values())
+)
 
 
 def target_protocol(urls: Iterable[str]) -> str:
@@ -578,8 +584,7 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
+    help=_SHEET_HELP,
 )
 @global_options
 @click.pass_obj
@@ -648,8 +653,7 @@ def restore_command(
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
+    help=_SHEET_HELP,
 )
 @global_options
 @click.pass_obj
@@ -799,8 +803,7 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
+    help=_SHEET_HELP,
 )
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
