@@ -478,6 +478,34 @@ def test_prefetch_to_writes_the_requested_files_each_byte_once(
         == needed  # fmt: skip
 
 
+def test_prefetch_to_a_directory_goes_through_the_budget(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_objects(bucket, {f"ia/{i}": b"i" * 1000 for i in range(3)},
+                        storage_class="STANDARD_IA")  # fmt: skip
+    archive.put_object(bucket, "cold", b"c" * 1000, storage_class="GLACIER")
+    target = tmp_path / "scratch"
+    archive.requests.clear()
+    refused = cli("prefetch", f"s3://{bucket}/ia/", "--to", str(target), "--max-cost",
+                  "0.000001", "--timeout", "120")  # fmt: skip
+    assert refused.returncode == EXIT_BUDGET, refused.stderr
+    assert "reading 3 object(s) that bill a retrieval fee" in refused.stderr
+    assert not target.exists() or not any(target.rglob("*"))
+    assert archive.requests.count("RestoreObject") == 0
+    assert [r for r in archive.requests.records if r.op == "GET" and
+            (r.key or "").startswith("ia/")] == []  # fmt: skip
+
+    done = cli("prefetch", f"s3://{bucket}/ia/", f"s3://{bucket}/cold", "--to", str(target),
+               "--max-cost", "1", "--timeout", "120", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.splitlines()[-1])
+    assert (summary["files_written"], summary["readable_for_a_fee"]) == (4, 3)
+    assert summary["requests_sent"] == 1
+    assert (target / bucket / "ia" / "2").read_bytes() == b"i" * 1000
+    assert (target / bucket / "cold").read_bytes() == b"c" * 1000
+    assert archive.requests.count("RestoreObject") == 1
+
+
 def _catalog_gets(archive: EmulatedArchive, bucket: str) -> int:
     return sum(1 for r in archive.requests.records
                if r.op == "GET" and r.bucket == bucket and ".archivefs/" in (r.key or "")
@@ -729,9 +757,6 @@ def test_serve_runs_an_emulator_every_command_can_use(tmp_path: Path) -> None:
 def test_small_calls_import_only_what_they_use(
     cli: Any, archive: EmulatedArchive, bucket: str
 ) -> None:
-    from archivefs import filesystem, pricing
-
-    assert filesystem.DEFAULT_SHEET == pricing.DEFAULT_SHEET  # written out to import lazily
     archive.put_object(bucket, "i/a.nc", b"a", storage_class="GLACIER")
     env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
            "PYTHONPROFILEIMPORTTIME": "1"}  # fmt: skip

@@ -151,13 +151,14 @@ def test_budget_refuses_a_bulk_read_of_fee_charging_objects_before_the_first_byt
         vetoing.get([f"{gcs_bucket}/run/c", f"{gcs_bucket}/run/d"], str(tmp_path / "v") + "/")
     assert data_downloads(gcs_archive) == 0
 
-    # a single interactive read is not a bulk read: no estimate, no refusal (see
-    # docs/cost-model.md), one request
+    # a single whole read: its fee goes through the budget too, from the state the read
+    # asks for anyway (docs/cost-model.md); refused before the download
     tight = make_gs(max_cost=0.0, on_estimate=lambda plan, e: seen.append((plan, e)))
     gcs_archive.requests.clear()
-    assert tight.cat_file(f"{gcs_bucket}/run/d") == data[f"{gcs_bucket}/run/d"]
+    with pytest.raises(BudgetExceededError, match="1 object\\(s\\) that bill a retrieval fee"):
+        tight.cat_file(f"{gcs_bucket}/run/d")
     assert len(seen) == 1
-    assert data_downloads(gcs_archive) == 1
+    assert data_downloads(gcs_archive) == 0
 
 
 def test_prefetch_and_xarray_read_of_a_coldline_zarr_store(
@@ -199,7 +200,7 @@ def test_prefetch_and_xarray_read_of_a_coldline_zarr_store(
     gcs_archive.requests.clear()
     result = ads.prefetch(selection)
     assert result.requests_sent == 0
-    assert len(seen) == 2  # prefetch showed the same reads to the hook once more
+    assert len(seen) == 1  # plan_dataset approved these reads: prefetch counts them once
     assert data_downloads(gcs_archive, CHUNKS) == 0  # prefetch reads nothing itself
     np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
     assert data_downloads(gcs_archive, CHUNKS) == 8  # one download per chunk

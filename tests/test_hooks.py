@@ -105,10 +105,10 @@ def test_budget_boundary_and_message() -> None:
     plan, est = _plan_and_estimate()
     total = 0.05 / 1000 + 0.01 + 0.023 * (1 + 1) / 30 + 0.0004 / 1000 + 0.09
     assert est.total == pytest.approx(total)
-    Hooks(max_cost=est.total).approve(plan, est)  # at the budget: allowed
-    Hooks(max_cost=None).approve(plan, est)
+    Hooks(max_cost=est.total).approve(plan, lambda p: est)  # at the budget: allowed
+    Hooks(max_cost=None).approve(plan, lambda p: est)
     with pytest.raises(BudgetExceededError) as info:
-        Hooks(max_cost=0.05).approve(plan, est)
+        Hooks(max_cost=0.05).approve(plan, lambda p: est)
     error = info.value
     assert (error.estimate, error.budget) == (est.total, 0.05)
     assert str(error) == (
@@ -134,12 +134,12 @@ def test_estimate_hooks_run_in_order_and_veto_names_the_hook() -> None:
         seen.append("refuses")
         return False
 
-    Hooks(on_estimate=[looks, agrees]).approve(plan, est)
+    Hooks(on_estimate=[looks, agrees]).approve(plan, lambda p: est)
     assert seen == ["looks 1 1", "agrees"]
     seen.clear()
     hooks = Hooks(on_estimate=[looks, refuses, agrees])
     with pytest.raises(BudgetExceededError, match=r"on_estimate hook .*refuses refused") as info:
-        hooks.approve(plan, est)
+        hooks.approve(plan, lambda p: est)
     assert seen == ["looks 1 1", "refuses"]
     assert info.value.estimate == est.total
     assert info.value.budget is None
@@ -149,14 +149,16 @@ def test_budget_is_checked_before_hooks_and_hook_errors_propagate() -> None:
     plan, est = _plan_and_estimate()
     called: list[bool] = []
     with pytest.raises(BudgetExceededError, match="budget"):
-        Hooks(on_estimate=[lambda p, e: called.append(True)], max_cost=0.0).approve(plan, est)
+        Hooks(on_estimate=[lambda p, e: called.append(True)], max_cost=0.0).approve(
+            plan, lambda p: est
+        )
     assert called == []
 
     def broken(p: Plan, e: Estimate) -> bool:
         raise KeyError("ask the user")
 
     with pytest.raises(KeyError, match="ask the user"):
-        Hooks(on_estimate=[broken]).approve(plan, est)
+        Hooks(on_estimate=[broken]).approve(plan, lambda p: est)
 
 
 @pytest.mark.parametrize("budget", [-1.0, float("nan"), float("inf")])
@@ -233,3 +235,133 @@ def test_every_failing_progress_hook_warns_once(caplog: pytest.LogCaptureFixture
         "progress hook <function test_every_failing_progress_hook_warns_once.<locals>.second",
     ]
     assert len([r for r in caplog.records if r.levelno == logging.DEBUG]) == 2
+
+
+# -- one running total per filesystem, on every path that spends ------------------------------
+
+
+def _glacier(archive: EmulatedArchive, bucket: str, n: int, prefix: str = "r") -> list[str]:
+    archive.put_objects(
+        bucket, {f"{prefix}/{i:02d}": b"x" * MiB for i in range(n)}, storage_class="GLACIER"
+    )
+    archive.requests.clear()
+    return [f"{bucket}/{prefix}/{i:02d}" for i in range(n)]
+
+
+@pytest.mark.parametrize("policy", ["wait", "restore"])
+def test_a_read_of_many_archived_paths_is_approved_as_one_job(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, tmp_path: Any, policy: str
+) -> None:
+    paths = _glacier(archive, bucket, 40)
+    one = make_fs().estimate(paths[0]).total  # restoring and reading one object
+    fs = make_fs(max_cost=3 * one, on_archived=policy)  # each object alone fits
+    with pytest.raises(BudgetExceededError, match="40 group\\(s\\) \\(40 restore requests\\)"):
+        fs.cat(paths)
+    with pytest.raises(BudgetExceededError, match="40 restore requests"):
+        fs.get(f"{bucket}/r/*", str(tmp_path / "out"))
+    assert archive.requests.count("RestoreObject") == 0
+    assert fs.hooks.spent == 0.0
+    fs.hooks.set_budget(41 * one)
+    if policy == "wait":
+        assert fs.cat(paths) == dict.fromkeys(paths, b"x" * MiB)
+    else:
+        assert all(isinstance(v, Exception) for v in fs.cat(paths, on_error="return").values())
+    assert archive.requests.count("RestoreObject") == 40
+    assert fs.hooks.spent == pytest.approx(40 * one)
+
+
+def test_the_budget_bounds_restores_prefetches_and_reads_one_by_one_together(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    paths = _glacier(archive, bucket, 10)
+    one = make_fs().estimate(paths[0]).total
+    fs = make_fs(max_cost=5.5 * one, on_archived="wait")
+    assert fs.restore(paths[:2]).requests_sent == 2
+    assert fs.prefetch(paths[:3], wait=False).requests_sent == 1  # the first two: not again
+    assert fs.hooks.spent == pytest.approx(3 * one)
+    # a zarr compute reads chunk by chunk: each read restores its own object
+    for path in paths[:5]:
+        assert fs.cat_file(path) == b"x" * MiB
+    with pytest.raises(BudgetExceededError, match=r"1 restore requests.*above what is left"):
+        fs.cat_file(paths[5])
+    assert archive.requests.count("RestoreObject") == 5
+    with pytest.raises(BudgetExceededError):
+        fs.restore(paths[5:])
+    assert archive.requests.count("RestoreObject") == 5
+    fs.hooks.set_budget(5.5 * one, reset=True)  # a new job: the running total starts again
+    assert fs.restore(paths[5:]).requests_sent == 5
+    assert archive.requests.count("RestoreObject") == 10
+
+
+def test_a_tier_upgrade_counts_against_the_same_budget(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.set_restore_delay(3600.0)
+    paths = _glacier(archive, bucket, 4, prefix="u")
+    fs = make_fs(max_cost=1.0)
+    assert fs.restore(paths, tier="Bulk").requests_sent == 4
+    bulk = fs.hooks.spent
+    other = make_fs()
+    expedited = other.estimate_plan(other.plan(paths, tier="Expedited", upgrade=True)).total
+    assert expedited > 0
+    fs.hooks.set_budget(expedited + 0.5 * bulk)  # the upgrade alone fits; with the Bulk, not
+    with pytest.raises(BudgetExceededError, match="4 restore requests"):
+        fs.restore(paths, tier="Expedited", upgrade=True)
+    assert archive.requests.count("RestoreObject") == 4
+
+
+def test_a_single_read_of_a_fee_charging_object_goes_through_the_budget(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    archive.put_object(bucket, "ia/a", b"i" * MiB, storage_class="STANDARD_IA")
+    archive.put_object(bucket, "ia/b", b"j" * MiB, storage_class="STANDARD_IA")
+    fee = make_fs().estimate_plan(make_fs().plan(f"{bucket}/ia/a")).total
+    fs = make_fs(max_cost=1.5 * fee)
+    archive.requests.clear()
+    assert fs.cat(f"{bucket}/ia/a") == b"i" * MiB
+    assert fs.cat_file(f"{bucket}/ia/a") == b"i" * MiB  # approved before: not counted again
+    with pytest.raises(BudgetExceededError, match="1 object\\(s\\) that bill a retrieval fee"):
+        fs.cat(f"{bucket}/ia/b")
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        fs.cat_file(f"{bucket}/ia/b")
+    gets = [r.key for r in archive.requests.records if r.op == "GET" and r.bucket == bucket]
+    assert [k for k in gets if k.startswith("ia/")] == ["ia/a", "ia/a"]  # ia/b never
+    assert fs.hooks.spent == pytest.approx(fee)
+
+
+def test_approvals_from_many_threads_never_overspend() -> None:
+    import threading
+
+    sheet = load_price_sheet("aws-us-east-1")
+
+    def one(i: int) -> Plan:
+        state = ObjectState(f"b/{i}", 2**30, StorageClass.GLACIER, RestoreState.ARCHIVED)
+        return Plan(groups=(PlannedGroup(state, Action.RESTORE, (f"b/{i}",), 2**30, 1),))
+
+    def price(plan: Plan) -> Estimate:
+        return estimate(plan, sheet, egress="internet")
+
+    each = price(one(0)).total
+    hooks = Hooks(max_cost=5.5 * each)
+    approved: list[int] = []
+    refused: list[int] = []
+    start = threading.Barrier(32)
+
+    def approve(i: int) -> None:
+        start.wait()
+        try:
+            hooks.approve(one(i), price)
+        except BudgetExceededError:
+            refused.append(i)
+        else:
+            approved.append(i)
+
+    threads = [threading.Thread(target=approve, args=(i,)) for i in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (len(approved), len(refused)) == (5, 27)
+    assert hooks.spent == pytest.approx(5 * each)
+    hooks.approve(one(approved[0]), price)  # approved before: free, whatever the budget
+    assert hooks.spent == pytest.approx(5 * each)

@@ -391,3 +391,49 @@ def test_outcomes_of_one_wave_are_committed_in_one_journal_write(
     assert len(report.sent) == n
     assert writes == [n]  # one transaction for the wave, not one per request
     assert {r.state for r in records} == {"accepted"}
+
+
+def test_a_timeout_says_what_was_sent_and_what_was_not(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+
+    archive.set_restore_delay(3600.0)
+    archive.put_objects(bucket, {f"t/{i}": b"x" * 100 for i in range(5)}, storage_class="GLACIER")
+    paths = [f"{bucket}/t/{i}" for i in range(5)]
+    fs = make_fs()
+    with pytest.raises(RestoreTimeoutError) as sent:
+        fs.restore(paths[:3], wait=True, timeout=0.5)
+    assert "Of these, this call sent 3 of their restore requests." in str(sent.value)
+    assert "the 3 requested restore(s) keep running at the store" in str(sent.value)
+    assert sorted(sent.value.pending) == paths[:3]
+    assert archive.requests.count("RestoreObject") == 3
+
+    with pytest.raises(RestoreTimeoutError) as waited:  # another caller, the same journal
+        make_fs().restore(paths[:3], wait=True, timeout=0.5)
+    assert "this call sent 0 of their restore requests; 3 were restoring already" in str(
+        waited.value
+    )
+    assert archive.requests.count("RestoreObject") == 3
+
+    # a claim another caller took and has not reported sending: nothing runs at the store
+    assert fs.engine.journal is not None
+    fs.engine.journal.claim(paths[3:], tier="Standard", days=1)
+    with pytest.raises(RestoreTimeoutError) as held:
+        make_fs().restore(paths[3:], wait=True, timeout=0.5)
+    message = str(held.value)
+    assert "this call sent 0 of their restore requests; 2 are claimed by another caller" in message
+    assert "nothing was sent for them here" in message
+    assert "keep running" not in message
+    assert archive.requests.count("RestoreObject") == 3
+
+
+def test_a_read_that_waits_too_long_says_it_sent_the_restore(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+
+    archive.set_restore_delay(3600.0)
+    archive.put_object(bucket, "w", b"x" * 100, storage_class="GLACIER")
+    fs = make_fs(on_archived="wait", wait_timeout=0.5)
+    with pytest.raises(RestoreTimeoutError, match="this call sent 1 of their restore requests"):
+        fs.cat_file(f"{bucket}/w")
+    assert archive.requests.count("RestoreObject") == 1

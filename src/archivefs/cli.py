@@ -17,6 +17,7 @@ import fsspec.core
 
 from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
 from archivefs.progress import ProgressDisplay, human_bytes
+from archivefs.providers import PROVIDERS
 from archivefs.selection import SelectionSummary, summarize
 
 if TYPE_CHECKING:
@@ -104,8 +105,6 @@ class Context:
         from archivefs.filesystem import ArchiveFileSystem
 
         protocol = target_protocol(urls)
-        if kwargs.get("price_sheet") is None:  # not given: the provider's shipped sheet
-            kwargs["price_sheet"] = default_price_sheet(protocol)
         journal: Any = self.journal
         return ArchiveFileSystem(
             target_protocol=protocol,
@@ -118,12 +117,9 @@ class Context:
         )
 
 
-_PRICE_SHEETS = {
-    "s3": "aws-us-east-1",
-    "azure": "azure-eastus",
-    "gcs": "gcs-us-central1",
-    "oracle": "oci-us-ashburn-1",
-}
+_SHEET_HELP = "Name or YAML (default: the provider's own: {}).".format(
+    ", ".join(f"{p.price_sheet} for {p.protocols[0]}://" for p in PROVIDERS.values())
+)
 
 
 def target_protocol(urls: Iterable[str]) -> str:
@@ -144,16 +140,6 @@ def target_protocol(urls: Iterable[str]) -> str:
             "per command (e.g. all s3:// or all az://)."
         )
     return next(iter(found.values()), "s3")
-
-
-def default_price_sheet(protocol: str) -> str:
-    """The shipped price sheet of the provider behind ``protocol``."""
-    from archivefs.providers import provider_for_protocol
-
-    try:
-        return _PRICE_SHEETS.get(provider_for_protocol(protocol).name, "aws-us-east-1")
-    except ArchiveError:
-        return "aws-us-east-1"
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
@@ -598,8 +584,7 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
+    help=_SHEET_HELP,
 )
 @global_options
 @click.pass_obj
@@ -668,8 +653,7 @@ def restore_command(
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
+    help=_SHEET_HELP,
 )
 @global_options
 @click.pass_obj
@@ -712,7 +696,19 @@ def prefetch_command(
         fs = ctx.filesystem(paths, **options)
         if local:
             assert hot is not None
-            summary = _prefetch_to_directory(ctx, fs, paths, hot, timeout)
+            result = restore_with_display(ctx, fs, paths, prefetch=True, timeout=timeout, to=hot)
+            copied = result.copied
+            summary = {
+                "groups": len(result.plan),
+                "requests_sent": result.requests_sent,
+                "ready": len(result.ready),
+                "readable_for_a_fee": len(result.plan.fee_reads),
+                "copied_to": hot,
+                "files_written": len(copied.files),
+                "bytes_written": copied.bytes_written,
+                "partials_removed": len(copied.partials_removed),
+                "promoted_in_place": 0,
+            }
         else:
             if hot:
                 result = restore_with_display(
@@ -754,41 +750,6 @@ def prefetch_command(
 
 def _is_local(url: str) -> bool:
     return "://" not in url or url.startswith("file://")
-
-
-def _prefetch_to_directory(
-    ctx: Context, fs: ArchiveFileSystem, paths: list[str], directory: str, timeout: float | None
-) -> dict[str, Any]:
-    """Restore what ``paths`` need, then write each requested file below ``directory``."""
-    from fsspec.asyn import sync
-
-    from archivefs.localcopy import copy_to_directory, local_target
-
-    directory = directory.removeprefix("file://")
-    plan = fs.plan(paths)
-    report_unmatched(plan)
-    files = plan.paths
-    for path in files:  # refuse hostile keys before anything is paid for or written
-        local_target(directory, path)
-    display = None if ctx.as_json else ProgressDisplay()
-    try:
-        result = sync(
-            fs.loop, fs.engine.restore, plan, wait=True, timeout=timeout, on_progress=display
-        )
-    finally:
-        if display is not None:
-            display.close()
-    report = sync(fs.loop, copy_to_directory, fs, files, directory)
-    return {
-        "groups": len(plan),
-        "requests_sent": result.requests_sent,
-        "ready": len(result.ready),
-        "copied_to": directory,
-        "files_written": len(report.files),
-        "bytes_written": report.bytes_written,
-        "partials_removed": len(report.partials_removed),
-        "promoted_in_place": 0,
-    }
 
 
 def _size(text: str) -> int:
@@ -842,8 +803,7 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @click.option(
     "--price-sheet",
-    help="Name or YAML (default: aws-us-east-1 for s3://, azure-eastus for az://, "
-    "gcs-us-central1 for gs://, oci-us-ashburn-1 for oci://).",
+    help=_SHEET_HELP,
 )
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
@@ -882,9 +842,9 @@ def estimate_command(
 
             klass = StorageClass.parse(storage_class)
             work = Workload(objects=objects, total_bytes=objects * _size(size), storage_class=klass)
-            sheet = load_price_sheet(
-                price_sheet or _PRICE_SHEETS.get(klass.provider, "aws-us-east-1")
-            )
+            from archivefs.providers import provider_named
+
+            sheet = load_price_sheet(price_sheet or provider_named(klass.provider).price_sheet)
             result = estimate(work, sheet, tier=tier, days=days, egress=egress, reads=reads)
         else:
             paths = read_paths(urls, from_file)
@@ -1005,7 +965,9 @@ def advise_command(
         if (size is None) == (total_size is None):
             raise click.UsageError("give the size: --size (each object) or --total-size (all).")
         nbytes = objects * _size(size) if size is not None else _size(total_size or "0")
-        sources = price_sheet or (default_price_sheet("s3"),)
+        from archivefs.providers import S3
+
+        sources = price_sheet or (S3.price_sheet,)
         loaded = [load_any_sheet(name) for name in sources]
         if len(loaded) > 1 or isinstance(loaded[0], ComparisonSheet):
             _advise_providers(

@@ -131,7 +131,19 @@ class RestoreTimeoutError(ArchiveError):
     Deliberately not a ``TimeoutError``: fsspec's sync layer replaces any
     ``TimeoutError`` raised inside a coroutine with a bare ``FSTimeoutError``,
     which would lose the message that says which restores are still running.
+    ``pending`` names the groups not readable yet (when the waiter knows them).
     """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        path: str | None = None,
+        fix: str | None = None,
+        pending: tuple[str, ...] = (),
+    ) -> None:
+        self.pending = tuple(pending)
+        super().__init__(problem, path=path, fix=fix)
 
 
 class RestoreFailedError(ArchiveError):

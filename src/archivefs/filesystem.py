@@ -131,9 +131,6 @@ def _catalog_find(
     return catalog_members.find_names(catalog, path)
 
 
-# archivefs.pricing.DEFAULT_SHEET, written out: pricing (pydantic models) is imported on
-# first use, which keeps `archivefs ls` and other small calls from paying for it.
-DEFAULT_SHEET = "aws-us-east-1"
 _MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
 _GET_ROUND = 16 * BLOCK  # get() of many members: fetched and written this many bytes at a time
 # get() notes here the members _get_file is asked for, to fetch them coalesced afterwards
@@ -169,6 +166,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         Scales the expected restore times the poller plans for (emulators, tests).
     max_cost, on_estimate, price_sheet, egress:
         Budget and estimate hooks, checked before any paid request (docs/cost-model.md).
+        ``price_sheet`` defaults to the provider's shipped sheet (``aws-us-east-1``,
+        ``azure-eastus``, ``gcs-us-central1``, ``oci-us-ashburn-1``).
     notifications:
         A source of "this key is restored" events (S3 event notifications through a
         queue, or a callback) that lets the poller check at once instead of waiting.
@@ -212,7 +211,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         concurrency: int = 64,
         max_cost: float | None = None,
         on_estimate: Callable[[Plan, Estimate], bool | None] | None = None,
-        price_sheet: str = DEFAULT_SHEET,
+        price_sheet: str | None = None,
         egress: str = "same_region",
         notifications: NotificationSource | None = None,
         bucket_claims: bool = False,
@@ -301,7 +300,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         )
         self.notifications = notifications
         self.bucket_claims = bucket_claims
-        self.price_sheet_name = price_sheet
+        # not given: the provider's own shipped sheet (an Azure budget in Azure prices)
+        self.price_sheet_name = price_sheet or provider.price_sheet
         self.egress = egress
         self._price_sheet: PriceSheet | None = None
         self._hot_url = hot
@@ -425,7 +425,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         the reads of every group, fee-charging ones included.
         """
         if self.hooks.wants_estimate and plan.to_restore:
-            self.hooks.approve(plan, self.estimate_plan(plan))
+            self.hooks.approve(plan, self.estimate_plan)
 
     def approve_reads(self, plan: Plan) -> None:
         """Show the fee-charging reads of ``plan`` to the budget and estimate hooks.
@@ -434,19 +434,34 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         hook refuses them; does nothing without fee-charging reads or without hooks.
         Bulk reads (``cat``/``get`` of many paths), ``plan_dataset`` and ``prefetch``
         call it before the first byte; restores are approved when they are sent.
+        What was approved before (by any call on this filesystem) is not counted
+        again: ``max_cost`` bounds the running total (docs/cost-model.md).
         """
         if self.hooks.wants_estimate and plan.fee_reads:
-            reads = plan.only(plan.fee_reads)
-            self.hooks.approve(reads, self.estimate_plan(reads))
+            self.hooks.approve(plan.only(plan.fee_reads), self.estimate_plan)
 
     async def _approve_bulk_read(self, paths: Any) -> None:
-        """Plan a bulk read (states from listings) and approve its fee-charging reads.
+        """Plan a bulk read (states from listings) and approve what it will pay for.
 
+        Its fee-charging reads; and, when the read policy restores (``"wait"``,
+        ``"restore"``), the restores the read will send, as one job, so a read of
+        many archived objects is refused as a whole, as ``restore`` of them is.
         Only with a budget or an estimate hook: otherwise a bulk read sends no
         request beyond its reads.
         """
-        if self.hooks.wants_estimate:
-            self.approve_reads(await self._plan(paths))
+        if not self.hooks.wants_estimate:
+            return
+        plan = await self._plan(paths)
+        if self.on_archived != "raise" and plan.to_restore:
+            self.hooks.approve(plan.replace(missing=()), self.estimate_plan)
+        else:
+            self.approve_reads(plan)
+
+    def _approve_read(self, state: ObjectState) -> None:
+        """Approve the read of one object whose state is known (a retrieval fee, if any)."""
+        if self.hooks.wants_estimate and state.readable and state.storage_class.has_retrieval_fee:
+            plan = self.engine.plan_known({state.path: state}, tier=self.tier, days=self.days)
+            self.approve_reads(plan)
 
     def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
         """The cost and latency of a plan with this filesystem's price sheet and egress path.
@@ -859,7 +874,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         if self.on_archived == "raise":
             raise self._archived_error(state) from cause
         plan = self.engine.plan_known({path: state}, tier=self.tier, days=self.days)
-        result = await self.engine.restore(plan, wait=False)
+        result = await self.engine.restore(  # with "wait", returns once it reads
+            plan, wait=self.on_archived == "wait", timeout=self.wait_timeout
+        )
         if self.on_archived == "restore":
             ready_at = self._ready_at(state)
             raise RestoreInProgressError(
@@ -870,8 +887,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 "on_archived='wait' to block until it is back.",
                 ready_at=ready_at,
             ) from cause
-        async for _ in self.engine.as_ready(plan, timeout=self.wait_timeout):
-            pass
 
     def _expected_window(self, state: ObjectState) -> tuple[float, float]:
         schedule = PollSchedule.for_restore(
@@ -986,6 +1001,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     state = fresh = await self.store.head(path)
             if state is not None and not state.readable:
                 await self._on_archived(path, None, fresh)  # raises, or returns once it reads
+            elif state is not None:
+                self._approve_read(state)  # its retrieval fee, if any, through the budget
             if state is None or state.size <= self.fs.default_block_size:
                 # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
                 # HEAD did not find, the GET's error says whether the key or the bucket is missing
@@ -1208,8 +1225,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         """fsspec's ``cat``: many paths read together, bundle members coalesced per bundle."""
         paths = await self._expand_path(path, recursive=recursive)
-        if len(paths) > 1:  # a bulk read: retrieval fees go through the budget first
-            await self._approve_bulk_read(paths)
+        await self._approve_bulk_read(paths)  # what it will pay for, through the budget first
         out = await self._cat_ranges(
             paths, None, None, batch_size=batch_size, on_error="return", **kwargs
         )
@@ -1290,8 +1306,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         adjacent members, ``archivefs.member_reads``), checked and written. Larger
         members stream as before. With a hot store, every file is fetched on its own.
         """
-        if isinstance(rpath, list) or recursive or _GLOB_CHARS & set(str(rpath)):
-            await self._approve_bulk_read(rpath)  # retrieval fees through the budget first
+        await self._approve_bulk_read(rpath)  # what it will pay for, through the budget first
         if await self._hot_store() is not None:
             return await super()._get(
                 rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
@@ -1871,21 +1886,31 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = True,
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        to: str | os.PathLike[str] | None = None,
     ) -> RestoreResult:
-        """Make everything ``paths`` read ready: restore what must be, approve the rest.
+        """Make everything ``paths`` read ready: restore what must be, approve the rest;
+        with ``to``, wait and write each requested file below that directory.
 
         Unlike ``restore``, objects that already read at once are no error: they are
         part of the job. Restores and fee-charging reads are shown to the budget and
         estimate hooks together, once, before any request (docs/cost-model.md).
         """
+        from archivefs.localcopy import copy_to_directory
+
         plan = await self._plan(paths, tier=tier, days=days)
+        directory = None if to is None else os.fspath(to).removeprefix("file://")
+        if directory is not None:
+            for path in plan.paths:  # hostile keys: refused before anything is paid or written
+                local_target(directory, path)
         if not plan.to_restore:  # with restores, the engine approves the whole job at once
             self.approve_reads(plan)
         result = await self.engine.restore(
-            plan, wait=wait, timeout=timeout, on_progress=on_progress
+            plan, wait=wait or directory is not None, timeout=timeout, on_progress=on_progress
         )
         for key in result.submitted.sent:
             self.invalidate_cache(key)
+        if directory is not None:
+            result.copied = await copy_to_directory(self, plan.paths, directory)
         return result
 
     def prefetch(
@@ -1896,6 +1921,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = True,
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        to: str | os.PathLike[str] | None = None,
     ) -> RestoreResult:
         """Get ``paths`` ready to read: one batch of restores (if any), budget checked once.
 
@@ -1903,9 +1929,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         that read at once (free, or for a retrieval fee on S3 IA/GLACIER_IR and GCS
         Nearline/Coldline/Archive) need nothing, but their retrieval fees count against
         ``max_cost`` and are shown to ``on_estimate`` with the restores, before anything.
+
+        ``to``: a local directory; once everything reads, each requested file is
+        written to ``to/<bucket>/<key>`` (bundle members as their own bytes, never the
+        whole bundle), and ``result.copied`` says what was written
+        (``archivefs.localcopy.CopyReport``). Keys that would land outside it are
+        refused before anything is requested; the budget refuses before anything is
+        requested or written.
         """
         result: RestoreResult = sync(
-            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress
+            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress, to
         )
         return result
 
@@ -1934,7 +1967,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             restored copy stays readable (default: the filesystem's).
         wait, timeout:
             Return once everything reads (or raise ``RestoreTimeoutError``
-            after ``timeout`` seconds; the restores keep running).
+            after ``timeout`` seconds, saying which restores were sent and which
+            were not; the ones sent keep running).
         promote:
             Wait, then copy everything into the hot store so it outlives the
             restored copies.

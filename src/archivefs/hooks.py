@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 
     from archivefs.model import Plan
     from archivefs.pricing.estimate import Estimate
+
+    Pricer = Callable[[Plan], Estimate]
 
 logger = logging.getLogger("archivefs.hooks")
 
@@ -84,38 +87,84 @@ class Progress:
 
 @dataclass
 class Hooks:
-    """Callbacks around a restore.
+    """Callbacks around a restore, and the budget's running total.
 
-    ``on_estimate`` hooks see every plan's estimate before any paid request;
-    returning ``False`` vetoes it (an exception propagates). ``max_cost``
-    refuses plans whose estimated total is above it. ``on_progress`` hooks
+    ``on_estimate`` hooks see the estimate of everything before it is paid for;
+    returning ``False`` vetoes it (an exception propagates). ``max_cost`` bounds
+    the total of everything these hooks approved over their life: each approval
+    adds its estimate to :attr:`spent`, and one that would take :attr:`spent`
+    above ``max_cost`` is refused. What was approved once (a group's restore at a
+    tier, an object's read) is not counted or shown again. ``on_progress`` hooks
     receive :class:`Progress`; an exception in one is logged, never fatal.
     """
 
     on_estimate: list[Callable[[Plan, Estimate], bool | None]] = field(default_factory=list)
     max_cost: float | None = None
     on_progress: list[Callable[[Progress], None]] = field(default_factory=list)
+    spent: float = field(default=0.0, init=False, compare=False)
+    _approved: set[tuple[str, str]] = field(
+        default_factory=set, init=False, repr=False, compare=False
+    )
+    _lock: threading.RLock = field(
+        default_factory=threading.RLock, init=False, repr=False, compare=False
+    )
     _warned: set[int] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost >= 0):
-            raise ValueError(
-                f"max_cost must be a finite amount >= 0, got {self.max_cost!r}; "
-                "pass max_cost=None for no budget."
-            )
+        _check_budget(self.max_cost)
 
     @property
     def wants_estimate(self) -> bool:
         """Whether :meth:`approve` would look at an estimate at all."""
         return self.max_cost is not None or bool(self.on_estimate)
 
-    def approve(self, plan: Plan, estimate: Estimate) -> None:
-        """Raise :class:`BudgetExceededError` if the budget or a hook refuses the plan.
+    def set_budget(self, max_cost: float | None, *, reset: bool = False) -> None:
+        """Change the budget (``None``: no budget); ``reset=True`` also starts the running
+        total again from 0 and forgets what was approved."""
+        _check_budget(max_cost)
+        with self._lock:
+            self.max_cost = max_cost
+            if reset:
+                self.spent = 0.0
+                self._approved.clear()
 
-        The budget is checked first, so nobody is asked to approve what it refuses.
+    def approve(self, plan: Plan, price: Pricer) -> None:
+        """Approve what ``plan`` would pay for that was not approved before, or raise
+        :class:`BudgetExceededError` (nothing is counted then).
+
+        ``price`` estimates a plan. The groups already approved are left out of the
+        plan that is priced and shown to the hooks; the budget is checked first, so
+        nobody is asked to approve what it refuses. Approvals from several threads
+        at once are counted one after the other.
         """
+        with self._lock:
+            fresh, items = self._fresh(plan)
+            if not items:
+                return  # all of it approved before: nothing more to pay
+            estimate = price(fresh)
+            self._check(fresh, estimate)
+            self.spent += estimate.total
+            self._approved.update(items)
+
+    def _fresh(self, plan: Plan) -> tuple[Plan, list[tuple[str, str]]]:
+        """The part of ``plan`` not approved before, and what approving it records."""
+        table = plan.table
+        restore = table.needs_request().tolist()
+        tier = plan.tier.value
+        rows: list[int] = []
+        items: list[tuple[str, str]] = []
+        for row, key in enumerate(table.keys):
+            # a restore's estimate covers the group's read too
+            mine = [(key, "read"), (key, f"restore:{tier}")] if restore[row] else [(key, "read")]
+            if any(item not in self._approved for item in mine):
+                rows.append(row)
+                items += mine
+        return (plan if len(rows) == len(plan) else plan.take(rows)), items
+
+    def _check(self, plan: Plan, estimate: Estimate) -> None:
         total = estimate.total
-        if self.max_cost is not None and total > self.max_cost:
+        spent = self.spent
+        if self.max_cost is not None and spent + total > self.max_cost:
             fees = estimate.components.get("retrieval", 0.0)
             restores = len(plan.to_restore)
             what = (
@@ -124,12 +173,19 @@ class Hooks:
                 else f"reading {len(plan)} object(s) that bill a retrieval fee"
             )
             fee_note = f", {fees:.3g} of it retrieval fees," if fees else ""
+            budget = f"the budget of {self.max_cost:.4f} {estimate.currency}"
+            if spent:
+                budget = (
+                    f"what is left ({max(0.0, self.max_cost - spent):.4f}) of {budget}, "
+                    f"{spent:.4f} of which this filesystem approved before"
+                )
             raise BudgetExceededError(
                 f"the estimated cost {total:.4f} {estimate.currency} of {what}{fee_note} is "
-                f"above the budget of {self.max_cost:.4f} {estimate.currency}; nothing was "
-                "requested.",
+                f"above {budget}; nothing was requested.",
                 fix="raise the budget (max_cost= on the filesystem, --max-cost on the command "
-                "line), "
+                "line"
+                + (", fs.hooks.set_budget() on a filesystem in use" if spent else "")
+                + "), "
                 + (
                     "choose a cheaper tier (Bulk), or restore fewer objects."
                     if restores
@@ -160,3 +216,11 @@ class Hooks:
                 else:
                     self._warned.add(id(hook))
                     logger.warning("progress hook %r failed; it is skipped", hook, exc_info=True)
+
+
+def _check_budget(max_cost: float | None) -> None:
+    if max_cost is not None and not (math.isfinite(max_cost) and max_cost >= 0):
+        raise ValueError(
+            f"max_cost must be a finite amount >= 0, got {max_cost!r}; "
+            "pass max_cost=None for no budget."
+        )

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 Price = Annotated[float, Field(ge=0)]
 SheetModel = TypeVar("SheetModel", bound=BaseModel)
-DEFAULT_SHEET = "aws-us-east-1"
+DEFAULT_SHEET = PROVIDERS["s3"].price_sheet  # each provider names its own (providers/)
 
 
 class _Strict(BaseModel):

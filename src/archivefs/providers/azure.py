@@ -75,6 +75,7 @@ def check_rehydrate(
 
 AZURE = ProviderSpec(
     name="azure",
+    price_sheet="azure-eastus",
     protocols=("az", "abfs", "abfss"),
     classes=(
         ClassSpec("Hot", Access.IMMEDIATE),

@@ -52,7 +52,8 @@ class ProviderSpec:
     may bring an object back to (empty: a temporary copy for ``days``, S3);
     ``windows`` the documented window per (class, speed); ``duration_unit`` what
     the verb's duration counts (S3: ``Days``; Oracle: ``hours``, sent as ``days * 24``
-    unless the store is given hours).
+    unless the store is given hours); ``price_sheet`` the shipped sheet estimates
+    use unless the caller names another.
 
     ``secret_options`` are the names of the fsspec options (at any depth: ocifs's
     ``config`` is a dict) whose values are credentials: they never leave the process
@@ -83,6 +84,9 @@ class ProviderSpec:
     secret_headers: frozenset[str] = frozenset()
     sdk_loggers: tuple[str, ...] = ()
     bare_namespace: bool = False
+    # the shipped price sheet (archivefs/pricing/sheets/) that prices this provider's
+    # objects when the caller names none: the filesystem and the CLI both use it
+    price_sheet: str = field(kw_only=True)
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""

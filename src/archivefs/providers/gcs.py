@@ -11,6 +11,7 @@ from archivefs.providers.base import Access, ClassSpec, ProviderSpec
 
 GCS = ProviderSpec(
     name="gcs",
+    price_sheet="gcs-us-central1",
     protocols=("gs", "gcs"),
     classes=(
         ClassSpec("STANDARD", Access.IMMEDIATE),

@@ -85,6 +85,7 @@ def check_restore_objects(
 
 ORACLE = ProviderSpec(
     name="oracle",
+    price_sheet="oci-us-ashburn-1",
     protocols=("oci",),
     classes=(
         ClassSpec("Standard", Access.IMMEDIATE),

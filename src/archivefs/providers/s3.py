@@ -33,6 +33,7 @@ _DEEP = {"Standard": Window(0.0, 12 * _HOUR), "Bulk": Window(0.0, 48 * _HOUR)}
 
 S3 = ProviderSpec(
     name="s3",
+    price_sheet="aws-us-east-1",
     protocols=("s3", "s3a"),
     classes=CLASSES,
     default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from archivefs.errors import ObjectNotFoundError, RestoreFailedError, RestoresNotImplementedError
+from archivefs.errors import (
+    ObjectNotFoundError,
+    RestoreFailedError,
+    RestoresNotImplementedError,
+    RestoreTimeoutError,
+)
 from archivefs.model import Action, Plan, PlannedGroup, RestoreTier, check_restore_request
 from archivefs.restore.planner import (
     PathInGroup,
@@ -21,7 +26,7 @@ from archivefs.restore.planner import (
     make_plan,
     plan_objects,
 )
-from archivefs.restore.poller import Poller
+from archivefs.restore.poller import Poller, timed_out
 from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import DEFAULT_CONCURRENCY, RetryPolicy, SubmitReport, Submitter
 
@@ -88,6 +93,8 @@ class RestoreResult:
     plan: Plan
     submitted: SubmitReport
     ready: list[str] = field(default_factory=list)
+    # what prefetch(to=DIR) wrote there (an archivefs.localcopy.CopyReport), else None
+    copied: Any = None
 
     @property
     def requests_sent(self) -> int:
@@ -376,15 +383,78 @@ class RestoreEngine:
                 if on_progress is not None:
                     on_progress(progress.tick())
 
-            async for group in self.as_ready(
-                plan, timeout=remaining, on_round=round_done, on_wait=waiting
-            ):
-                result.ready.append(group.key)
-                progress.ready += 1
-                progress.bytes_ready += group.size
-                if on_progress is not None:
-                    on_progress(progress.tick())
+            try:
+                async for group in self.as_ready(
+                    plan, timeout=remaining, on_round=round_done, on_wait=waiting
+                ):
+                    result.ready.append(group.key)
+                    progress.ready += 1
+                    progress.bytes_ready += group.size
+                    if on_progress is not None:
+                        on_progress(progress.tick())
+            except RestoreTimeoutError as error:
+                raise self._timed_out(error, report, timeout) from error
         return result
+
+    def _timed_out(
+        self, error: RestoreTimeoutError, report: SubmitReport, timeout: float | None
+    ) -> RestoreTimeoutError:
+        """The timeout (after the caller's ``timeout``, submission included), saying for
+        the groups not ready what was and was not sent, and by whom: this call's requests,
+        restores already in flight, claims another caller holds, requests that failed
+        (from the submission's report and the journal)."""
+        pending = error.pending
+        if not pending:
+            return error
+        failed = [k for k in pending if k in report.failed]
+        skipped = set(report.skipped)
+        claimed_elsewhere: set[str] = set()
+        if self.journal is not None and skipped:
+            from archivefs.restore.journal import RecordState
+
+            records = self.journal.records([k for k in pending if k in skipped])
+            claimed_elsewhere = {r.key for r in records if r.state is RecordState.CLAIMED}
+            if self.submitter.claims is not None:  # skipped with no record: a bucket claim
+                recorded = {r.key for r in records}
+                claimed_elsewhere |= {k for k in pending if k in skipped and k not in recorded}
+        elif self.submitter.claims is not None:
+            claimed_elsewhere = {k for k in pending if k in skipped}
+        sent = sum(1 for k in pending if k in report.sent)
+        held = sum(1 for k in pending if k in claimed_elsewhere)
+        running = len(pending) - sent - held - len(failed)  # in flight before this call
+        said = [f"this call sent {sent} of their restore requests"]
+        fixes = []
+        if running:
+            said.append(
+                f"{running} were restoring already (requested earlier, or by another caller)"
+            )
+        if held:
+            said.append(
+                f"{held} are claimed by another caller that has not reported sending them, "
+                "so nothing was sent for them here"
+            )
+            fixes.append(
+                "the claimed ones are sent by their claimer; if it stopped, call again once "
+                "its claim lapses (a few minutes) and this call sends them"
+            )
+        if failed:
+            said.append(f"{len(failed)} were not sent: their requests failed")
+            fixes.append("call again to send the failed ones (only what was not accepted is sent)")
+        if sent or running:
+            fixes.insert(
+                0,
+                f"the {sent + running} requested restore(s) keep running at the store: call "
+                "again later (nothing is re-requested: the journal remembers them) or raise "
+                "the timeout",
+            )
+        elif not fixes:
+            fixes.append("call again: nothing was requested for them yet")
+        return RestoreTimeoutError(
+            f"{timed_out(list(pending), timeout).problem} Of these, {'; '.join(said)}.",
+            path=error.path,
+            fix="; ".join(fixes) + ".",
+            pending=pending,
+        )
 
 
 def _pending(group: PlannedGroup) -> ObjectState:

@@ -71,7 +71,7 @@ class Poller:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise _timeout(pending, timeout)
+                    raise timed_out(sorted(pending), timeout)
                 delay = min(delay, remaining)
             if self.on_wait is not None:
                 self.on_wait(delay)
@@ -118,12 +118,13 @@ def _one_per_schedule(states: Iterable[ObjectState]) -> list[ObjectState]:
     return list(seen.values())
 
 
-def _timeout(pending: dict[str, ObjectState], timeout: float | None) -> RestoreTimeoutError:
-    names = sorted(pending)
+def timed_out(names: list[str], timeout: float | None) -> RestoreTimeoutError:
+    """The error of a wait for ``names`` that ended after ``timeout`` seconds."""
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return RestoreTimeoutError(
-        f"{len(names)} restore(s) not finished after {timeout:.0f} s: {shown}.",
+        f"{len(names)} restore(s) not finished after {timeout or 0:.0f} s: {shown}.",
         path=names[0],
-        fix="the restores keep running at the store; call again later (nothing is re-requested: "
-        "the journal remembers them) or raise the timeout.",
+        fix="call again later or raise the timeout; restores that were requested keep running "
+        "at the store (nothing is re-requested: the journal remembers them).",
+        pending=tuple(names),
     )
