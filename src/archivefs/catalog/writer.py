@@ -39,6 +39,7 @@ from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, Ca
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
 from archivefs.providers import provider_for_protocol
+from archivefs.stores import upload_in_class
 from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
@@ -488,24 +489,9 @@ def _store_errors(path: str, action: str) -> Iterator[None]:
 
 
 def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass, digest: str) -> None:
-    if type(dest_fs).__name__ == "S3FileSystem":
-        dest_fs.put_file(local, key, StorageClass=klass.value, Metadata={DIGEST_METADATA: digest})
-    elif klass.provider == "gcs" and hasattr(dest_fs, "_location"):
-        from archivefs.stores.gcs import upload_in_class  # only when writing to GCS
-
-        upload_in_class(dest_fs, local, key, klass.value, {DIGEST_METADATA: digest})
-    elif klass.provider == "azure" and hasattr(dest_fs, "service_client"):
-        from archivefs.stores.azure import upload_at_tier  # only when writing to Azure
-
-        # Azure metadata names are C# identifiers: no hyphen
-        upload_at_tier(dest_fs, local, key, klass.value, {"archivefs_sha256": digest})
-    elif klass.provider == "oracle" and hasattr(dest_fs, "oci_client"):
-        from archivefs.stores.oracle import upload_in_tier  # only when writing to Oracle
-
-        upload_in_tier(dest_fs, local, key, klass.value, {DIGEST_METADATA: digest})
-    else:
-        dest_fs.makedirs(dest_fs._parent(key), exist_ok=True)
-        dest_fs.put_file(local, key)
+    # Azure metadata names are C# identifiers: no hyphen
+    name = "archivefs_sha256" if klass.provider == "azure" else DIGEST_METADATA
+    upload_in_class(dest_fs, local, key, klass, {name: digest})
 
 
 def _as_binary(handle: Any) -> BinaryIO:

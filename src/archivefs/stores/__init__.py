@@ -15,6 +15,7 @@ from archivefs.providers import S3, ProviderSpec, provider_for_protocol
 from archivefs.stores.s3 import Listing, RestoreOutcome, S3Store, split_path
 
 if TYPE_CHECKING:
+    from archivefs.model import StorageClass
     from archivefs.stores.base import ColdStore
 
 
@@ -66,6 +67,31 @@ def make_store(
     return store
 
 
+def upload_in_class(
+    fs: Any, local: str, path: str, klass: StorageClass, metadata: dict[str, str]
+) -> None:
+    """Upload the local file ``local`` to ``path`` straight into ``klass`` (blocking), with
+    the store's own call for it; a filesystem of no provider (a local directory) gets a
+    plain copy."""
+    if type(fs).__name__ == "S3FileSystem":
+        fs.put_file(local, path, StorageClass=klass.value, Metadata=metadata)
+    elif klass.provider == "gcs" and hasattr(fs, "_location"):
+        from archivefs.stores.gcs import upload_in_class as upload_gcs
+
+        upload_gcs(fs, local, path, klass.value, metadata)
+    elif klass.provider == "azure" and hasattr(fs, "service_client"):
+        from archivefs.stores.azure import upload_at_tier
+
+        upload_at_tier(fs, local, path, klass.value, metadata)
+    elif klass.provider == "oracle" and hasattr(fs, "oci_client"):
+        from archivefs.stores.oracle import upload_in_tier
+
+        upload_in_tier(fs, local, path, klass.value, metadata)
+    else:
+        fs.makedirs(fs._parent(path), exist_ok=True)
+        fs.put_file(local, path)
+
+
 def _adapter(provider: ProviderSpec) -> type[Any]:
     if provider.name == "azure":
         from archivefs.stores.azure import AzureStore
@@ -87,4 +113,12 @@ def _adapter(provider: ProviderSpec) -> type[Any]:
     return S3Store
 
 
-__all__ = ["Listing", "RestoreOutcome", "S3Store", "make_store", "provider_of", "split_path"]
+__all__ = [
+    "Listing",
+    "RestoreOutcome",
+    "S3Store",
+    "make_store",
+    "provider_of",
+    "split_path",
+    "upload_in_class",
+]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import get_loop, sync
+from fsspec.implementations.dirfs import DirFileSystem
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Iterator
@@ -46,11 +47,12 @@ def _protocols(fs: Any) -> set[str]:
     return {protocol} if isinstance(protocol, str) else set(protocol)
 
 
-_IN_PROCESS = threading.Lock()  # fsspec's memory filesystem lives in this process only
+_IN_PROCESS = threading.Lock()  # stores with no conditional write of their own
 
 
 def read_versioned(fs: Any, path: str) -> tuple[bytes, str] | None:
     """``(bytes, version)`` of ``path``, or ``None`` when there is no such object."""
+    fs, path = _unwrapped(fs, path)
     return run_blocking(fs, read_versioned_async(fs, path))  # type: ignore[no-any-return]
 
 
@@ -60,38 +62,64 @@ def write_versioned(fs: Any, path: str, data: bytes, version: str | None) -> boo
     ``False`` when another writer changed (or created) the object first; nothing
     is written then.
     """
+    fs, path = _unwrapped(fs, path)
     return bool(run_blocking(fs, write_versioned_async(fs, path, data, version)))
 
 
 async def read_versioned_async(fs: Any, path: str) -> tuple[bytes, str] | None:
     """:func:`read_versioned` for code on the filesystem's event loop."""
-    path = fs._strip_protocol(path)
-    if is_local(fs) or "memory" in _protocols(fs):
-        try:
-            data = bytes(fs.cat_file(path))
-        except FileNotFoundError:
-            return None
-        return data, _digest(data)
-    read: tuple[bytes, str] | None = await _store(fs).read_tagged(path)
-    return read
+    fs, path = _unwrapped(fs, path)
+    if _has_store(fs):
+        read: tuple[bytes, str] | None = await _store(fs).read_tagged(path)
+        return read
+    try:
+        data = await _cat(fs, path)
+    except FileNotFoundError:
+        return None
+    return data, _digest(data)
 
 
 async def write_versioned_async(fs: Any, path: str, data: bytes, version: str | None) -> bool:
     """:func:`write_versioned` for code on the filesystem's event loop."""
-    path = fs._strip_protocol(path)
+    fs, path = _unwrapped(fs, path)
     if is_local(fs):
         return _write_local(Path(path), data, version)
-    if "memory" in _protocols(fs):
-        with _IN_PROCESS:
-            current = await read_versioned_async(fs, path)
-            if (current[1] if current else None) != version:
-                return False
+    if _has_store(fs):
+        store = _store(fs)
+        if version is None:
+            return bool(await store.create_exclusive(path, data))
+        return bool(await store.replace_if_unchanged(path, data, version))
+    # memory:// and filesystems of no provider: compare and write under this process's lock
+    with _IN_PROCESS:
+        current = await read_versioned_async(fs, path)
+        if (current[1] if current else None) != version:
+            return False
+        if getattr(fs, "async_impl", False):
+            await fs._pipe_file(path, data)
+        else:
             fs.pipe_file(path, data)
-        return True
-    store = _store(fs)
-    if version is None:
-        return bool(await store.create_exclusive(path, data))
-    return bool(await store.replace_if_unchanged(path, data, version))
+    return True
+
+
+def _unwrapped(fs: Any, path: str) -> tuple[Any, str]:
+    """The filesystem that stores ``path`` and its path there (through fsspec's ``dir://``)."""
+    path = fs._strip_protocol(path)
+    while isinstance(fs, DirFileSystem):
+        fs, path = fs.fs, fs.fs._strip_protocol(fs._join(path))
+    return fs, path
+
+
+def _has_store(fs: Any) -> bool:
+    """Whether ``fs`` speaks a provider's protocol (its adapter has conditional writes)."""
+    from archivefs.providers import PROVIDERS
+
+    return any(_protocols(fs) & set(p.protocols) for p in PROVIDERS.values())
+
+
+async def _cat(fs: Any, path: str) -> bytes:
+    if getattr(fs, "async_impl", False):
+        return bytes(await fs._cat_file(path))
+    return bytes(fs.cat_file(path))
 
 
 def _store(fs: Any) -> ColdStore:
