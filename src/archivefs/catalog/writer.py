@@ -38,7 +38,7 @@ from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
 from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
-from archivefs.providers import provider_for_protocol
+from archivefs.providers import PROVIDERS, provider_for_protocol
 from archivefs.stores import upload_in_class
 from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
@@ -286,8 +286,9 @@ def _account_for_orphans(
     for key in unrecorded:
         size, klass = uploaded[key]
         try:
-            sheet = sheet or load_price_sheet()
-            days = sheet.price(StorageClass.parse(klass)).min_storage_days
+            provider = _provider_named_by(fs)
+            sheet = sheet or load_price_sheet(PROVIDERS[provider or "s3"].price_sheet)
+            days = sheet.price(StorageClass.parse(klass, provider=provider)).min_storage_days
         except (ArchiveError, ValueError):
             days = 0
         delete = policy == "delete" and ages.get(key, -1.0) >= min_age
