@@ -90,6 +90,7 @@ def upload_in_class(
     else:
         fs.makedirs(fs._parent(path), exist_ok=True)
         fs.put_file(local, path)
+    fs.invalidate_cache()  # SDK calls bypass the library's listing cache (ocifs: bucket@ns keys)
 
 
 def _adapter(provider: ProviderSpec) -> type[Any]:
