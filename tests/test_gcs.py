@@ -256,8 +256,8 @@ def test_bucket_claims_on_gcs_create_with_if_generation_match_zero(
     name = claim_path(theirs.key).partition("/")[2]
     gcs_archive.put_object(gcs_bucket, name, other.to_bytes())
     gcs_archive.requests.clear()
-    won, lost = sync(fs.loop, lambda: claims.claim([mine, theirs], tier="Standard", days=1))
-    assert (won, lost) == ([mine.key], [theirs.key])
+    outcome = sync(fs.loop, lambda: claims.claim([mine, theirs], tier="Standard", days=1))
+    assert (outcome.won, outcome.lost, outcome.failed) == ([mine.key], [theirs.key], {})
     assert gcs_archive.requests.count("objects.insert", status=200) == 1  # ours, created
     assert gcs_archive.requests.count("objects.insert", status=412) == 1  # theirs, kept
     found = sync(fs.loop, claims.read, theirs.key)

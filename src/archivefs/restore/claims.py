@@ -18,13 +18,14 @@ time and the expected ready time, so ``archivefs status`` can say who asked for 
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import logging
 import os
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -141,23 +142,28 @@ class BucketClaims:
         days: int | None,
         expected_ready: Callable[[PlannedGroup], datetime] | None = None,
         concurrency: int = 64,
-    ) -> tuple[list[str], list[str]]:
-        """Claim each group; return (won: send these, lost: another host is on them)."""
+    ) -> ClaimOutcome:
+        """Claim each group: won (send these), lost (another host is on them) or failed
+        (the claim could not be written or read: send nothing, the error says why)."""
         semaphore = asyncio.Semaphore(concurrency)
         provider = getattr(self.store, "provider", None)
         if provider is not None and not provider.takes_days:
             days = None  # Azure's rehydrations take no days: the claim says none
-        won: list[str] = []
-        lost: list[str] = []
+        outcome = ClaimOutcome()
 
         async def one(group: PlannedGroup) -> None:
             async with semaphore:
                 ready = expected_ready(group).timestamp() if expected_ready else None
                 claim = Claim(group.key, tier, days, requester_token(), self._clock(), ready)
-                (won if await self._claim_one(group, claim) else lost).append(group.key)
+                try:
+                    won = await self._claim_one(group, claim)
+                except ArchiveError as error:
+                    outcome.failed[group.key] = error
+                    return
+                (outcome.won if won else outcome.lost).append(group.key)
 
         await asyncio.gather(*(one(g) for g in groups))
-        return won, lost
+        return outcome
 
     async def read(self, group_key: str) -> Claim | None:
         """The claim on a group, if any (``archivefs status`` shows who restored what)."""
@@ -177,35 +183,47 @@ class BucketClaims:
         return dict(await asyncio.gather(*(one(k) for k in group_keys)))
 
     async def _claim_one(self, group: PlannedGroup, claim: Claim) -> bool:
+        """Whether this caller won ``group``'s claim; raises (an :class:`ArchiveError`
+        naming the claim object) when its claim can be neither written nor read."""
         bucket = group.key.partition("/")[0]
-        if bucket in self._unwritable:
-            return True  # the local journal alone dedupes here
         path = claim_path(group.key)
-        try:
-            if await self.store.create_exclusive(path, claim.to_bytes()):
+        if bucket not in self._unwritable:
+            try:
+                if await self.store.create_exclusive(path, claim.to_bytes()):
+                    return True
+            except PermissionError as error:
+                self._unwritable.add(bucket)
+                logger.warning(
+                    "%s: cannot write restore claims under %s/%s/claims/ (%s); reading the "
+                    "claims of other hosts but writing none: hosts that share no journal "
+                    "and find no claim may each send this bucket's restores.",
+                    group.key,
+                    bucket,
+                    RESERVED,
+                    type(error).__name__,
+                )
+        found = await self._read_tagged(group.key, path)
+        if bucket in self._unwritable:  # no claim of ours can be written: respect theirs
+            if found is None:
                 return True
-            found = await self.store.read_tagged(path)
-            if found is None:  # released meanwhile: try once more
-                return await self.store.create_exclusive(path, claim.to_bytes())
-            data, etag = found
-            existing = Claim.parse(data)
-            if existing is not None and existing.requester == claim.requester:
-                return True  # ours: an earlier call of this process that did not send it
-            if not await self._stale(group, existing):
-                return False
-            return await self.store.replace_if_unchanged(path, claim.to_bytes(), etag)
-        except PermissionError as error:
-            self._unwritable.add(bucket)
-            logger.warning(
-                "%s: cannot write restore claims under %s/%s/claims/ (%s); deduplicating "
-                "through the local journal only: hosts that share no journal may each "
-                "send this bucket's restores.",
-                group.key,
-                bucket,
-                RESERVED,
-                type(error).__name__,
-            )
-            return True
+            return await self._stale(group, Claim.parse(found[0]))
+        if found is None:  # released meanwhile: try once more
+            return await self.store.create_exclusive(path, claim.to_bytes())
+        data, etag = found
+        existing = Claim.parse(data)
+        if existing is not None and existing.requester == claim.requester:
+            return True  # ours: an earlier call of this process that did not send it
+        if not await self._stale(group, existing):
+            return False
+        return await self.store.replace_if_unchanged(path, claim.to_bytes(), etag)
+
+    async def _read_tagged(self, group_key: str, path: str) -> tuple[bytes, str] | None:
+        """The claim object at ``path``; a claim that cannot be read is not an absent one:
+        its group is not restored (a live claim of another host may be behind it)."""
+        try:
+            return await self.store.read_tagged(path)
+        except ArchiveError as error:
+            raise unreadable_claim(group_key, path, error) from error
 
     async def _stale(self, group: PlannedGroup, existing: Claim | None) -> bool:
         """Whether a claim found in the bucket may be taken over: its claimer is gone (a
@@ -221,6 +239,33 @@ class BucketClaims:
         except ArchiveError:
             return False  # cannot tell: leave it to its claimer
         return state.restore is RestoreState.ARCHIVED
+
+
+@dataclass(slots=True)
+class ClaimOutcome:
+    """What :meth:`BucketClaims.claim` found, per group key."""
+
+    won: list[str] = field(default_factory=list)  # send these
+    lost: list[str] = field(default_factory=list)  # another host's live claim: wait
+    failed: dict[str, ArchiveError] = field(default_factory=dict)  # send nothing: why
+
+
+def unreadable_claim(group_key: str, path: str, error: ArchiveError) -> ArchiveError:
+    """``error`` (of its own class, e.g. access denied) restated for the group's claim."""
+    clone = copy.copy(error)
+    clone.path = group_key
+    clone.problem = (
+        f"its restore claim {path} could not be read ({error.problem.rstrip('.')}); not restored, "
+        "since another host's claim may be behind it and its restore would be paid twice."
+    )
+    clone.fix = (
+        f"let this identity read {path.partition('/')[0]}/{RESERVED}/claims/ "
+        "(s3:GetObject on S3; Get Blob on Azure; storage.objects.get on GCS) and run the "
+        "same restore again, or leave bucket_claims off if no other host restores from "
+        "this bucket."
+    )
+    clone.args = (f"{clone.path}: {clone.problem} Fix: {clone.fix}",)
+    return clone
 
 
 @dataclass(frozen=True, slots=True)
