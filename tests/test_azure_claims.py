@@ -9,6 +9,8 @@ count is the proxy's, server side.
 from __future__ import annotations
 
 import subprocess
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -174,7 +176,9 @@ def test_a_claim_whose_claimer_died_is_taken_over_once(
     azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
     (path,) = _seed(azure_archive, azure_container, 1)
     dead = Claim(path, "Standard", None, "ghost-host:1", claimed_at=0.0, expected_ready_at=None)
+    dead = replace(dead, lease_s=1.0)  # its lease: 1 s after the store wrote it
     azure_archive.put_blob(azure_container, claim_path(path).split("/", 1)[1], dead.to_bytes())
+    time.sleep(2.5)  # over by the store's clock (its times have whole seconds)
     for i in range(3):
         make_az(bucket_claims=True, journal=str(tmp_path / f"h{i}.sqlite")).restore(path)
     assert _set_tiers(azure_archive, status=202) == 1
@@ -199,8 +203,10 @@ def test_conditional_writes_say_false_when_the_condition_fails(
     assert sync(fs.loop, store.create_exclusive, path, b"second") is False  # 409
     found = sync(fs.loop, store.read_tagged, path)
     assert found is not None
-    data, etag = found
+    data, etag = found.data, found.etag
     assert data == b"first"
+    assert found.age is not None
+    assert 0 <= found.age < 600
     assert sync(fs.loop, store.replace_if_unchanged, path, b"third", etag) is True
     assert sync(fs.loop, store.replace_if_unchanged, path, b"fourth", etag) is False  # 412
     assert azure_archive.read_blob(path) == b"third"

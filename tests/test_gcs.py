@@ -218,12 +218,15 @@ def test_claims_use_generation_preconditions(
 
     assert run(store.create_exclusive, path, b"first") is True
     assert run(store.create_exclusive, path, b"second") is False  # ifGenerationMatch=0
-    body, generation = run(store.read_tagged, path)
+    found = run(store.read_tagged, path)
+    body, generation = found.data, found.etag
     assert body == b"first"
+    assert found.age is not None
+    assert 0 <= found.age < 600
     assert generation == gcs_archive.generation(gcs_bucket, ".archivefs/claims/k")
     assert run(store.replace_if_unchanged, path, b"third", generation) is True
     assert run(store.replace_if_unchanged, path, b"fourth", generation) is False  # stale
-    assert run(store.read_tagged, path)[0] == b"third"
+    assert run(store.read_tagged, path).data == b"third"
     assert run(store.read_tagged, f"{gcs_bucket}/.archivefs/claims/none") is None
     assert gcs_archive.requests.count("objects.insert", status=200) == 2
     assert gcs_archive.requests.count("objects.insert", status=412) == 2

@@ -7,17 +7,22 @@ emulated archive's, server side.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+import time
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from fsspec.asyn import sync
 
 from archivefs.errors import ArchiveError
-from archivefs.restore.claims import Claim, claim_path
+from archivefs.restore.claims import BucketClaims, Claim, claim_path
 from tests.reliability._support import make_fs, seed_cold
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.restore.claims import ClaimOutcome
     from archivefs.testing import EmulatedArchive
 
 pytestmark = pytest.mark.timeout(300)
@@ -28,13 +33,36 @@ def _key(path: str) -> str:
     return claim_path(path).split("/", 1)[1]
 
 
-def _plant(archive: EmulatedArchive, path: str, requester: str = "other-host:7") -> None:
-    """A live claim of another host on ``path``, written just now."""
-    import time
-
-    claim = Claim(path, "Standard", 1, requester, claimed_at=time.time(), expected_ready_at=None)
+def _plant(
+    archive: EmulatedArchive,
+    path: str,
+    *,
+    requester: str = "other-host:7",
+    claimed_at: float | None = None,
+    lease_s: float | None = None,
+    body: bytes | None = None,
+) -> None:
+    """A claim of another host on ``path``, written to the store just now."""
+    raw: dict[str, Any] = {
+        "version": 1,
+        "key": path,
+        "tier": "Standard",
+        "days": 1,
+        "requester": requester,
+        "claimed_at": time.time() if claimed_at is None else claimed_at,
+        "expected_ready_at": None,
+    }
+    if lease_s is not None:
+        raw["lease_s"] = lease_s
     bucket = path.split("/", 1)[0]
-    archive.client().put_object(Bucket=bucket, Key=_key(path), Body=claim.to_bytes())
+    data = json.dumps(raw).encode() if body is None else body
+    archive.client().put_object(Bucket=bucket, Key=_key(path), Body=data)
+
+
+def _claim(fs: ArchiveFileSystem, claims: BucketClaims, paths: list[str]) -> ClaimOutcome:
+    """``claims`` of the archived ``paths``, as a restore of them would claim them."""
+    plan = fs.engine.plan_known(fs.probe(paths))
+    return sync(fs.loop, lambda: claims.claim(plan.to_restore, tier="Standard", days=1))
 
 
 def test_a_claim_that_cannot_be_read_is_not_restored_and_claims_stay_on(
@@ -51,7 +79,8 @@ def test_a_claim_that_cannot_be_read_is_not_restored_and_claims_stay_on(
     message = str(raised.value)
     assert claim_path(first) in message  # names the claim object,
     assert "could not be read" in message  # the problem
-    assert "Fix:" in message and "GetObject" in message  # and the fix
+    assert "Fix:" in message
+    assert "GetObject" in message
     assert archive.requests.count("RestoreObject") == 0  # a live claim may be behind it
     archive.faults.clear()
     fs.restore(second)  # claims still on for the bucket: the live claim is respected
@@ -61,3 +90,50 @@ def test_a_claim_that_cannot_be_read_is_not_restored_and_claims_stay_on(
         fs.restore(first)  # its claim still unreadable: still not sent
     archive.faults.clear()
     assert archive.requests.count("RestoreObject") == 0
+
+
+def test_a_claimer_whose_clock_is_2000_s_behind_keeps_its_claim(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    paths = sorted(seed_cold(archive, bucket, 3))
+    for path in paths:  # just written, by a host whose clock says 2,000 s ago
+        _plant(archive, path, claimed_at=time.time() - 2000.0)
+    archive.requests.clear()
+    fs = make_fs(archive, tmp_path, bucket_claims=True)
+    fs.restore(paths)
+    assert archive.requests.count("RestoreObject") == 0  # the lease runs by the store's clock
+    assert archive.requests.count("PUT", status=200) == 0  # and nothing was taken over
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"key": "k", "tier": "Standard", "days": 1, "requester": "h:1", '
+        b'"claimed_at": 1e300, "expected_ready_at": null}',
+        b'{"key": "k", "tier": "Standard", "days": 1, "requester": "h:1", '
+        b'"claimed_at": NaN, "expected_ready_at": null}',
+        b'{"key": "k", "tier": "Standard", "days": 1, "requester": "h:1", '
+        b'"claimed_at": Infinity, "expected_ready_at": null}',
+        b'{"key": "k", "tier": "Standard", "days": 1, "requester": "h:1", '
+        b'"claimed_at": 0, "expected_ready_at": null, "lease_s": Infinity}',
+    ],
+    ids=["future", "nan", "infinity", "infinite-lease"],
+)
+def test_a_claim_dated_in_the_future_or_not_a_number_ends_with_its_lease(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, body: bytes
+) -> None:
+    archive.set_restore_delay(3600.0)
+    (path,) = seed_cold(archive, bucket, 1)
+    _plant(archive, path, body=body)
+    fs = make_fs(archive, tmp_path, bucket_claims=True)
+    claims = BucketClaims(fs.store, lease_seconds=5.0)
+    first = _claim(fs, claims, [path])
+    assert (first.won, first.lost, first.failed) == ([], [path], {})  # within its lease
+    time.sleep(6.5)  # the lease is over by the store's clock (whole seconds)
+    outcome = _claim(fs, claims, [path])
+    assert (outcome.won, outcome.lost, outcome.failed) == ([path], [], {})
+    raw = archive.client().get_object(Bucket=bucket, Key=_key(path))["Body"].read()
+    taken = Claim.parse(raw)
+    assert taken is not None
+    assert taken.requester != "h:1"

@@ -22,6 +22,7 @@ import copy
 import hashlib
 import json
 import logging
+import math
 import os
 import socket
 import time
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     from archivefs.model import PlannedGroup
     from archivefs.stores.base import ColdStore
+    from archivefs.stores.s3 import Tagged
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class Claim:
     requester: str
     claimed_at: float
     expected_ready_at: float | None
+    lease_s: float | None = None  # the claimer's lease (readers cap it at their own)
 
     def to_bytes(self) -> bytes:
         return json.dumps(
@@ -74,26 +77,36 @@ class Claim:
                 "requester": self.requester,
                 "claimed_at": self.claimed_at,
                 "expected_ready_at": self.expected_ready_at,
+                "lease_s": self.lease_s,
             },
             sort_keys=True,
         ).encode()
 
     @classmethod
     def parse(cls, data: bytes) -> Claim | None:
-        """The claim in ``data``, or ``None`` when it is not one this version reads."""
+        """The claim in ``data``, or ``None`` when it is not one this version reads (a
+        damaged one included: times that are not finite numbers, a lease not above 0)."""
         try:
             raw: dict[str, Any] = json.loads(data)
             ready = raw.get("expected_ready_at")
-            return cls(
+            lease = raw.get("lease_s")
+            claim = cls(
                 key=str(raw["key"]),
                 tier=str(raw["tier"]),
                 days=None if raw.get("days") is None else int(raw["days"]),
                 requester=str(raw["requester"]),
                 claimed_at=float(raw["claimed_at"]),
                 expected_ready_at=None if ready is None else float(ready),
+                lease_s=None if lease is None else float(lease),
             )
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError):
             return None
+        times = [claim.claimed_at, claim.expected_ready_at, claim.lease_s]
+        if not all(math.isfinite(t) for t in times if t is not None):
+            return None  # NaN or Infinity: no claim this or any version writes
+        if claim.lease_s is not None and claim.lease_s <= 0:
+            return None
+        return claim
 
     @property
     def claimed(self) -> datetime:
@@ -133,6 +146,10 @@ class BucketClaims:
         self.lease_seconds = lease_seconds
         self._clock = clock
         self._unwritable: set[str] = set()  # buckets where claims cannot be written
+        # claims whose store gave no age: (path, etag) -> time.monotonic() first seen
+        self._first_seen: dict[tuple[str, str], float] = {}
+        # groups lost to a live claim -> time.monotonic() when its lease ends
+        self.lease_ends: dict[str, float] = {}
 
     async def claim(
         self,
@@ -154,7 +171,15 @@ class BucketClaims:
         async def one(group: PlannedGroup) -> None:
             async with semaphore:
                 ready = expected_ready(group).timestamp() if expected_ready else None
-                claim = Claim(group.key, tier, days, requester_token(), self._clock(), ready)
+                claim = Claim(
+                    group.key,
+                    tier,
+                    days,
+                    requester_token(),
+                    self._clock(),
+                    ready,
+                    lease_s=self.lease_seconds,
+                )
                 try:
                     won = await self._claim_one(group, claim)
                 except ArchiveError as error:
@@ -168,7 +193,7 @@ class BucketClaims:
     async def read(self, group_key: str) -> Claim | None:
         """The claim on a group, if any (``archivefs status`` shows who restored what)."""
         found = await self.store.read_tagged(claim_path(group_key))
-        return None if found is None else Claim.parse(found[0])
+        return None if found is None else Claim.parse(found.data)
 
     async def read_many(
         self, group_keys: Sequence[str], *, concurrency: int = 64
@@ -204,20 +229,17 @@ class BucketClaims:
                 )
         found = await self._read_tagged(group.key, path)
         if bucket in self._unwritable:  # no claim of ours can be written: respect theirs
-            if found is None:
-                return True
-            return await self._stale(group, Claim.parse(found[0]))
+            return found is None or await self._stale(group, path, found)
         if found is None:  # released meanwhile: try once more
             return await self.store.create_exclusive(path, claim.to_bytes())
-        data, etag = found
-        existing = Claim.parse(data)
+        existing = Claim.parse(found.data)
         if existing is not None and existing.requester == claim.requester:
             return True  # ours: an earlier call of this process that did not send it
-        if not await self._stale(group, existing):
+        if not await self._stale(group, path, found):
             return False
-        return await self.store.replace_if_unchanged(path, claim.to_bytes(), etag)
+        return await self.store.replace_if_unchanged(path, claim.to_bytes(), found.etag)
 
-    async def _read_tagged(self, group_key: str, path: str) -> tuple[bytes, str] | None:
+    async def _read_tagged(self, group_key: str, path: str) -> Tagged | None:
         """The claim object at ``path``; a claim that cannot be read is not an absent one:
         its group is not restored (a live claim of another host may be behind it)."""
         try:
@@ -225,14 +247,32 @@ class BucketClaims:
         except ArchiveError as error:
             raise unreadable_claim(group_key, path, error) from error
 
-    async def _stale(self, group: PlannedGroup, existing: Claim | None) -> bool:
-        """Whether a claim found in the bucket may be taken over: its claimer is gone (a
-        dead process on this host, or silent past the lease) and the group is still
-        archived (so no request of its is in flight and no restored copy is left)."""
-        if existing is None:
-            return True  # unreadable: not a claim this version wrote
-        lease_over = self._clock() >= existing.claimed_at + self.lease_seconds
-        if not lease_over and not _claimer_gone(existing.requester):
+    def _age(self, path: str, found: Tagged) -> float:
+        """How long the claim object has existed: by the store's clock (its Last-Modified
+        against the response's Date), never by the claimer's; where the store said
+        neither, since this process first saw this version of it."""
+        if found.age is not None:
+            return found.age
+        now = time.monotonic()
+        return now - self._first_seen.setdefault((path, found.etag), now)
+
+    async def _stale(self, group: PlannedGroup, path: str, found: Tagged) -> bool:
+        """Whether a claim found in the bucket may be taken over: its lease is over by the
+        store's clock (or its claimer is a dead process of this host) and the group is
+        still archived (so no request of its is in flight and no restored copy is left).
+
+        The lease is the claimer's own, capped at this caller's; a claim this version
+        cannot read (damaged, or of a newer format) has this caller's lease. The times a
+        claim states are its claimer's clock and decide nothing.
+        """
+        existing = Claim.parse(found.data)
+        lease = self.lease_seconds
+        if existing is not None and existing.lease_s is not None:
+            lease = min(lease, existing.lease_s)
+        left = lease - self._age(path, found)
+        gone = existing is not None and _claimer_gone(existing.requester)
+        if left > 0 and not gone:
+            self.lease_ends[group.key] = time.monotonic() + left
             return False  # its claimer may be sending right now
         try:
             state = await self.store.head(group.key)

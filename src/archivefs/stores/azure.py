@@ -55,7 +55,7 @@ from archivefs.model import (
 from archivefs.providers import AZURE
 from archivefs.stores.base import BulkProbe
 from archivefs.stores.retry import StoreRetry
-from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
+from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome, Tagged, server_age
 from archivefs.stores.translate import (
     TRANSIENT_CODES,
     is_transient,
@@ -587,15 +587,22 @@ class AzureStore(BulkProbe):
 
     # -- claims shared by hosts: conditional Put Blob --------------------------------------
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        """A small blob's bytes and ETag, from one Get Blob (``None`` when absent)."""
+    async def read_tagged(self, path: str) -> Tagged | None:
+        """A small blob's bytes, ETag and age by Azure's clock, from one Get Blob
+        (``None`` when absent)."""
         container, blob = split_path(path)
 
-        async def get() -> tuple[bytes, str]:
+        async def get() -> Tagged:
+            dates: list[str] = []
+
+            def date_of(response: Any) -> None:  # the response's Date: the store's clock
+                dates.append(str(response.http_response.headers.get("Date", "")))
+
             client = self._service().get_blob_client(container, blob)
-            stream = await client.download_blob(**self._sdk_options)
+            stream = await client.download_blob(raw_response_hook=date_of, **self._sdk_options)
             data: bytes = await stream.readall()
-            return data, str(stream.properties.etag)
+            age = server_age(stream.properties.last_modified, dates[0] if dates else None)
+            return Tagged(data, str(stream.properties.etag), age)
 
         try:
             return await self.retry.call(get)

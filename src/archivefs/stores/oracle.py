@@ -38,7 +38,7 @@ from archivefs.providers import ORACLE
 from archivefs.providers.oracle import MAX_HOURS, MIN_HOURS, check_restore_objects
 from archivefs.stores.base import BulkProbe
 from archivefs.stores.retry import StoreRetry
-from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
+from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome, Tagged
 from archivefs.stores.translate import raise_translated, s3_error_code
 
 if TYPE_CHECKING:
@@ -363,7 +363,7 @@ class OracleStore(BulkProbe):
 
     # -- claims shared by hosts: not on Oracle yet -------------------------------------------
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
+    async def read_tagged(self, path: str) -> Tagged | None:
         raise _no_claims(path)
 
     async def create_exclusive(self, path: str, body: bytes) -> bool:

@@ -92,6 +92,37 @@ class RangeRead:
 
 
 @dataclass(frozen=True, slots=True)
+class Tagged:
+    """A small object read whole: its bytes, its ETag (GCS: generation) and its age."""
+
+    data: bytes
+    etag: str
+    age: float | None  # seconds since it was written, by the store's clock (None: not said)
+
+
+_HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
+
+
+def server_age(modified: datetime | str | None, date: str | None) -> float | None:
+    """Seconds from an object's ``Last-Modified`` to a response's ``Date``: how old the
+    object is by the store's own clock, whatever the clocks of its writer and reader say
+    (``None`` when the response does not say both)."""
+    from email.utils import parsedate_to_datetime
+
+    if modified is None or not date:
+        return None
+    first = _HTTP_DATE.search(date)  # a header sent twice arrives joined by ", "
+    try:
+        now = parsedate_to_datetime(first.group(0) if first else date)
+        written = parsedate_to_datetime(modified) if isinstance(modified, str) else modified
+    except (TypeError, ValueError):
+        return None
+    if now.tzinfo is None or written.tzinfo is None:
+        return None
+    return max(0.0, (now - written).total_seconds())
+
+
+@dataclass(frozen=True, slots=True)
 class Listing:
     """One directory level (or a recursive listing): files with states, and subdirectories."""
 
@@ -369,8 +400,8 @@ class S3Store(BulkProbe):
         """Overwrite ``path`` only if its ETag is still ``etag`` (``If-Match``); False if not."""
         return await self._put_conditional(path, body, IfMatch=etag)
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        """A small object's bytes and ETag (``None`` when absent)."""
+    async def read_tagged(self, path: str) -> Tagged | None:
+        """A small object's bytes, ETag and age by S3's clock (``None`` when absent)."""
         bucket, key = split_path(path)
         try:
             out = await self._call("get_object", path, "read", Bucket=bucket, Key=key)
@@ -381,7 +412,8 @@ class S3Store(BulkProbe):
             data: bytes = await body.read()
         finally:
             body.close()
-        return data, str(out.get("ETag", ""))
+        date = (out.get("ResponseMetadata") or {}).get("HTTPHeaders", {}).get("date")
+        return Tagged(data, str(out.get("ETag", "")), server_age(out.get("LastModified"), date))
 
     async def _put_conditional(self, path: str, body: bytes, **condition: str) -> bool:
         bucket, key = split_path(path)
