@@ -137,3 +137,39 @@ def test_a_claim_dated_in_the_future_or_not_a_number_ends_with_its_lease(
     taken = Claim.parse(raw)
     assert taken is not None
     assert taken.requester != "h:1"
+
+
+def test_callers_already_waiting_take_over_a_dead_claim_when_its_lease_ends(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    archive.set_restore_delay(1.0)
+    data = seed_cold(archive, bucket, 4)
+    paths = sorted(data)
+    for path in paths:  # a host claimed them, then died before sending: a 5 s lease
+        _plant(archive, path, requester="dead-host:13", lease_s=5.0)
+    hosts = [make_fs(archive, tmp_path / f"h{i}", bucket_claims=True) for i in range(2)]
+    with ThreadPoolExecutor(2) as pool:  # both wait at once, each with its own journal
+        results = list(pool.map(lambda fs: fs.restore(paths, wait=True, timeout=90), hosts))
+    assert [sorted(r.ready) for r in results] == [paths, paths]
+    assert archive.requests.count("RestoreObject", status=202) == len(paths)
+    assert archive.requests.count("RestoreObject") == len(paths)  # one per group, in all
+    for path in paths:
+        taken = Claim.parse(
+            archive.client().get_object(Bucket=bucket, Key=_key(path))["Body"].read()
+        )
+        assert taken is not None
+        assert taken.requester != "dead-host:13"
+
+
+def test_a_read_waiting_on_a_dead_claim_restores_once_its_lease_ends(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(1.0)
+    data = seed_cold(archive, bucket, 1)
+    (path,) = data
+    _plant(archive, path, requester="dead-host:13", lease_s=5.0)
+    fs = make_fs(archive, tmp_path, bucket_claims=True, on_archived="wait", wait_timeout=90)
+    assert fs.cat_file(path) == data[path]
+    assert archive.requests.count("RestoreObject") == 1

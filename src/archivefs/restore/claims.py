@@ -183,9 +183,14 @@ class BucketClaims:
                 try:
                     won = await self._claim_one(group, claim)
                 except ArchiveError as error:
+                    self.lease_ends.pop(group.key, None)
                     outcome.failed[group.key] = error
                     return
-                (outcome.won if won else outcome.lost).append(group.key)
+                if won:
+                    self.lease_ends.pop(group.key, None)
+                    outcome.won.append(group.key)
+                else:
+                    outcome.lost.append(group.key)
 
         await asyncio.gather(*(one(g) for g in groups))
         return outcome
