@@ -16,7 +16,7 @@ from fsspec.asyn import sync
 
 from archivefs.errors import ArchiveError
 from archivefs.restore.claims import BucketClaims, Claim, claim_path
-from tests.reliability._support import make_fs, seed_cold
+from tests.reliability._support import FAST_RETRIES, make_fs, options, seed_cold
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -173,3 +173,22 @@ def test_a_read_waiting_on_a_dead_claim_restores_once_its_lease_ends(
     fs = make_fs(archive, tmp_path, bucket_claims=True, on_archived="wait", wait_timeout=90)
     assert fs.cat_file(path) == data[path]
     assert archive.requests.count("RestoreObject") == 1
+
+
+def test_claims_that_could_not_be_written_are_given_back_and_sent_by_the_next_call(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    paths = sorted(seed_cold(archive, bucket, 3))
+    fast = options(archive, **FAST_RETRIES)
+    fs = make_fs(archive, tmp_path, bucket_claims=True, target_options=fast)
+    archive.faults.throttle(ops=["PUT"])  # every claim PUT: 503 SlowDown, past the retries
+    with pytest.raises(ArchiveError) as raised:
+        fs.restore(paths)
+    assert "could not be written" in str(raised.value)
+    assert any(claim_path(p) in str(raised.value) for p in paths)  # names the claim
+    assert archive.requests.count("RestoreObject") == 0
+    archive.faults.clear()
+    result = fs.restore(paths)  # the same call again, at once: nothing is held back
+    assert result.requests_sent == len(paths)
+    assert archive.requests.count("RestoreObject", status=202) == len(paths)

@@ -219,7 +219,7 @@ class BucketClaims:
         path = claim_path(group.key)
         if bucket not in self._unwritable:
             try:
-                if await self.store.create_exclusive(path, claim.to_bytes()):
+                if await self._write(group.key, path, claim, None):
                     return True
             except PermissionError as error:
                 self._unwritable.add(bucket)
@@ -236,13 +236,26 @@ class BucketClaims:
         if bucket in self._unwritable:  # no claim of ours can be written: respect theirs
             return found is None or await self._stale(group, path, found)
         if found is None:  # released meanwhile: try once more
-            return await self.store.create_exclusive(path, claim.to_bytes())
+            return await self._write(group.key, path, claim, None)
         existing = Claim.parse(found.data)
         if existing is not None and existing.requester == claim.requester:
             return True  # ours: an earlier call of this process that did not send it
         if not await self._stale(group, path, found):
             return False
-        return await self.store.replace_if_unchanged(path, claim.to_bytes(), found.etag)
+        return await self._write(group.key, path, claim, found.etag)
+
+    async def _write(self, group_key: str, path: str, claim: Claim, etag: str | None) -> bool:
+        """Create the claim (``etag`` None) or replace the version ``etag``; whether it
+        was written. A write the store refused outright (403) raises ``PermissionError``;
+        any other failure raises an error naming the claim (nothing is sent for it)."""
+        try:
+            if etag is None:
+                return await self.store.create_exclusive(path, claim.to_bytes())
+            return await self.store.replace_if_unchanged(path, claim.to_bytes(), etag)
+        except PermissionError:
+            raise
+        except ArchiveError as error:
+            raise unwritable_claim(group_key, path, error) from error
 
     async def _read_tagged(self, group_key: str, path: str) -> Tagged | None:
         """The claim object at ``path``; a claim that cannot be read is not an absent one:
@@ -297,19 +310,36 @@ class ClaimOutcome:
 
 def unreadable_claim(group_key: str, path: str, error: ArchiveError) -> ArchiveError:
     """``error`` (of its own class, e.g. access denied) restated for the group's claim."""
-    clone = copy.copy(error)
-    clone.path = group_key
-    clone.problem = (
-        f"its restore claim {path} could not be read ({error.problem.rstrip('.')}); not restored, "
-        "since another host's claim may be behind it and its restore would be paid twice."
-    )
-    clone.fix = (
+    return _restated(
+        error,
+        group_key,
+        f"its restore claim {path} could not be read ({error.problem.rstrip('.')}); not "
+        "restored, since another host's claim may be behind it and its restore would be "
+        "paid twice.",
         f"let this identity read {path.partition('/')[0]}/{RESERVED}/claims/ "
         "(s3:GetObject on S3; Get Blob on Azure; storage.objects.get on GCS) and run the "
         "same restore again, or leave bucket_claims off if no other host restores from "
-        "this bucket."
+        "this bucket.",
     )
-    clone.args = (f"{clone.path}: {clone.problem} Fix: {clone.fix}",)
+
+
+def unwritable_claim(group_key: str, path: str, error: ArchiveError) -> ArchiveError:
+    """``error`` (e.g. the store still throttling after the retries) restated for the
+    group's claim, which could not be written: nothing was sent for the group."""
+    return _restated(
+        error,
+        group_key,
+        f"its restore claim {path} could not be written ({error.problem.rstrip('.')}); "
+        "not restored, and nothing was sent or paid for it.",
+        "run the same restore again (later, if the store was throttling): the group is "
+        "claimed afresh and sent once.",
+    )
+
+
+def _restated(error: ArchiveError, path: str, problem: str, fix: str) -> ArchiveError:
+    clone = copy.copy(error)
+    clone.path, clone.problem, clone.fix = path, problem, fix
+    clone.args = (f"{path}: {problem} Fix: {fix}",)
     return clone
 
 

@@ -177,9 +177,14 @@ class Submitter:
         else:
             claimed = list(by_key)
         if self.claims is not None:
-            claimed = await self._claim_in_bucket(
-                [by_key[k] for k in claimed], tier, days, expected_ready, report
-            )
+            try:
+                claimed = await self._claim_in_bucket(
+                    [by_key[k] for k in claimed], tier, days, expected_ready, report
+                )
+            except BaseException:  # nothing was sent: give every journal claim back
+                if self.journal is not None:
+                    await asyncio.to_thread(self.journal.release, claimed)
+                raise
         claimed_set = set(claimed)
         report.skipped = [k for k in by_key if k not in claimed_set and k not in report.failed]
         # A store that coalesces restore calls into batches (Azure's Blob Batch: 256 per
