@@ -192,3 +192,28 @@ def test_claims_that_could_not_be_written_are_given_back_and_sent_by_the_next_ca
     result = fs.restore(paths)  # the same call again, at once: nothing is held back
     assert result.requests_sent == len(paths)
     assert archive.requests.count("RestoreObject", status=202) == len(paths)
+
+
+def test_a_take_over_whose_answer_was_lost_is_recognised_as_this_callers_claim(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    (path,) = seed_cold(archive, bucket, 1)
+    _plant(archive, path, requester="dead-host:13", lease_s=1.0)
+    time.sleep(2.5)  # its lease is over by the store's clock
+    archive.requests.clear()
+    fast = options(archive, **FAST_RETRIES)
+    fs = make_fs(archive, tmp_path, bucket_claims=True, target_options=fast)
+    fs.store.fs.retries = 1  # s3fs's own loop too: one attempt, a lost answer stays lost
+    # both claim PUTs (the create, then the take-over) are served, and their answers lost
+    archive.faults.reset_connection(count=2, ops=["PUT"], after_bytes=1)
+    result = fs.restore(path)
+    assert archive.faults.injected == 2
+    assert archive.requests.count("PUT", status=200) == 1  # the take-over landed (a retry
+    # of a request whose answer was lost, if the client sends one, fails its If-Match: 412)
+    assert result.requests_sent == 1  # the take-over landed: this caller sends
+    assert archive.requests.count("RestoreObject", status=202) == 1
+    raw = archive.client().get_object(Bucket=bucket, Key=_key(path))["Body"].read()
+    taken = Claim.parse(raw)
+    assert taken is not None
+    assert taken.requester != "dead-host:13"

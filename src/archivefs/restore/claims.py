@@ -24,6 +24,7 @@ import json
 import logging
 import math
 import os
+import secrets
 import socket
 import time
 from dataclasses import dataclass, field
@@ -66,6 +67,7 @@ class Claim:
     claimed_at: float
     expected_ready_at: float | None
     lease_s: float | None = None  # the claimer's lease (readers cap it at their own)
+    claim_id: str = ""  # its writer's random id (kept in memory): it knows its own claims
 
     def to_bytes(self) -> bytes:
         return json.dumps(
@@ -78,6 +80,7 @@ class Claim:
                 "claimed_at": self.claimed_at,
                 "expected_ready_at": self.expected_ready_at,
                 "lease_s": self.lease_s,
+                "id": self.claim_id,
             },
             sort_keys=True,
         ).encode()
@@ -98,6 +101,7 @@ class Claim:
                 claimed_at=float(raw["claimed_at"]),
                 expected_ready_at=None if ready is None else float(ready),
                 lease_s=None if lease is None else float(lease),
+                claim_id=str(raw.get("id") or ""),
             )
         except (ValueError, KeyError, TypeError, OverflowError):
             return None
@@ -145,6 +149,8 @@ class BucketClaims:
         self.store = store
         self.lease_seconds = lease_seconds
         self._clock = clock
+        # random, in memory only: this filesystem's claims, even after a lost answer
+        self.claimer_id = secrets.token_hex(16)
         self._unwritable: set[str] = set()  # buckets where claims cannot be written
         # claims whose store gave no age: (path, etag) -> time.monotonic() first seen
         self._first_seen: dict[tuple[str, str], float] = {}
@@ -179,6 +185,7 @@ class BucketClaims:
                     self._clock(),
                     ready,
                     lease_s=self.lease_seconds,
+                    claim_id=self.claimer_id,
                 )
                 try:
                     won = await self._claim_one(group, claim)
@@ -238,24 +245,39 @@ class BucketClaims:
         if found is None:  # released meanwhile: try once more
             return await self._write(group.key, path, claim, None)
         existing = Claim.parse(found.data)
-        if existing is not None and existing.requester == claim.requester:
-            return True  # ours: an earlier call of this process that did not send it
+        if existing is not None and existing.claim_id == self.claimer_id:
+            return True  # ours: an earlier call that did not send it, or a lost answer
         if not await self._stale(group, path, found):
             return False
         return await self._write(group.key, path, claim, found.etag)
 
     async def _write(self, group_key: str, path: str, claim: Claim, etag: str | None) -> bool:
-        """Create the claim (``etag`` None) or replace the version ``etag``; whether it
-        was written. A write the store refused outright (403) raises ``PermissionError``;
-        any other failure raises an error naming the claim (nothing is sent for it)."""
+        """Create the claim (``etag`` None) or replace the version ``etag``; whether this
+        caller holds the claim now. A write the store refused outright (403) raises
+        ``PermissionError``; any other failure raises an error naming the claim (nothing
+        is sent for it).
+
+        A write whose answer was lost may have landed (and a client's retry of it then
+        fails its own condition): the claim is read again, and one carrying this
+        caller's claim id is this caller's.
+        """
+        failure: ArchiveError | None = None
         try:
             if etag is None:
                 return await self.store.create_exclusive(path, claim.to_bytes())
-            return await self.store.replace_if_unchanged(path, claim.to_bytes(), etag)
+            if await self.store.replace_if_unchanged(path, claim.to_bytes(), etag):
+                return True
         except PermissionError:
             raise
         except ArchiveError as error:
-            raise unwritable_claim(group_key, path, error) from error
+            failure = error
+        found = await self._read_tagged(group_key, path)
+        existing = None if found is None else Claim.parse(found.data)
+        if existing is not None and existing.claim_id == self.claimer_id:
+            return True  # it landed: the answer, or the condition of a retry, said otherwise
+        if failure is not None and (found is None or found.etag == etag):
+            raise unwritable_claim(group_key, path, failure) from failure  # did not land
+        return False  # another claim is there: its writer's
 
     async def _read_tagged(self, group_key: str, path: str) -> Tagged | None:
         """The claim object at ``path``; a claim that cannot be read is not an absent one:
