@@ -212,3 +212,25 @@ def test_conditional_writes_say_false_when_the_condition_fails(
     assert azure_archive.read_blob(path) == b"third"
     puts = [r.status for r in azure_archive.requests.records if r.op == "PutBlob"]
     assert puts == [201, 409, 201, 412]  # one request each, none retried
+
+
+def test_a_claim_blob_larger_than_a_claim_is_read_only_in_part_and_is_damaged(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    from fsspec.asyn import sync
+
+    from archivefs.restore.claims import MAX_CLAIM_BYTES, BucketClaims
+
+    (path,) = _seed(azure_archive, azure_container, 1)
+    claim = Claim(path, "Standard", None, "other-host:7", time.time(), None)
+    name = claim_path(path).split("/", 1)[1]
+    azure_archive.put_blob(azure_container, name, claim.to_bytes() + b" " * 2**20)
+    fs = make_az()
+    found = sync(fs.loop, fs.store.read_tagged, claim_path(path))
+    assert found is not None
+    assert len(found.data) == 64 * 1024  # the default limit: one ranged Get Blob
+    assert found.size == len(claim.to_bytes()) + 2**20
+    assert not found.whole
+    assert sync(fs.loop, BucketClaims(fs.store).read, path) is None  # damaged
+    small = sync(fs.loop, lambda: fs.store.read_tagged(claim_path(path), limit=MAX_CLAIM_BYTES))
+    assert len(small.data) == MAX_CLAIM_BYTES

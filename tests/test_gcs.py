@@ -230,6 +230,13 @@ def test_claims_use_generation_preconditions(
     assert run(store.read_tagged, f"{gcs_bucket}/.archivefs/claims/none") is None
     assert gcs_archive.requests.count("objects.insert", status=200) == 2
     assert gcs_archive.requests.count("objects.insert", status=412) == 2
+    gcs_archive.put_object(gcs_bucket, ".archivefs/claims/big", b"{}" + b" " * 2**20)
+    gcs_archive.requests.clear()
+    big = run(store.read_tagged, f"{gcs_bucket}/.archivefs/claims/big")
+    assert big.size == 2 + 2**20
+    assert big.data == b""  # larger than a claim can be: not downloaded
+    assert not big.whole
+    assert gcs_archive.requests.count("objects.download") == 0
 
 
 def test_a_failed_listing_is_retried_by_gcsfs_and_counted(

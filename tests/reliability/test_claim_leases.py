@@ -217,3 +217,33 @@ def test_a_take_over_whose_answer_was_lost_is_recognised_as_this_callers_claim(
     taken = Claim.parse(raw)
     assert taken is not None
     assert taken.requester != "dead-host:13"
+
+
+def test_a_claim_object_larger_than_a_claim_is_read_only_in_part_and_is_damaged(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    (path,) = seed_cold(archive, bucket, 1)
+    claim = Claim(path, "Standard", 1, "other-host:7", time.time(), None)
+    _plant(archive, path, body=claim.to_bytes() + b" " * 2**20)  # valid JSON, 1 MiB
+    archive.requests.clear()
+    fs = make_fs(archive, tmp_path, bucket_claims=True)
+    claims = BucketClaims(fs.store)
+    assert sync(fs.loop, claims.read, path) is None  # damaged: larger than any claim
+    outcome = _claim(fs, claims, [path])
+    assert (outcome.won, outcome.lost, outcome.failed) == ([], [path], {})  # within its lease
+    assert archive.requests.count("GET") == 2
+    assert archive.requests.bytes_sent("GET") <= 2 * 64 * 1024  # never the whole MiB
+
+
+def test_an_empty_claim_object_is_a_damaged_claim_not_an_error(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.set_restore_delay(3600.0)
+    (path,) = seed_cold(archive, bucket, 1)
+    _plant(archive, path, body=b"")  # a ranged GET of it is 416: it is read whole instead
+    fs = make_fs(archive, tmp_path, bucket_claims=True)
+    claims = BucketClaims(fs.store)
+    assert sync(fs.loop, claims.read, path) is None
+    outcome = _claim(fs, claims, [path])
+    assert (outcome.won, outcome.lost, outcome.failed) == ([], [path], {})  # within its lease

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CLAIM_VERSION = 1
+MAX_CLAIM_BYTES = 64 * 1024  # a claim is a few hundred bytes; a larger object is damaged
 DEFAULT_LEASE_S = 900.0  # a claimer that has not sent within this long is presumed dead
 
 
@@ -115,6 +116,12 @@ class Claim:
     @property
     def claimed(self) -> datetime:
         return datetime.fromtimestamp(self.claimed_at, UTC)
+
+
+def _parse(found: Tagged) -> Claim | None:
+    """The claim read, or ``None`` when it is damaged (larger than a claim can be
+    included: only its first :data:`MAX_CLAIM_BYTES` were read) or of another format."""
+    return Claim.parse(found.data) if found.whole else None
 
 
 def _claimer_gone(requester: str) -> bool:
@@ -204,8 +211,8 @@ class BucketClaims:
 
     async def read(self, group_key: str) -> Claim | None:
         """The claim on a group, if any (``archivefs status`` shows who restored what)."""
-        found = await self.store.read_tagged(claim_path(group_key))
-        return None if found is None else Claim.parse(found.data)
+        found = await self.store.read_tagged(claim_path(group_key), limit=MAX_CLAIM_BYTES)
+        return None if found is None else _parse(found)
 
     async def read_many(
         self, group_keys: Sequence[str], *, concurrency: int = 64
@@ -244,7 +251,7 @@ class BucketClaims:
             return found is None or await self._stale(group, path, found)
         if found is None:  # released meanwhile: try once more
             return await self._write(group.key, path, claim, None)
-        existing = Claim.parse(found.data)
+        existing = _parse(found)
         if existing is not None and existing.claim_id == self.claimer_id:
             return True  # ours: an earlier call that did not send it, or a lost answer
         if not await self._stale(group, path, found):
@@ -272,7 +279,7 @@ class BucketClaims:
         except ArchiveError as error:
             failure = error
         found = await self._read_tagged(group_key, path)
-        existing = None if found is None else Claim.parse(found.data)
+        existing = None if found is None else _parse(found)
         if existing is not None and existing.claim_id == self.claimer_id:
             return True  # it landed: the answer, or the condition of a retry, said otherwise
         if failure is not None and (found is None or found.etag == etag):
@@ -283,7 +290,7 @@ class BucketClaims:
         """The claim object at ``path``; a claim that cannot be read is not an absent one:
         its group is not restored (a live claim of another host may be behind it)."""
         try:
-            return await self.store.read_tagged(path)
+            return await self.store.read_tagged(path, limit=MAX_CLAIM_BYTES)
         except ArchiveError as error:
             raise unreadable_claim(group_key, path, error) from error
 
@@ -305,7 +312,7 @@ class BucketClaims:
         cannot read (damaged, or of a newer format) has this caller's lease. The times a
         claim states are its claimer's clock and decide nothing.
         """
-        existing = Claim.parse(found.data)
+        existing = _parse(found)
         lease = self.lease_seconds
         if existing is not None and existing.lease_s is not None:
             lease = min(lease, existing.lease_s)

@@ -55,7 +55,14 @@ from archivefs.model import (
 from archivefs.providers import AZURE
 from archivefs.stores.base import BulkProbe
 from archivefs.stores.retry import StoreRetry
-from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome, Tagged, server_age
+from archivefs.stores.s3 import (
+    TAGGED_LIMIT,
+    Listing,
+    RangeRead,
+    RestoreOutcome,
+    Tagged,
+    server_age,
+)
 from archivefs.stores.translate import (
     TRANSIENT_CODES,
     is_transient,
@@ -587,9 +594,9 @@ class AzureStore(BulkProbe):
 
     # -- claims shared by hosts: conditional Put Blob --------------------------------------
 
-    async def read_tagged(self, path: str) -> Tagged | None:
-        """A small blob's bytes, ETag and age by Azure's clock, from one Get Blob
-        (``None`` when absent)."""
+    async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
+        """A small blob's first ``limit`` bytes, ETag, age by Azure's clock and whole size,
+        from one Get Blob (``None`` when absent)."""
         container, blob = split_path(path)
 
         async def get() -> Tagged:
@@ -599,10 +606,14 @@ class AzureStore(BulkProbe):
                 dates.append(str(response.http_response.headers.get("Date", "")))
 
             client = self._service().get_blob_client(container, blob)
-            stream = await client.download_blob(raw_response_hook=date_of, **self._sdk_options)
+            stream = await client.download_blob(
+                offset=0, length=limit, raw_response_hook=date_of, **self._sdk_options
+            )
             data: bytes = await stream.readall()
-            age = server_age(stream.properties.last_modified, dates[0] if dates else None)
-            return Tagged(data, str(stream.properties.etag), age)
+            props = stream.properties
+            age = server_age(props.last_modified, dates[0] if dates else None)
+            total = str(props.content_range or "").rpartition("/")[2]  # of the whole blob
+            return Tagged(data, str(props.etag), age, int(total) if total.isdigit() else None)
 
         try:
             return await self.retry.call(get)

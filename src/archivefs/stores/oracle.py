@@ -363,7 +363,7 @@ class OracleStore(BulkProbe):
 
     # -- claims shared by hosts: not on Oracle yet -------------------------------------------
 
-    async def read_tagged(self, path: str) -> Tagged | None:
+    async def read_tagged(self, path: str, *, limit: int = 0) -> Tagged | None:
         raise _no_claims(path)
 
     async def create_exclusive(self, path: str, body: bytes) -> bool:

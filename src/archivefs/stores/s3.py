@@ -35,6 +35,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import (
+    ArchiveError,
     InvalidOptionsError,
     InvalidPathError,
     ObjectNotFoundError,
@@ -93,11 +94,20 @@ class RangeRead:
 
 @dataclass(frozen=True, slots=True)
 class Tagged:
-    """A small object read whole: its bytes, its ETag (GCS: generation) and its age."""
+    """A small object: its first bytes, its ETag (GCS: generation), its age and size."""
 
-    data: bytes
+    data: bytes  # at most the ``limit`` asked for
     etag: str
     age: float | None  # seconds since it was written, by the store's clock (None: not said)
+    size: int | None = None  # of the whole object (None: not said)
+
+    @property
+    def whole(self) -> bool:
+        """Whether ``data`` is the whole object."""
+        return self.size is None or self.size <= len(self.data)
+
+
+TAGGED_LIMIT = 64 * 1024  # read_tagged reads at most this much of an object by default
 
 
 _HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
@@ -400,11 +410,19 @@ class S3Store(BulkProbe):
         """Overwrite ``path`` only if its ETag is still ``etag`` (``If-Match``); False if not."""
         return await self._put_conditional(path, body, IfMatch=etag)
 
-    async def read_tagged(self, path: str) -> Tagged | None:
-        """A small object's bytes, ETag and age by S3's clock (``None`` when absent)."""
+    async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
+        """A small object's first ``limit`` bytes (one ranged GET), ETag, age by S3's
+        clock and whole size (``None`` when absent)."""
         bucket, key = split_path(path)
+        request = {"Bucket": bucket, "Key": key, "Range": f"bytes=0-{limit - 1}"}
         try:
-            out = await self._call("get_object", path, "read", Bucket=bucket, Key=key)
+            try:
+                out = await self._call("get_object", path, "read", **request)
+            except ArchiveError as error:
+                if s3_error_code(error) != "InvalidRange":
+                    raise
+                del request["Range"]  # an empty object has no byte 0: read it whole
+                out = await self._call("get_object", path, "read", **request)
         except ObjectNotFoundError:
             return None
         body = out["Body"]
@@ -413,7 +431,13 @@ class S3Store(BulkProbe):
         finally:
             body.close()
         date = (out.get("ResponseMetadata") or {}).get("HTTPHeaders", {}).get("date")
-        return Tagged(data, str(out.get("ETag", "")), server_age(out.get("LastModified"), date))
+        total = str(out.get("ContentRange") or "").rpartition("/")[2]
+        return Tagged(
+            data,
+            str(out.get("ETag", "")),
+            server_age(out.get("LastModified"), date),
+            int(total) if total.isdigit() else len(data),
+        )
 
     async def _put_conditional(self, path: str, body: bytes, **condition: str) -> bool:
         bucket, key = split_path(path)
