@@ -7,12 +7,16 @@ succeeds, on any machine, and only it sends the request. Everyone else reads the
 and waits instead of paying. The bucket is the one place every host already looks, so
 no server of our own is needed.
 
-A claim is one PUT per group for the winner; a loser pays one GET. A claim is taken
-over (with ``If-Match`` on the ETag read, so again by exactly one host) when it is
-unreadable, or older than its lease while the group is still archived: its claimer
-died before sending, the request failed, or the restored copy has expired since.
-Claims carry the tier, days, requester (host and process; never credentials), the
-time and the expected ready time, so ``archivefs status`` can say who asked for what.
+A claim is one PUT per group for the winner; a loser pays one GET (of at most
+:data:`MAX_CLAIM_BYTES`). A claim is taken over (with ``If-Match`` on the ETag read, so
+again by exactly one host) when its lease is over by the store's clock (its
+``Last-Modified`` against the ``Date`` of the answer that read it) while the group is
+still archived: its claimer died before sending, the request failed, or the restored
+copy has expired since. A caller waiting on a group another host claimed looks again
+when that lease ends. A claim that cannot be read is not an absent one: its group is
+not sent. Claims carry the tier, days, requester (host and process; never credentials),
+the time and the expected ready time, so ``archivefs status`` can say who asked for
+what, and a random claimer id, so a writer whose answer was lost knows its own claim.
 """
 
 from __future__ import annotations
