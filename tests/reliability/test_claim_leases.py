@@ -247,3 +247,29 @@ def test_an_empty_claim_object_is_a_damaged_claim_not_an_error(
     assert sync(fs.loop, claims.read, path) is None
     outcome = _claim(fs, claims, [path])
     assert (outcome.won, outcome.lost, outcome.failed) == ([], [path], {})  # within its lease
+
+
+def test_a_lease_that_ends_while_its_restore_runs_does_not_hasten_the_polls(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    archive.set_restore_delay(8.0)
+    (path,) = seed_cold(archive, bucket, 1)
+    _plant(archive, path, requester="other-host:7", lease_s=4.0)
+    archive.requests.clear()
+    fs = make_fs(archive, tmp_path, bucket_claims=True)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(fs.restore, path, wait=True, timeout=120)
+        deadline = time.monotonic() + 60
+        while archive.requests.count("GET") == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the waiter has read the live claim
+        archive.client().restore_object(  # then the claimer sends its restore
+            Bucket=bucket, Key=path.split("/", 1)[1], RestoreRequest={"Days": 1}
+        )
+        waiting.result()
+    assert archive.requests.count("RestoreObject") == 1  # the claimer's only
+    assert archive.requests.count("PUT", status=200) == 0  # nothing taken over
+    # polls at the schedule's pace (about 20 here), not back to back once the lease is
+    # over (285 rounds before the fix)
+    assert fs.engine.poll_rounds < 100

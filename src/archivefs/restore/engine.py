@@ -404,8 +404,11 @@ class _TakeOver:
         self.claims = claims
 
     def due(self, keys: Iterable[str]) -> float | None:
+        """The next lease end still ahead (one already past is looked at in every round
+        that finds its group archived, at the schedule's pace)."""
+        now = time.monotonic()
         ends = self.claims.lease_ends
-        times = [ends[k] for k in keys if k in ends]
+        times = [ends[k] for k in keys if k in ends and ends[k] > now]
         return min(times) if times else None
 
     async def revive(self, states: Sequence[ObjectState]) -> None:

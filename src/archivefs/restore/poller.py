@@ -95,7 +95,7 @@ class Poller:
                 self.on_wait(delay)
             keys = await self._wait(delay, pending)
             if due is not None and due <= time.monotonic():
-                keys = list(pending)  # every group whose lease may have ended
+                keys = list(pending)  # every group, the one whose lease has ended among them
             probed = await self.store.probe(keys)
             polls += 1
             self.rounds += 1

@@ -637,8 +637,8 @@ class AzureStore(BulkProbe):
     async def _put_conditional(self, path: str, body: bytes, **condition: Any) -> bool:
         """One Put Blob (azure-storage-blob sends ``If-None-Match: *`` for
         ``overwrite=False``, ``If-Match`` for an etag). A try that was throttled is sent
-        again: if an earlier try did land, the claim found is this process's own, which
-        the claims treat as won."""
+        again: if an earlier try did land, the claim found carries this filesystem's
+        claimer id, which the claims treat as won."""
         container, blob = split_path(path)
         client = self._service().get_blob_client(container, blob)
         try:
