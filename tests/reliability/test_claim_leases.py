@@ -273,3 +273,23 @@ def test_a_lease_that_ends_while_its_restore_runs_does_not_hasten_the_polls(
     # polls at the schedule's pace (about 20 here), not back to back once the lease is
     # over (285 rounds before the fix)
     assert fs.engine.poll_rounds < 100
+
+
+def test_where_claims_cannot_be_written_live_claims_of_other_hosts_still_hold(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    archive.set_restore_delay(3600.0)
+    claimed, free = sorted(seed_cold(archive, bucket, 2))
+    _plant(archive, claimed)  # another host's live claim
+    archive.requests.clear()
+    fs = make_fs(archive, tmp_path, bucket_claims=True)
+    archive.faults.error(403, "AccessDenied", ops=["PUT"])  # a bucket this identity only reads
+    with caplog.at_level("WARNING", logger="archivefs.restore.claims"):
+        result = fs.restore([claimed, free])
+    assert result.submitted.skipped == [claimed]  # waited for, not sent
+    assert sorted(result.submitted.sent) == [free]  # no claim on it: the journal alone
+    assert archive.requests.count("RestoreObject") == 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "cannot write restore claims" in warnings[0]
+    assert "reading the claims of other hosts" in warnings[0]

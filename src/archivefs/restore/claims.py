@@ -240,16 +240,17 @@ class BucketClaims:
                 if await self._write(group.key, path, claim, None):
                     return True
             except PermissionError as error:
-                self._unwritable.add(bucket)
-                logger.warning(
-                    "%s: cannot write restore claims under %s/%s/claims/ (%s); reading the "
-                    "claims of other hosts but writing none: hosts that share no journal "
-                    "and find no claim may each send this bucket's restores.",
-                    group.key,
-                    bucket,
-                    RESERVED,
-                    type(error).__name__,
-                )
+                if bucket not in self._unwritable:  # once per bucket, however many groups
+                    self._unwritable.add(bucket)
+                    logger.warning(
+                        "%s: cannot write restore claims under %s/%s/claims/ (%s); reading "
+                        "the claims of other hosts but writing none: hosts that share no "
+                        "journal and find no claim may each send this bucket's restores.",
+                        group.key,
+                        bucket,
+                        RESERVED,
+                        type(error).__name__,
+                    )
         found = await self._read_tagged(group.key, path)
         if bucket in self._unwritable:  # no claim of ours can be written: respect theirs
             return found is None or await self._stale(group, path, found)
