@@ -9,6 +9,8 @@ count is the proxy's, server side.
 from __future__ import annotations
 
 import subprocess
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -174,7 +176,9 @@ def test_a_claim_whose_claimer_died_is_taken_over_once(
     azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
     (path,) = _seed(azure_archive, azure_container, 1)
     dead = Claim(path, "Standard", None, "ghost-host:1", claimed_at=0.0, expected_ready_at=None)
+    dead = replace(dead, lease_s=1.0)  # its lease: 1 s after the store wrote it
     azure_archive.put_blob(azure_container, claim_path(path).split("/", 1)[1], dead.to_bytes())
+    time.sleep(2.5)  # over by the store's clock (its times have whole seconds)
     for i in range(3):
         make_az(bucket_claims=True, journal=str(tmp_path / f"h{i}.sqlite")).restore(path)
     assert _set_tiers(azure_archive, status=202) == 1
@@ -199,10 +203,34 @@ def test_conditional_writes_say_false_when_the_condition_fails(
     assert sync(fs.loop, store.create_exclusive, path, b"second") is False  # 409
     found = sync(fs.loop, store.read_tagged, path)
     assert found is not None
-    data, etag = found
+    data, etag = found.data, found.etag
     assert data == b"first"
+    assert found.age is not None
+    assert 0 <= found.age < 600
     assert sync(fs.loop, store.replace_if_unchanged, path, b"third", etag) is True
     assert sync(fs.loop, store.replace_if_unchanged, path, b"fourth", etag) is False  # 412
     assert azure_archive.read_blob(path) == b"third"
     puts = [r.status for r in azure_archive.requests.records if r.op == "PutBlob"]
     assert puts == [201, 409, 201, 412]  # one request each, none retried
+
+
+def test_a_claim_blob_larger_than_a_claim_is_read_only_in_part_and_is_damaged(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    from fsspec.asyn import sync
+
+    from archivefs.restore.claims import MAX_CLAIM_BYTES, BucketClaims
+
+    (path,) = _seed(azure_archive, azure_container, 1)
+    claim = Claim(path, "Standard", None, "other-host:7", time.time(), None)
+    name = claim_path(path).split("/", 1)[1]
+    azure_archive.put_blob(azure_container, name, claim.to_bytes() + b" " * 2**20)
+    fs = make_az()
+    found = sync(fs.loop, fs.store.read_tagged, claim_path(path))
+    assert found is not None
+    assert len(found.data) == 64 * 1024  # the default limit: one ranged Get Blob
+    assert found.size == len(claim.to_bytes()) + 2**20
+    assert not found.whole
+    assert sync(fs.loop, BucketClaims(fs.store).read, path) is None  # damaged
+    small = sync(fs.loop, lambda: fs.store.read_tagged(claim_path(path), limit=MAX_CLAIM_BYTES))
+    assert len(small.data) == MAX_CLAIM_BYTES

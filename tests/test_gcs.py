@@ -219,15 +219,25 @@ def test_claims_use_generation_preconditions(
 
     assert run(store.create_exclusive, path, b"first") is True
     assert run(store.create_exclusive, path, b"second") is False  # ifGenerationMatch=0
-    body, generation = run(store.read_tagged, path)
+    found = run(store.read_tagged, path)
+    body, generation = found.data, found.etag
     assert body == b"first"
+    assert found.age is not None
+    assert 0 <= found.age < 600
     assert generation == gcs_archive.generation(gcs_bucket, ".archivefs/claims/k")
     assert run(store.replace_if_unchanged, path, b"third", generation) is True
     assert run(store.replace_if_unchanged, path, b"fourth", generation) is False  # stale
-    assert run(store.read_tagged, path)[0] == b"third"
+    assert run(store.read_tagged, path).data == b"third"
     assert run(store.read_tagged, f"{gcs_bucket}/.archivefs/claims/none") is None
     assert gcs_archive.requests.count("objects.insert", status=200) == 2
     assert gcs_archive.requests.count("objects.insert", status=412) == 2
+    gcs_archive.put_object(gcs_bucket, ".archivefs/claims/big", b"{}" + b" " * 2**20)
+    gcs_archive.requests.clear()
+    big = run(store.read_tagged, f"{gcs_bucket}/.archivefs/claims/big")
+    assert big.size == 2 + 2**20
+    assert big.data == b""  # larger than a claim can be: not downloaded
+    assert not big.whole
+    assert gcs_archive.requests.count("objects.download") == 0
 
 
 def test_a_failed_listing_is_retried_by_gcsfs_and_counted(
@@ -257,8 +267,8 @@ def test_bucket_claims_on_gcs_create_with_if_generation_match_zero(
     name = claim_path(theirs.key).partition("/")[2]
     gcs_archive.put_object(gcs_bucket, name, other.to_bytes())
     gcs_archive.requests.clear()
-    won, lost = sync(fs.loop, lambda: claims.claim([mine, theirs], tier="Standard", days=1))
-    assert (won, lost) == ([mine.key], [theirs.key])
+    outcome = sync(fs.loop, lambda: claims.claim([mine, theirs], tier="Standard", days=1))
+    assert (outcome.won, outcome.lost, outcome.failed) == ([mine.key], [theirs.key], {})
     assert gcs_archive.requests.count("objects.insert", status=200) == 1  # ours, created
     assert gcs_archive.requests.count("objects.insert", status=412) == 1  # theirs, kept
     found = sync(fs.loop, claims.read, theirs.key)

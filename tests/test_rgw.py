@@ -193,14 +193,17 @@ def test_conditional_writes(rgw: LocalRGW, rgw_bucket: str) -> None:
     path = f"{rgw_bucket}/.archivefs/claims/a"
     assert sync(plain.loop, store.create_exclusive, path, b"one") is True
     assert sync(plain.loop, store.create_exclusive, path, b"two") is False
-    body, etag = sync(plain.loop, store.read_tagged, path)
+    found = sync(plain.loop, store.read_tagged, path)
+    body, etag = found.data, found.etag
     assert body == b"one"
+    assert found.age is not None
+    assert 0 <= found.age < 600
     assert etag.startswith('"')
     assert sync(plain.loop, store.replace_if_unchanged, path, b"three", etag) is True
     assert rgw.requests.count("PUT", status=412) == 2  # the taken create, the quoted If-Match
-    assert sync(plain.loop, store.read_tagged, path)[0] == b"three"
+    assert sync(plain.loop, store.read_tagged, path).data == b"three"
     assert sync(plain.loop, store.replace_if_unchanged, path, b"four", etag) is False
-    assert sync(plain.loop, store.read_tagged, path)[0] == b"three"
+    assert sync(plain.loop, store.read_tagged, path).data == b"three"
 
 
 # -- bundles and the CLI on radosgw --------------------------------------------------------

@@ -6,6 +6,8 @@ Each process stands for a host: its own journal directory, no shared file.
 from __future__ import annotations
 
 import random
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,9 +122,11 @@ def test_a_claim_on_an_archived_group_whose_claimer_died_is_taken_over_once(
     data = seed_cold(archive, bucket, 1)
     (path,) = data
     dead = Claim(path, "Standard", 1, "ghost-host:1", claimed_at=0.0, expected_ready_at=None)
+    dead = replace(dead, lease_s=1.0)  # its lease: 1 s after the store wrote it
     archive.client().put_object(
         Bucket=bucket, Key=claim_path(path).split("/", 1)[1], Body=dead.to_bytes()
     )
+    time.sleep(2.5)  # over by the store's clock (its times have whole seconds)
     hosts = [make_fs(archive, tmp_path / f"h{i}", bucket_claims=True) for i in range(3)]
     for fs in hosts:
         fs.restore(path)

@@ -31,7 +31,7 @@ from archivefs.restore.schedule import PollSchedule
 from archivefs.restore.submitter import DEFAULT_CONCURRENCY, RetryPolicy, SubmitReport, Submitter
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+    from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
     from datetime import datetime
     from typing import Any
 
@@ -327,6 +327,7 @@ class RestoreEngine:
             if on_round is not None:
                 on_round(states)
 
+        claims = self.submitter.claims
         poller = Poller(
             self.store,
             self.schedule_for(plan.tier),
@@ -334,6 +335,7 @@ class RestoreEngine:
             notifications=self.notifications,
             on_round=counted,
             on_wait=on_wait,
+            revival=None if claims is None else _TakeOver(self, plan, claims),
         )
         states = [g.state for g in plan.groups]
         # Groups just submitted are restoring now, whatever the probe said before.
@@ -455,6 +457,53 @@ class RestoreEngine:
             fix="; ".join(fixes) + ".",
             pending=pending,
         )
+
+
+class _TakeOver:
+    """Groups of a plan that another host claimed, for a caller waiting on them.
+
+    When the lease of such a claim ends (by the store's clock) and the group is still
+    archived, its claimer died or failed before sending: the waiting caller submits the
+    group again, which takes the claim over (a conditional replace, so one host wins)
+    and sends its one restore. Each such group was in the plan the caller approved.
+    """
+
+    def __init__(self, engine: RestoreEngine, plan: Plan, claims: BucketClaims) -> None:
+        self.engine = engine
+        self.plan = plan
+        self.claims = claims
+
+    def due(self, keys: Iterable[str]) -> float | None:
+        """The next lease end still ahead (one already past is looked at in every round
+        that finds its group archived, at the schedule's pace)."""
+        now = time.monotonic()
+        ends = self.claims.lease_ends
+        times = [ends[k] for k in keys if k in ends and ends[k] > now]
+        return min(times) if times else None
+
+    async def revive(self, states: Sequence[ObjectState]) -> None:
+        from dataclasses import replace
+
+        from archivefs.model import RestoreState
+
+        now = time.monotonic()
+        ends = self.claims.lease_ends
+        due = [
+            s
+            for s in states
+            if s.restore is RestoreState.ARCHIVED and s.path in ends and ends[s.path] <= now
+        ]
+        if not due:
+            return
+        groups = [replace(self.plan.group(s.path), action=Action.RESTORE, state=s) for s in due]
+        report = await self.engine.submitter.submit(
+            groups,
+            tier=self.plan.tier,
+            days=self.plan.days,
+            expected_ready=self.engine._expected_ready,
+        )
+        if report.failed:
+            raise _failed(report)
 
 
 def _pending(group: PlannedGroup) -> ObjectState:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from archivefs.errors import ObjectNotFoundError, RestoreTimeoutError
 
@@ -23,6 +23,19 @@ if TYPE_CHECKING:
     from archivefs.restore.notify import NotificationSource
     from archivefs.restore.schedule import PollSchedule
     from archivefs.stores.base import ColdStore
+
+
+class Revival(Protocol):
+    """Restores the poller's caller may still have to send while it waits: groups another
+    host claimed whose claim may be taken over once its lease ends (bucket claims)."""
+
+    def due(self, keys: Iterable[str]) -> float | None:
+        """When (``time.monotonic()``) the first of ``keys`` is to be looked at again."""
+        ...
+
+    async def revive(self, states: Sequence[ObjectState]) -> None:
+        """Look at the groups of ``states`` (found not readable) whose time has come."""
+        ...
 
 
 class Poller:
@@ -37,8 +50,10 @@ class Poller:
         notifications: NotificationSource | None = None,
         on_round: Callable[[dict[str, ObjectState]], None] | None = None,
         on_wait: Callable[[float], None] | None = None,
+        revival: Revival | None = None,
     ) -> None:
         self.store = store
+        self.revival = revival  # after each round: send what another host left unsent
         self.schedule_for = schedule_for
         self.journal = journal
         self.notifications = notifications
@@ -68,6 +83,9 @@ class Poller:
                 self.schedule_for(s).next_delay(time.monotonic() - started, polls)
                 for s in _one_per_schedule(pending.values())
             )
+            due = None if self.revival is None else self.revival.due(pending)
+            if due is not None:  # a claim's lease ends sooner: look at it then
+                delay = max(0.0, min(delay, due - time.monotonic()))
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -76,6 +94,8 @@ class Poller:
             if self.on_wait is not None:
                 self.on_wait(delay)
             keys = await self._wait(delay, pending)
+            if due is not None and due <= time.monotonic():
+                keys = list(pending)  # every group, the one whose lease has ended among them
             probed = await self.store.probe(keys)
             polls += 1
             self.rounds += 1
@@ -100,6 +120,8 @@ class Poller:
                     yield state
                 else:
                     pending[key] = state
+            if self.revival is not None:
+                await self.revival.revive([s for s in fresh.values() if not s.readable])
 
     async def _wait(self, delay: float, pending: dict[str, ObjectState]) -> list[str]:
         """Sleep until the next poll, or until a notification names pending keys."""

@@ -177,11 +177,16 @@ class Submitter:
         else:
             claimed = list(by_key)
         if self.claims is not None:
-            claimed = await self._claim_in_bucket(
-                [by_key[k] for k in claimed], tier, days, expected_ready
-            )
+            try:
+                claimed = await self._claim_in_bucket(
+                    [by_key[k] for k in claimed], tier, days, expected_ready, report
+                )
+            except BaseException:  # nothing was sent: give every journal claim back
+                if self.journal is not None:
+                    await asyncio.to_thread(self.journal.release, claimed)
+                raise
         claimed_set = set(claimed)
-        report.skipped = [k for k in by_key if k not in claimed_set]
+        report.skipped = [k for k in by_key if k not in claimed_set and k not in report.failed]
         # A store that coalesces restore calls into batches (Azure's Blob Batch: 256 per
         # request) declares restore_batch_size; keep enough calls in flight to fill its
         # batches, so ``concurrency`` still bounds the requests in flight.
@@ -310,22 +315,30 @@ class Submitter:
         tier: RestoreTier,
         days: int | None,
         expected_ready: Callable[[PlannedGroup], datetime] | None,
+        report: SubmitReport,
     ) -> list[str]:
         """Keep the groups whose claim in the bucket this caller wins; give back the rest.
 
-        Only fresh restores are claimed in the bucket; renewals and speed upgrades are
-        deliberate repeats and rely on the journal.
+        Groups another host holds are given back to the journal (skipped); groups whose
+        claim could be neither written nor read are given back too and reported failed,
+        not sent (the same call later claims them again). Only fresh restores are claimed
+        in the bucket; renewals and speed upgrades are deliberate repeats and rely on the
+        journal.
         """
         assert self.claims is not None
         fresh = [g for g in groups if g.action is Action.RESTORE]
         if not fresh:
             return [g.key for g in groups]
-        _, lost = await self.claims.claim(
+        outcome = await self.claims.claim(
             fresh, tier=tier.value, days=days, expected_ready=expected_ready
         )
-        if lost and self.journal is not None:
-            await asyncio.to_thread(self.journal.release, lost)
-        taken = set(lost)
+        released = [*outcome.lost, *outcome.failed]
+        if released and self.journal is not None:
+            await asyncio.to_thread(self.journal.release, released)
+        for key, error in outcome.failed.items():
+            report.failed[key] = error
+            report.not_sent.append(key)
+        taken = set(released)
         return [g.key for g in groups if g.key not in taken]
 
     async def _send(

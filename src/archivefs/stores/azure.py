@@ -55,7 +55,14 @@ from archivefs.model import (
 from archivefs.providers import AZURE
 from archivefs.stores.base import BulkProbe
 from archivefs.stores.retry import StoreRetry
-from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
+from archivefs.stores.s3 import (
+    TAGGED_LIMIT,
+    Listing,
+    RangeRead,
+    RestoreOutcome,
+    Tagged,
+    server_age,
+)
 from archivefs.stores.translate import (
     TRANSIENT_CODES,
     is_transient,
@@ -595,15 +602,26 @@ class AzureStore(BulkProbe):
 
     # -- claims shared by hosts: conditional Put Blob --------------------------------------
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        """A small blob's bytes and ETag, from one Get Blob (``None`` when absent)."""
+    async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
+        """A small blob's first ``limit`` bytes, ETag, age by Azure's clock and whole size,
+        from one Get Blob (``None`` when absent)."""
         container, blob = split_path(path)
 
-        async def get() -> tuple[bytes, str]:
+        async def get() -> Tagged:
+            dates: list[str] = []
+
+            def date_of(response: Any) -> None:  # the response's Date: the store's clock
+                dates.append(str(response.http_response.headers.get("Date", "")))
+
             client = self._service().get_blob_client(container, blob)
-            stream = await client.download_blob(**self._sdk_options)
+            stream = await client.download_blob(
+                offset=0, length=limit, raw_response_hook=date_of, **self._sdk_options
+            )
             data: bytes = await stream.readall()
-            return data, str(stream.properties.etag)
+            props = stream.properties
+            age = server_age(props.last_modified, dates[0] if dates else None)
+            total = str(props.content_range or "").rpartition("/")[2]  # of the whole blob
+            return Tagged(data, str(props.etag), age, int(total) if total.isdigit() else None)
 
         try:
             return await self.retry.call(get)
@@ -627,8 +645,8 @@ class AzureStore(BulkProbe):
     async def _put_conditional(self, path: str, body: bytes, **condition: Any) -> bool:
         """One Put Blob (azure-storage-blob sends ``If-None-Match: *`` for
         ``overwrite=False``, ``If-Match`` for an etag). A try that was throttled is sent
-        again: if an earlier try did land, the claim found is this process's own, which
-        the claims treat as won."""
+        again: if an earlier try did land, the claim found carries this filesystem's
+        claimer id, which the claims treat as won."""
         container, blob = split_path(path)
         client = self._service().get_blob_client(container, blob)
         try:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from archivefs.model import ObjectState, RestoreTier
-    from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
+    from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome, Tagged
 
 
 class ColdStore(Protocol):
@@ -49,7 +49,7 @@ class ColdStore(Protocol):
         self, path: str, start: int, end: int, *, if_match: str | None = None
     ) -> RangeRead: ...
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None: ...
+    async def read_tagged(self, path: str, *, limit: int = ...) -> Tagged | None: ...
 
     async def create_exclusive(self, path: str, body: bytes) -> bool: ...
 

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 from fsspec.asyn import get_loop, sync
 from fsspec.implementations.dirfs import DirFileSystem
 
+from archivefs.errors import ArchiveError
+
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Iterator
 
@@ -47,6 +49,7 @@ def _protocols(fs: Any) -> set[str]:
     return {protocol} if isinstance(protocol, str) else set(protocol)
 
 
+MAX_SHARED_BYTES = 256 << 20  # a catalog pointer of 10^9 members is about 60 MiB
 _IN_PROCESS = threading.Lock()  # stores with no conditional write of their own
 
 
@@ -70,8 +73,17 @@ async def read_versioned_async(fs: Any, path: str) -> tuple[bytes, str] | None:
     """:func:`read_versioned` for code on the filesystem's event loop."""
     fs, path = _unwrapped(fs, path)
     if _has_store(fs):
-        read: tuple[bytes, str] | None = await _store(fs).read_tagged(path)
-        return read
+        tagged = await _store(fs).read_tagged(path, limit=MAX_SHARED_BYTES)
+        if tagged is None:
+            return None
+        if not tagged.whole:
+            raise ArchiveError(
+                f"the object is larger than {MAX_SHARED_BYTES >> 20} MiB, more than archivefs "
+                "keeps in one shared object, so it was not read.",
+                path=path,
+                fix="check what wrote it: catalog pointers and registries are far smaller.",
+            )
+        return tagged.data, tagged.etag
     try:
         data = await _cat(fs, path)
     except FileNotFoundError:

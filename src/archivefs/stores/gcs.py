@@ -25,7 +25,7 @@ import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from archivefs.errors import InvalidPathError, ObjectNotFoundError
+from archivefs.errors import InvalidPathError
 from archivefs.model import (
     ObjectState,
     RestoreState,
@@ -35,7 +35,14 @@ from archivefs.model import (
 )
 from archivefs.providers import GCS
 from archivefs.stores.base import BulkProbe
-from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
+from archivefs.stores.s3 import (
+    TAGGED_LIMIT,
+    Listing,
+    RangeRead,
+    RestoreOutcome,
+    Tagged,
+    server_age,
+)
 from archivefs.stores.translate import raise_translated
 
 if TYPE_CHECKING:
@@ -263,14 +270,33 @@ class GcsStore(BulkProbe):
         """Overwrite ``path`` only if its generation is still ``etag``; False if not."""
         return await self._upload_if(path, body, etag)
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        """A small object's bytes and generation (``None`` when absent)."""
-        try:
-            state = await self.head(path)
-            data = await self.get_bytes(path)
-        except ObjectNotFoundError:
-            return None
-        return data, str(state.etag)
+    async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
+        """A small object's bytes, generation, age by GCS's clock and size (``None`` when
+        absent): ``objects.get`` of its metadata, then its bytes at that generation (read
+        again when it was replaced in between); none of an object over ``limit`` bytes."""
+        import json
+
+        bucket, name = split_path(path)
+        for _ in range(3):
+            try:
+                headers, body = await self.fs._call("GET", "b/{}/o/{}", bucket, name)
+                item = json.loads(body)
+                generation = str(item["generation"])
+                size = int(item.get("size") or 0)
+                data = b""
+                if size <= limit:
+                    _, data = await self.fs._call(
+                        "GET", "b/{}/o/{}", bucket, name, alt="media", ifGenerationMatch=generation
+                    )
+            except FileNotFoundError:
+                return None
+            except FileExistsError:  # gcsfs's 412: replaced since its metadata was read
+                continue
+            except Exception as error:
+                _raise(error, path, "read")
+            age = server_age(_timestamp(item.get("updated")), headers.get("Date"))
+            return Tagged(bytes(data), generation, age, size)
+        _raise(GcsPreconditionFailed("replaced during each of 3 reads (412)"), path, "read")
 
     async def _upload_if(self, path: str, body: bytes, generation: str) -> bool:
         """One media upload with ``ifGenerationMatch``; False on 412 (precondition failed)."""

@@ -38,7 +38,14 @@ from archivefs.providers import ORACLE
 from archivefs.providers.oracle import MAX_HOURS, MIN_HOURS, check_restore_objects
 from archivefs.stores.base import BulkProbe
 from archivefs.stores.retry import StoreRetry
-from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome
+from archivefs.stores.s3 import (
+    TAGGED_LIMIT,
+    Listing,
+    RangeRead,
+    RestoreOutcome,
+    Tagged,
+    server_age,
+)
 from archivefs.stores.translate import raise_translated, s3_error_code
 
 if TYPE_CHECKING:
@@ -374,16 +381,35 @@ class OracleStore(BulkProbe):
 
     # -- conditional writes (claims and catalogs shared by hosts) ---------------------------
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        """A small object's bytes and ETag, from one GetObject (``None`` when absent)."""
+    async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
+        """A small object's first ``limit`` bytes (one ranged GetObject), ETag, age by
+        Oracle's clock and whole size (``None`` when absent)."""
         bucket, name = split_path(path)
         namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
+        ranged = {"range": f"bytes=0-{max(0, limit - 1)}"}
         try:
-            response = await self._call(path, "read", "get_object", namespace, bucket_name, name)
+            try:
+                response = await self._call(
+                    path, "read", "get_object", namespace, bucket_name, name, **ranged
+                )
+            except ArchiveError as error:
+                if _status(error) != 416:
+                    raise
+                # an empty object has no byte 0: read it whole
+                response = await self._call(
+                    path, "read", "get_object", namespace, bucket_name, name
+                )
         except ObjectNotFoundError:
             return None
         data: bytes = await asyncio.to_thread(lambda: response.data.content)
-        return data, str(response.headers.get("etag") or "")
+        headers = response.headers
+        total = str(headers.get("content-range") or "").rpartition("/")[2]
+        return Tagged(
+            data[:limit],
+            str(headers.get("etag") or ""),
+            server_age(headers.get("last-modified"), headers.get("date")),
+            int(total) if total.isdigit() else len(data),
+        )
 
     async def create_exclusive(self, path: str, body: bytes) -> bool:
         """PutObject only if nothing is there (``if-none-match: *``); False if taken."""

@@ -35,6 +35,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import (
+    ArchiveError,
     InvalidOptionsError,
     InvalidPathError,
     ObjectNotFoundError,
@@ -90,6 +91,46 @@ class RangeRead:
     data: bytes
     total_size: int | None  # from Content-Range: the size of the object that answered
     etag: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """A small object: its first bytes, its ETag (GCS: generation), its age and size."""
+
+    data: bytes  # at most the ``limit`` asked for
+    etag: str
+    age: float | None  # seconds since it was written, by the store's clock (None: not said)
+    size: int | None = None  # of the whole object (None: not said)
+
+    @property
+    def whole(self) -> bool:
+        """Whether ``data`` is the whole object."""
+        return self.size is None or self.size <= len(self.data)
+
+
+TAGGED_LIMIT = 64 * 1024  # read_tagged reads at most this much of an object by default
+
+
+_HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
+
+
+def server_age(modified: datetime | str | None, date: str | None) -> float | None:
+    """Seconds from an object's ``Last-Modified`` to a response's ``Date``: how old the
+    object is by the store's own clock, whatever the clocks of its writer and reader say
+    (``None`` when the response does not say both)."""
+    from email.utils import parsedate_to_datetime
+
+    if modified is None or not date:
+        return None
+    first = _HTTP_DATE.search(date)  # a header sent twice arrives joined by ", "
+    try:
+        now = parsedate_to_datetime(first.group(0) if first else date)
+        written = parsedate_to_datetime(modified) if isinstance(modified, str) else modified
+    except (TypeError, ValueError):
+        return None
+    if now.tzinfo is None or written.tzinfo is None:
+        return None
+    return max(0.0, (now - written).total_seconds())
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,16 +424,24 @@ class S3Store(BulkProbe):
             return True
         if not (etag.startswith('"') and etag.endswith('"')):
             return False
-        current = await self.read_tagged(path)
-        if current is None or current[1] != etag:
+        current = await self.read_tagged(path, limit=1)
+        if current is None or current.etag != etag:
             return False  # really changed (or gone)
         return await self._put_conditional(path, body, IfMatch=etag[1:-1])
 
-    async def read_tagged(self, path: str) -> tuple[bytes, str] | None:
-        """A small object's bytes and ETag (``None`` when absent)."""
+    async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
+        """A small object's first ``limit`` bytes (one ranged GET), ETag, age by S3's
+        clock and whole size (``None`` when absent)."""
         bucket, key = split_path(path)
+        request = {"Bucket": bucket, "Key": key, "Range": f"bytes=0-{limit - 1}"}
         try:
-            out = await self._call("get_object", path, "read", Bucket=bucket, Key=key)
+            try:
+                out = await self._call("get_object", path, "read", **request)
+            except ArchiveError as error:
+                if s3_error_code(error) != "InvalidRange":
+                    raise
+                del request["Range"]  # an empty object has no byte 0: read it whole
+                out = await self._call("get_object", path, "read", **request)
         except ObjectNotFoundError:
             return None
         body = out["Body"]
@@ -400,7 +449,14 @@ class S3Store(BulkProbe):
             data: bytes = await body.read()
         finally:
             body.close()
-        return data, str(out.get("ETag", ""))
+        date = (out.get("ResponseMetadata") or {}).get("HTTPHeaders", {}).get("date")
+        total = str(out.get("ContentRange") or "").rpartition("/")[2]
+        return Tagged(
+            data,
+            str(out.get("ETag", "")),
+            server_age(out.get("LastModified"), date),
+            int(total) if total.isdigit() else len(data),
+        )
 
     async def _put_conditional(self, path: str, body: bytes, **condition: str) -> bool:
         bucket, key = split_path(path)
