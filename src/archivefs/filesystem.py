@@ -45,6 +45,7 @@ from archivefs.errors import (
     ArchiveError,
     BundleChangedError,
     ChecksumMismatchError,
+    InvalidOptionsError,
     InvalidPathError,
     InvalidRestoreRequestError,
     MissingBundleError,
@@ -215,6 +216,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         egress: str = "same_region",
         notifications: NotificationSource | None = None,
         bucket_claims: bool = False,
+        claim_lease: float | None = None,
         pickle_credentials: bool = False,
         credentials: str | None = None,
         store_options: dict[str, Any] | None = None,
@@ -300,6 +302,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         )
         self.notifications = notifications
         self.bucket_claims = bucket_claims
+        if claim_lease is not None and not (
+            isinstance(claim_lease, int | float) and 0 < claim_lease < float("inf")
+        ):
+            raise InvalidOptionsError(
+                f"claim_lease must be a number of seconds above 0, got {claim_lease!r}.",
+                path="claim_lease",
+                fix="leave it out (15 minutes), or give the longest a host may take between "
+                "claiming a group and sending its restore.",
+            )
+        self.claim_lease = claim_lease
         # not given: the provider's own shipped sheet (an Azure budget in Azure prices)
         self.price_sheet_name = price_sheet or provider.price_sheet
         self.egress = egress
@@ -395,9 +407,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def engine(self) -> RestoreEngine:
         """The restore engine (made on first use: no session at construction)."""
         if self._engine is None:
-            from archivefs.restore.claims import BucketClaims
+            from archivefs.restore.claims import DEFAULT_LEASE_S, BucketClaims
             from archivefs.restore.engine import RestoreEngine  # on first use: keeps `ls` light
 
+            claims = None
+            if self.bucket_claims:
+                claims = BucketClaims(self.store, lease_seconds=self.claim_lease or DEFAULT_LEASE_S)
             self._engine = RestoreEngine(
                 self.store,
                 journal=self._make_journal(),
@@ -405,7 +420,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 notifications=self.notifications,
                 time_scale=self.restore_time_scale,
                 concurrency=self.concurrency,
-                claims=BucketClaims(self.store) if self.bucket_claims else None,
+                claims=claims,
             )
         return self._engine
 

@@ -25,6 +25,7 @@ def main() -> None:
             restore_time_scale=1 / 3600,
             concurrency=config.get("concurrency", 1),
             bucket_claims=config.get("bucket_claims", False),
+            claim_lease=config.get("claim_lease"),
             skip_instance_cache=True,
         )
         result = fs.restore(config["paths"], wait=mode == "read", timeout=600)

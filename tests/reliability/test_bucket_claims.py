@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,3 +137,47 @@ def test_a_claim_on_an_archived_group_whose_claimer_died_is_taken_over_once(
     taken = Claim.parse(raw["Body"].read())
     assert taken is not None
     assert taken.requester != dead.requester
+
+
+KILL_TRIALS = 16
+
+
+def test_callers_waiting_on_a_killed_hosts_claims_take_them_over_after_its_lease(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    # issue #30 item 5: a host SIGKILLed mid-submission leaves claims it never sent; a
+    # caller already waiting on them took none over (19-105 of 300 groups stayed
+    # archived in 5 of 16 trials). Now, in each trial, the waiting caller takes the dead
+    # host's claims over when their lease ends, and every group is paid exactly once.
+    archive.set_restore_delay(0.5)
+    rng = random.Random(30)
+    for trial in range(KILL_TRIALS):
+        data = seed_cold(archive, bucket, 20, prefix=f"t{trial}")
+        paths = sorted(data)
+        victim = {
+            **_host(archive, tmp_path, f"victim{trial}", paths),
+            "concurrency": 1,
+            "claim_lease": 2.0,
+        }
+        kill_at = archive.requests.count("RestoreObject") + rng.randint(1, len(paths) - 2)
+        reached = lambda at=kill_at: archive.requests.count("RestoreObject") >= at  # noqa: E731
+        assert run_and_kill(victim, reached)
+        survivor = make_fs(
+            archive, tmp_path / f"survivor{trial}", bucket_claims=True, claim_lease=2.0
+        )
+        survivor.restore(paths, wait=True, timeout=300)
+        archive.wait_idle(60)
+        paid = Counter(
+            r.key
+            for r in archive.requests.records
+            if r.op == "RestoreObject" and r.status == 202 and r.key.startswith(f"t{trial}/")
+        )
+        assert paid == Counter({p.split("/", 1)[1]: 1 for p in paths}), f"trial {trial}"
+
+
+def test_claim_lease_must_be_a_positive_number(archive: EmulatedArchive, tmp_path: Path) -> None:
+    from archivefs.errors import InvalidOptionsError
+
+    for bad in (0, -1, float("nan"), float("inf"), "10"):
+        with pytest.raises(InvalidOptionsError, match="claim_lease"):
+            make_fs(archive, tmp_path, bucket_claims=True, claim_lease=bad)
