@@ -16,7 +16,7 @@ import pytest
 
 from archivefs.model import Action
 from archivefs.stores.azure import copy_path
-from tests.conftest import kill_when
+from tests.conftest import assert_each_once, kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -119,8 +119,9 @@ def test_a_killed_submission_resumes_with_no_duplicate_copy(
         "store_options": COPY,
     }
     azure_archive.requests.clear()
-    kill_when(WORKER, config, lambda: azure_archive.requests.count("CopyBlob") >= 20)
-    azure_archive.wait_idle()
+    assert kill_when(
+        WORKER, config, lambda: azure_archive.requests.count("CopyBlob") >= 20, server=azure_archive
+    )
     before = azure_archive.requests.count("CopyBlob")
     assert 20 <= before < 120
 
@@ -136,10 +137,11 @@ def test_a_killed_submission_resumes_with_no_duplicate_copy(
     )
     result = fs.restore(paths)
     assert result.requests_sent == 120 - before
+    azure_archive.wait_idle()
+    assert len(azure_archive.pending()) == 120  # one destination per source, all pending
+    assert_each_once(azure_archive.rehydrations, azure_archive.pending())
     assert azure_archive.requests.count("CopyBlob", status=202) == 120
     assert azure_archive.requests.count("CopyBlob") == 120  # no 409, no second copy
-    assert set(azure_archive.rehydrations.values()) == {1}
-    assert len(azure_archive.pending()) == 120
 
 
 def test_an_unknown_way_to_rehydrate_is_refused_with_a_fix(make_az: Callable[..., Any]) -> None:
