@@ -186,8 +186,9 @@ class _Handler(IdleAwareHandler):
         container = parts[1] if len(parts) > 1 and parts[1] else None
         blob = urllib.parse.unquote(parts[2]) if len(parts) > 2 and parts[2] else None
         query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
+        if body is None:
+            return  # the client went away mid-request: nothing to answer or count
         op = classify(self.command, blob, query, self.headers)
         archive._complete_due()
         status, headers, payload = archive._answer(

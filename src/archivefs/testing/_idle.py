@@ -13,6 +13,9 @@ proof on a busy machine, so idleness here is a fact about the server's sockets:
   kernel (``FIONREAD``): a request's bytes stay at the kernel until its handler has
   marked the connection busy, and it stays busy until the answer is written.
 
+A client killed while sending leaves a request whose body ends early: no server acts
+on it, so neither do the emulators (:func:`whole_body`): it is not answered or counted.
+
 :class:`TrackedServer` (a mixin for a ``socketserver`` server) and
 :class:`IdleAwareHandler` (a mixin for an ``http.server`` request handler) give an
 emulator :meth:`TrackedServer.wait_idle`; every emulator's ``wait_idle`` is that one
@@ -29,7 +32,10 @@ import termios
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class ConnectionTracker:
@@ -122,6 +128,13 @@ def _before(deadline: float, timeout: float, what: str, state: str) -> None:
         )
 
 
+def whole_body(read: Callable[[int], bytes], length: int) -> bytes | None:
+    """The ``length`` bytes of a request's body, or None if the stream ended before them
+    (the client went away mid-request: the request must not be acted on)."""
+    body = read(length) if length > 0 else b""
+    return body if len(body) == max(length, 0) else None
+
+
 class IdleAwareHandler(BaseHTTPRequestHandler):
     """A handler mixin that marks its connection waiting only while no request is read.
 
@@ -141,3 +154,11 @@ class IdleAwareHandler(BaseHTTPRequestHandler):
         finally:
             tracker.mark(self.connection, waiting=False)
         super().handle_one_request()
+
+    def read_body(self) -> bytes | None:
+        """The request's body; None (and the connection is closed unanswered) if the
+        client went away before sending all of it."""
+        body = whole_body(self.rfile.read, int(self.headers.get("Content-Length") or 0))
+        if body is None:
+            self.close_connection = True
+        return body

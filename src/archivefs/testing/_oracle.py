@@ -556,8 +556,9 @@ class _Handler(IdleAwareHandler):
         if parts and parts[-1] == "" and len(parts) > 2:
             parts = parts[:-1]
         op = classify(self.command, parts)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
+        if body is None:
+            return  # the client went away mid-request: nothing to answer or count
         name = urllib.parse.unquote("/".join(parts[5:])) if op.endswith("Object") else None
         request = _Request(
             op=op,
