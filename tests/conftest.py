@@ -7,7 +7,8 @@ import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Protocol
 
 import fsspec
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from archivefs.filesystem import ArchiveFileSystem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
     from archivefs.testing import (
@@ -47,20 +48,62 @@ def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Callable[..., ArchiveFi
     return make
 
 
-def kill_when(script: Path, config: dict[str, Any], ready: Callable[[], bool]) -> None:
-    """Run ``script config-json`` in a subprocess and SIGKILL it once ``ready()`` is true."""
+class Idles(Protocol):
+    """A server that can tell when it has answered every request it received."""
+
+    def wait_idle(self, timeout: float = ...) -> None: ...
+
+
+def kill_when(
+    script: Path, config: dict[str, Any], ready: Callable[[], bool], *, server: Idles | None
+) -> bool:
+    """Run ``script config-json``, SIGKILL it once ``ready()`` is true, and return once the
+    process is gone and ``server`` is idle: count only then.
+
+    A count read at the kill races the requests the worker sent just before it died
+    (issue #33); once the process is reaped and ``server.wait_idle()`` returned, every one
+    of them has been answered and counted. ``server=None`` waits for the process only
+    (for :class:`~archivefs.testing.LocalRGW`, a separate radosgw process without
+    ``wait_idle``). Returns False if the worker finished before ``ready()`` (it must have
+    exited 0).
+    """
     with subprocess.Popen(
         [sys.executable, str(script), json.dumps(config)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     ) as process:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # generous: a busy machine starts slowly
+        killed = False
         while not ready():
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline
+            if process.poll() is not None:
+                stderr = process.stderr.read() if process.stderr else b""
+                assert process.returncode == 0, stderr.decode()
+                break
+            assert time.monotonic() < deadline, "the worker never reached the kill point"
             time.sleep(0.005)
-        process.send_signal(signal.SIGKILL)
-        process.wait(10)
+        else:
+            process.send_signal(signal.SIGKILL)
+            killed = True
+        process.wait(60)
+    if server is not None:
+        server.wait_idle()
+    return killed
+
+
+def assert_each_once(started: Mapping[str, int], paths: Iterable[str]) -> None:
+    """Every path had exactly one restore started (none twice, none missed, no other)."""
+    wanted = set(paths)
+    twice = sorted(p for p, n in started.items() if n > 1)
+    never = sorted(wanted - {p for p, n in started.items() if n > 0})
+    other = sorted(set(started) - wanted)
+    assert (twice, never, other) == ([], [], []), "(restored twice, never, not asked for)"
+
+
+def s3_restores(archive: EmulatedArchive) -> Counter[str]:
+    """``bucket/key`` -> RestoreObject requests the emulated S3 archive accepted (202)."""
+    return Counter(
+        f"{r.bucket}/{r.key}" for r in archive.requests.matching(op="RestoreObject", status=202)
+    )
 
 
 def start_workers(script: Path, configs: list[dict[str, Any]]) -> list[subprocess.Popen[bytes]]:

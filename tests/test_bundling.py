@@ -165,7 +165,7 @@ def test_killed_bundling_resumes_without_duplicates_or_loss(
         "dest": f"{bucket}/k",
         "target_size": 100_000,
     }
-    kill_when(WORKER, config, lambda: archive.requests.count("PUT") >= 20)
+    assert kill_when(WORKER, config, lambda: archive.requests.count("PUT") >= 20, server=archive)
     bundle_tree(
         fsspec.filesystem("file"),
         str(tmp_path / "src"),

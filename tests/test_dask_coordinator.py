@@ -18,6 +18,7 @@ import xarray as xr
 
 import archivefs.datasets as ads
 from archivefs import coordinator
+from tests.conftest import assert_each_once, s3_restores
 from tests.zarr_data import METADATA
 
 if TYPE_CHECKING:
@@ -145,8 +146,13 @@ def test_a_killed_worker_costs_no_second_restore(
 
     total = future.result(timeout=600)
     assert float(total) == float(2 * source["v"].sum())
-    assert archive.requests.count("RestoreObject") == groups
-    assert archive.requests.count("RestoreObject", status=202) == groups
+    while _alive(pid):  # its nanny reaps it; then it sends nothing more
+        assert time.monotonic() < deadline, f"the killed worker {pid} is still there"
+        time.sleep(0.05)
+    archive.wait_idle()  # what it sent before it died is answered and counted
+    [(_, chunks)] = ads.chunk_paths(ds["v"]).items()
+    assert_each_once(s3_restores(archive), chunks)
+    assert archive.requests.count("RestoreObject") == groups  # no 409: none asked twice
     # (a restarted worker process starts with no read hints, so its reads may each
     # send a HEAD: that is a read's cost, not polling)
 
@@ -181,6 +187,14 @@ def s3_restore_completed(bucket: str, key: str) -> dict[str, Any]:
         "eventName": "ObjectRestore:Completed",
         "s3": {"bucket": {"name": bucket}, "object": {"key": key}},
     }
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def chunk_keys(obj: Any) -> list[str]:

@@ -344,7 +344,7 @@ def test_killed_bundling_resumes_without_duplicates_or_loss(
         "dest": f"{rgw_bucket}/k",
         "target_size": 100_000,
     }
-    kill_when(BUNDLE_WORKER, config, lambda: rgw.requests.count("PUT") >= 5)
+    assert kill_when(BUNDLE_WORKER, config, lambda: rgw.requests.count("PUT") >= 5, server=None)
     raw = s3fs.S3FileSystem(skip_instance_cache=True, **rgw.storage_options())
     policy = ByPrefix(depth=1, target_size=100_000)
     bundle_tree(fsspec.filesystem("file"), str(tmp_path / "src"), raw, f"{rgw_bucket}/k",

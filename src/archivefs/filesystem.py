@@ -25,7 +25,7 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem, _run_coros_in_chunks, sync, sync_wrapper
@@ -106,6 +106,7 @@ logger = logging.getLogger("archivefs")
 OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
 _GLOB_CHARS = frozenset("*?[")
+_T = TypeVar("_T")
 _TYPES_ONLY = "_archivefs_types_only"  # glob -> _find: names and types will do (no info dicts)
 
 
@@ -537,6 +538,18 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """
         return (await self.catalogs.locate(path)).member
 
+    async def _or_unregistered(self, path: str, act: Callable[[], Awaitable[_T]]) -> _T:
+        """Run ``act`` on ``path``; if the store has no such object, look for a catalog the
+        bucket's registry does not list that holds ``path`` (:meth:`CatalogView.adopt`),
+        and if one does, run ``act`` again: it then reads the member. A member never reads
+        as absent because the registry is stale."""
+        try:
+            return await act()
+        except FileNotFoundError:
+            if not await self.catalogs.adopt(path):
+                raise
+        return await act()
+
     async def _bundle_state(self, where: Location) -> ObjectState:
         """The state of a member's bundle (one HEAD); a missing bundle is damage."""
         assert where.member is not None
@@ -558,6 +571,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         path = self._strip_protocol(path)
+        if not split_path(path)[1]:
+            return await self._info_of(path, **kwargs)
+        return await self._or_unregistered(path, lambda: self._info_of(path, **kwargs))
+
+    async def _info_of(self, path: str, **kwargs: Any) -> dict[str, Any]:
         bucket, key = split_path(path)
         if not key:
             bucket_info = getattr(self.store, "bucket_info", None)  # e.g. Oracle's: ocifs's fails
@@ -990,10 +1008,14 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 return data
             except FileNotFoundError:
                 pass
-        where = await self.catalogs.locate(path)
-        if where.member is not None:
-            return await self._cat_member(where, start, end)
-        return await self._read_object(path, start, end, where, **kwargs)
+
+        async def read() -> bytes:
+            where = await self.catalogs.locate(path)
+            if where.member is not None:
+                return await self._cat_member(where, start, end)
+            return await self._read_object(path, start, end, where, **kwargs)
+
+        return await self._or_unregistered(path, read)
 
     async def _read_object(
         self, path: str, start: int | None, end: int | None, where: Location, **kwargs: Any
@@ -1292,18 +1314,24 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 return
             except FileNotFoundError:
                 pass
-        where = await self.catalogs.locate(rpath)
-        if where.member is not None:
-            batch = _GET_BATCH.get()
-            if batch is not None and where.member.length <= BLOCK:
-                batch.append((where.member, where, lpath))  # fetched with its neighbours later
+
+        async def get() -> None:
+            where = await self.catalogs.locate(rpath)
+            if where.member is not None:
+                batch = _GET_BATCH.get()
+                if batch is not None and where.member.length <= BLOCK:
+                    batch.append((where.member, where, lpath))  # fetched with its neighbours
+                    return
+                await self._get_member(where, lpath, callback)
                 return
-            await self._get_member(where, lpath, callback)
-            return
-        await self._guarded(
-            rpath,
-            lambda: self.fs._get_file(self._read_path(rpath), lpath, callback=callback, **kwargs),
-        )
+            await self._guarded(
+                rpath,
+                lambda: self.fs._get_file(
+                    self._read_path(rpath), lpath, callback=callback, **kwargs
+                ),
+            )
+
+        await self._or_unregistered(rpath, get)
 
     async def _get(
         self,

@@ -16,9 +16,14 @@ import pytest
 
 from archivefs.model import RestoreState
 from archivefs.restore.claims import Claim, claim_path
-from tests.conftest import finish_workers, start_workers
+from tests.conftest import (
+    assert_each_once,
+    finish_workers,
+    kill_when,
+    s3_restores,
+    start_workers,
+)
 from tests.reliability._support import make_fs, seed_cold
-from tests.reliability.test_crash import run_and_kill
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -83,12 +88,15 @@ def test_a_host_killed_mid_submission_resumes_and_still_each_group_is_paid_once(
         WORKER, [_host(archive, tmp_path, f"host{i}", selections[i]) for i in (1, 2, 3)]
     )
     victim = _host(archive, tmp_path, "host0", selections[0])
-    killed = run_and_kill(victim, lambda: archive.requests.count("RestoreObject") >= 300)
+    killed = kill_when(
+        WORKER, victim, lambda: archive.requests.count("RestoreObject") >= 300, server=archive
+    )
     finish_workers(others)
     # the same "host" starts again, with its journal
     finish_workers(start_workers(WORKER, [victim]))
     assert killed
-    assert archive.requests.count("RestoreObject", status=202) == GROUPS
+    archive.wait_idle()
+    assert_each_once(s3_restores(archive), paths)
     assert archive.requests.count("RestoreObject", status=409) == 0
     _assert_all_readable(archive, tmp_path, data)
 

@@ -7,20 +7,16 @@ twice, no half-written catalog or bundle visible, every source still readable.
 
 from __future__ import annotations
 
-import json
 import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from archivefs.catalog import Catalog
 from archivefs.catalog.layout import catalog_dir
 from archivefs.errors import CatalogError
+from tests.conftest import assert_each_once, kill_when, s3_restores
 from tests.reliability._support import (
     assert_catalog_consistent,
     bundle,
@@ -31,34 +27,12 @@ from tests.reliability._support import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from archivefs.testing import EmulatedArchive
 
 WORKER = Path(__file__).with_name("_crash_worker.py")
 SEEDS = range(5)
 
 pytestmark = pytest.mark.timeout(900)
-
-
-def run_and_kill(config: dict[str, Any], killed_when: Callable[[], bool]) -> bool:
-    """Start the worker, SIGKILL it once ``killed_when()``; False if it finished first."""
-    with subprocess.Popen(
-        [sys.executable, str(WORKER), json.dumps(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    ) as process:
-        deadline = time.monotonic() + 600  # generous: a busy machine starts slowly
-        while not killed_when():
-            if process.poll() is not None:
-                stderr = process.stderr.read() if process.stderr else b""
-                assert process.returncode == 0, stderr.decode()
-                return False
-            assert time.monotonic() < deadline, "the worker never reached the kill point"
-            time.sleep(0.002)
-        process.send_signal(signal.SIGKILL)
-        process.wait(60)
-        return True
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -76,13 +50,14 @@ def test_killed_restore_submission_resumes_without_paying_twice(
         "journal": journal,
         "paths": paths,
     }
-    run_and_kill(config, lambda: archive.requests.count("RestoreObject") >= at)
+    kill_when(WORKER, config, lambda: archive.requests.count("RestoreObject") >= at, server=archive)
     before = archive.requests.count("RestoreObject", status=202)
     fs = make_fs(archive, tmp_path)
     result = fs.restore(paths, wait=True, timeout=600)
     assert sorted(result.ready) == paths
     assert result.requests_sent == 60 - before
-    assert archive.requests.count("RestoreObject", status=202) == 60
+    archive.wait_idle()
+    assert_each_once(s3_restores(archive), paths)
     assert archive.requests.count("RestoreObject", status=409) == 0
     for path in paths[:: 60 // 6]:
         assert fs.cat_file(path) == data[path]
@@ -103,7 +78,7 @@ def test_killed_bundling_leaves_nothing_half_written(
         "target_size": 8_000,
         "save_every": random.Random(seed).choice([1, 3, 7]),
     }
-    run_and_kill(config, lambda: archive.requests.count("PUT") >= at)
+    kill_when(WORKER, config, lambda: archive.requests.count("PUT") >= at, server=archive)
     fs3 = s3(archive)
     try:  # whatever the crash left: a loadable catalog that lists only complete bundles
         catalog = Catalog.load(fs3, catalog_dir(dest))
@@ -141,7 +116,7 @@ def test_killed_catalog_save_keeps_a_whole_catalog(
         "dir": catalog_dir(dest),
         "saves": 200,
     }
-    run_and_kill(config, lambda: archive.requests.count("PUT") >= at)
+    kill_when(WORKER, config, lambda: archive.requests.count("PUT") >= at, server=archive)
     catalog = assert_catalog_consistent(fs3, dest)
     assert [(m.path, m.bundle, m.offset, m.length, m.crc32) for m in catalog.members()] == expected
     fs = make_fs(archive, tmp_path)
@@ -171,7 +146,7 @@ def test_killed_promotion_shows_only_whole_copies(
         "hot": str(hot),
         "paths": paths,
     }
-    run_and_kill(config, lambda: archive.requests.count("GET") >= at)
+    kill_when(WORKER, config, lambda: archive.requests.count("GET") >= at, server=archive)
     for path in paths:  # a promoted copy at its final name is complete
         copy = hot / path
         if copy.exists():

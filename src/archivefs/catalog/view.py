@@ -12,7 +12,9 @@ A registered catalog that is gone (or damaged) is an error for paths under its
 root only; the rest of the bucket works. A registry the caller may not read
 (HTTP 403, e.g. an IAM policy scoped to a dataset prefix) is never taken for
 "no catalogs": the view then looks for a catalog pointer at each ancestor of
-the path asked about (one GET per ancestor not yet seen, shallowest first).
+the path asked about (one GET per ancestor not yet seen, shallowest first). A
+readable registry can be stale (it does not list a root): :meth:`CatalogView.adopt`
+makes the same search for a path the store did not find, and keeps what it finds.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from archivefs.catalog.registry import parse_registry
 from archivefs.errors import ArchiveError, CatalogError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Collection
 
     from archivefs.catalog.index import BundleInfo, MemberInfo
 
@@ -190,17 +192,20 @@ class CatalogView:
         error.__cause__ = cause
         return error
 
-    async def _search(self, path: str) -> None:
-        """With the registry refused: look for a catalog at ``path``'s ancestors and itself.
+    async def _search(self, path: str, *, itself: bool = True, skip: Collection[str] = ()) -> None:
+        """Look for a catalog at ``path``'s ancestors (and at ``path`` itself if ``itself``),
+        except at the roots in ``skip``.
 
         Shallowest first, stopping at a catalog that knows ``path``, so the members
         of one catalog cost one GET per ancestor once, not per member.
         """
         parts = path.split("/")
-        for depth in range(1, len(parts) + 1):
+        for depth in range(1, len(parts) + (1 if itself else 0)):
             root = "/".join(parts[:depth])
             if layout.is_reserved(root):
                 break
+            if root in skip:
+                continue
             if root not in self._searched:
                 await self._probe_root(root)
             opened = self._searched[root]
@@ -222,6 +227,54 @@ class CatalogView:
             self._searched[root] = await self._load_root(root, registered=False)
         except PermissionError:
             self._searched[root] = None  # a catalog you may not read cannot serve you
+
+    async def adopt(self, path: str) -> bool:
+        """For a ``path`` the store did not find: find an unregistered catalog that knows it.
+
+        A registry can be stale (written by an older release, a lost race, a manual
+        edit); the members of a root it does not list would then read as absent. So
+        each ancestor of ``path`` not looked at yet is asked for a catalog pointer
+        (one GET each, shallowest first, stopping at a catalog that knows ``path``),
+        and every catalog found is used as if registered, by this view, from now on.
+        Each ancestor is asked at most once per view (until :meth:`invalidate`), so
+        the misses of one folder cost its ancestors' GETs once. True when a catalog
+        now locates ``path`` (a member, a listed object or a folder of one), or cannot
+        be read (then :meth:`locate` raises its error instead of reading absent); an
+        ancestor whose pointer could not be asked (not a 404) raises that error, and is
+        asked again next time.
+        """
+        bucket = path.split("/", 1)[0]
+        await self.roots(bucket)
+        if bucket in self._denied or layout.is_reserved(path):
+            return False  # with the registry refused, every read searches already
+        async with self._lock:  # concurrent misses ask each ancestor once
+            registered = self._registry[bucket]
+            await self._search(path, itself=False, skip=registered)  # those did not know it
+            adopted = [
+                (root, found)
+                for root, found in self._searched.items()
+                if found is not None and root not in registered and path.startswith(root + "/")
+            ]
+            for root, found in adopted:
+                if isinstance(found, ArchiveError) and not isinstance(found, CatalogError):
+                    del self._searched[root]  # the pointer could not be asked: ask again
+                    raise found  # a member may be there: its read fails, it is not absent
+            for root, found in adopted:
+                self._loaded[root] = found
+            if not adopted:
+                return False
+            self._registry[bucket] = sorted(
+                [*registered, *(r for r, _ in adopted)], key=len, reverse=True
+            )
+        try:
+            where = await self.locate(path)
+        except ArchiveError:
+            return True  # the catalog that holds path is damaged: its error, not "absent"
+        return (
+            where.member is not None
+            or where.is_catalog_dir
+            or (where.catalog is not None and path in where.catalog.plain)
+        )
 
     def invalidate(self, bucket: str | None = None) -> None:
         if bucket is None:

@@ -45,13 +45,14 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
 from archivefs.paths import cache_dir
 from archivefs.testing._counters import RecordLog
+from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -171,7 +172,7 @@ def classify(method: str, blob: str | None, query: dict[str, str], headers: Any)
     return f"{method} {comp or restype or 'account'}"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(IdleAwareHandler):
     protocol_version = "HTTP/1.1"
     server: _ProxyServer
 
@@ -180,26 +181,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         archive = self.server.archive
-        archive._last_arrival = time.monotonic()
         parsed = urllib.parse.urlsplit(self.path)
         parts = parsed.path.lstrip("/").split("/", 2)
         container = parts[1] if len(parts) > 1 and parts[1] else None
         blob = urllib.parse.unquote(parts[2]) if len(parts) > 2 and parts[2] else None
         query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
+        if body is None:
+            return  # the client went away mid-request: nothing to answer or count
         op = classify(self.command, blob, query, self.headers)
-        with archive._lock:
-            archive._in_flight += 1
-        try:
-            archive._complete_due()
-            status, headers, payload = archive._answer(
-                self.command, parsed, container, blob, query, dict(self.headers.items()), body, op
-            )
-            archive.requests.append(AzureRequest(op, container, blob, status))
-        finally:
-            with archive._lock:
-                archive._in_flight -= 1
+        archive._complete_due()
+        status, headers, payload = archive._answer(
+            self.command, parsed, container, blob, query, dict(self.headers.items()), body, op
+        )
+        archive.requests.append(AzureRequest(op, container, blob, status))
         self.send_response(status)
         length_header = str(len(payload))
         for name, value in headers:
@@ -215,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_OPTIONS = _handle
 
 
-class _ProxyServer(ThreadingHTTPServer):
+class _ProxyServer(TrackedServer, ThreadingHTTPServer):
     daemon_threads = True
     archive: EmulatedAzureArchive
 
@@ -248,8 +243,6 @@ class EmulatedAzureArchive:
         self._lock = threading.RLock()
         self._write_locks: dict[str, threading.Lock] = {}  # conditional writes to one blob
         self._stalls: dict[str, list[float]] = {}  # op -> seconds to hold its next answers
-        self._in_flight = 0  # requests the proxy is answering now
-        self._last_arrival = 0.0  # time.monotonic() when a request last reached a handler
         self._process: subprocess.Popen[bytes] | None = None
         self._proxy: _ProxyServer | None = None
         self._location: tempfile.TemporaryDirectory[str] | None = None
@@ -457,26 +450,18 @@ class EmulatedAzureArchive:
                     return rule.status, rule.code
         return None
 
-    def wait_idle(self, timeout: float = 60.0, settle: float = 0.5) -> None:
-        """Return once the proxy answers no request (e.g. after a client was killed mid-batch:
-        its batch is still applied, and counted, after the client is gone).
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Return once every request that reached the server has been answered and counted.
 
-        Idle means no request is being answered and none has reached a handler for
-        ``settle`` seconds: a killed client's last request can still sit in the socket,
-        unread, when the count of requests being answered is already 0.
+        For a test that killed a client: call it after the client's process is gone,
+        then count (a count read earlier races the client's last requests).
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._lock:
-                busy = self._in_flight
-            if not busy and time.monotonic() - self._last_arrival >= settle:
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"the emulated Azure archive still answers {busy} request(s) "
-                    f"after {timeout} s. Fix: look for a request that hangs."
-                )
-            time.sleep(0.01)
+        if self._proxy is None:
+            raise ArchiveError(
+                "the emulated Azure archive is not running.",
+                fix="call start() first, or use it as a context manager.",
+            )
+        self._proxy.wait_idle(timeout, what="the emulated Azure archive")
 
     def complete_rehydrations(self) -> None:
         """Finish every pending rehydration now (as if its delay had passed)."""

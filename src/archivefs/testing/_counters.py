@@ -16,6 +16,7 @@ responses in memory anyway).
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from collections import Counter
@@ -23,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import parse_qs, unquote
+
+from archivefs.testing._idle import whole_body
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
@@ -281,6 +284,9 @@ class CountingMiddleware:
         request = parse_request(environ)
         if request is None or _from_harness(environ):
             return self._app(environ, start_response)
+        if not _whole_input(environ):  # the client went away mid-request: not acted on
+            start_response("400 Bad Request", [("Content-Length", "0"), ("Connection", "close")])
+            return []
         arrived = time.time()
         sent: list[Any] = []
 
@@ -331,6 +337,22 @@ def _replay(chunks: list[bytes], dropped: ConnectionError | None) -> Iterator[by
     yield from chunks
     if dropped is not None:
         raise dropped
+
+
+def _whole_input(environ: WSGIEnvironment) -> bool:
+    """Read the request's body into memory (``wsgi.input`` then reads it from there);
+    False if the client went away before sending all of it."""
+    if environ.get("wsgi.input_terminated"):  # chunked: the server ends the stream itself
+        return True
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return True  # the app answers a malformed length
+    body = whole_body(environ["wsgi.input"].read, length)
+    if body is None:
+        return False
+    environ["wsgi.input"] = io.BytesIO(body)
+    return True
 
 
 def _from_harness(environ: WSGIEnvironment) -> bool:

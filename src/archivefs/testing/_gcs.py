@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
 from archivefs.testing._counters import RecordLog
+from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -148,7 +149,7 @@ class _Faults:
 def _handler_class(archive: EmulatedGcsArchive) -> type:
     from gcp_storage_emulator.server import RequestHandler, Router
 
-    class Handler(RequestHandler):  # type: ignore[misc]
+    class Handler(IdleAwareHandler, RequestHandler):  # type: ignore[misc]
         """The emulator's handler, counted, with preconditions and faults."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -274,6 +275,10 @@ def _handler_class(archive: EmulatedGcsArchive) -> type:
     return Handler
 
 
+class _Server(TrackedServer, ThreadingHTTPServer):
+    """The stdlib's threaded server, its connections tracked for ``wait_idle``."""
+
+
 class EmulatedGcsArchive:
     """gcp-storage-emulator on 127.0.0.1 (ephemeral port), counted, with faults.
 
@@ -288,7 +293,7 @@ class EmulatedGcsArchive:
         self._faults = _Faults()
         self._lock = threading.Lock()
         self._storage: Any = None
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> EmulatedGcsArchive:
@@ -320,7 +325,7 @@ class EmulatedGcsArchive:
                 that in-memory storage reads only when it starts."""
 
         self._storage = MemoryStorage(use_memory_fs=True)
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
+        server = _Server(("127.0.0.1", 0), _handler_class(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
@@ -366,6 +371,19 @@ class EmulatedGcsArchive:
         """Answer the next ``count`` requests (of ``ops``, e.g. ``{"objects.list"}``) with
         ``status`` instead of serving them."""
         self._faults.add(count, status, ops)
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Return once every request that reached the server has been answered and counted.
+
+        For a test that killed a client: call it after the client's process is gone,
+        then count (a count read earlier races the client's last requests).
+        """
+        if self._server is None:
+            raise ArchiveError(
+                "the emulated GCS archive is not running.",
+                fix="use it as a context manager or call start() first.",
+            )
+        self._server.wait_idle(timeout, what="the emulated GCS archive")
 
     # -- the harness's own work: straight into the emulator's storage, never counted ------
 

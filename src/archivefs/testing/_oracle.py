@@ -39,11 +39,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivefs.testing._counters import RecordLog
+from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -172,8 +173,6 @@ class EmulatedOracleArchive:
         self._rules: list[_FaultRule] = []
         self._queued: dict[str, list[tuple[int, str]]] = {}
         self._lock = threading.RLock()
-        self._in_flight = 0
-        self._last_arrival = 0.0  # time.monotonic() when a request last reached a handler
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._keys: tempfile.TemporaryDirectory[str] | None = None
@@ -315,25 +314,18 @@ class EmulatedOracleArchive:
         with self._lock:
             self._queued.setdefault(op, []).extend([(status, code)] * times)
 
-    def wait_idle(self, timeout: float = 60.0, settle: float = 0.5) -> None:
-        """Return once no request is being answered (e.g. after a client was killed).
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Return once every request that reached the server has been answered and counted.
 
-        Idle means no request is being answered and none has reached a handler for
-        ``settle`` seconds: a killed client's last request can still sit in the socket,
-        unread, when the count of requests being answered is already 0.
+        For a test that killed a client: call it after the client's process is gone,
+        then count (a count read earlier races the client's last requests).
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._lock:
-                busy = self._in_flight
-            if not busy and time.monotonic() - self._last_arrival >= settle:
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"the emulated Oracle archive still answers {busy} request(s) "
-                    f"after {timeout} s. Fix: look for a request that hangs."
-                )
-            time.sleep(0.01)
+        if self._server is None:
+            raise RuntimeError(
+                "the emulated Oracle archive is not running. "
+                "Fix: call start() first, or use it as a context manager."
+            )
+        self._server.wait_idle(timeout, what="the emulated Oracle archive")
 
     # -- the API -------------------------------------------------------------------------
 
@@ -557,7 +549,7 @@ def classify(method: str, parts: list[str]) -> str:
     return "Other"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(IdleAwareHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
@@ -566,14 +558,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         archive = self.server.archive
-        archive._last_arrival = time.monotonic()
         url = urllib.parse.urlsplit(self.path)
         parts = url.path.lstrip("/").split("/")
         if parts and parts[-1] == "" and len(parts) > 2:
             parts = parts[:-1]
         op = classify(self.command, parts)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
+        if body is None:
+            return  # the client went away mid-request: nothing to answer or count
         name = urllib.parse.unquote("/".join(parts[5:])) if op.endswith("Object") else None
         request = _Request(
             op=op,
@@ -585,19 +577,13 @@ class _Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
         )
-        with archive._lock:
-            archive._in_flight += 1
-        try:
-            status, headers, payload = archive.answer(request)
-            if op == "RestoreObjects":
-                name = _object_name(body)
-            sent = 0 if self.command == "HEAD" else len(payload)
-            archive.requests.append(
-                OracleRequest(op, request.bucket, name, status, sent, request.headers.get("range"))
-            )
-        finally:
-            with archive._lock:
-                archive._in_flight -= 1
+        status, headers, payload = archive.answer(request)
+        if op == "RestoreObjects":
+            name = _object_name(body)
+        sent = 0 if self.command == "HEAD" else len(payload)
+        archive.requests.append(
+            OracleRequest(op, request.bucket, name, status, sent, request.headers.get("range"))
+        )
         self.send_response(status)
         length_header = str(len(payload))
         for key, value in headers:
@@ -614,7 +600,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(TrackedServer, ThreadingHTTPServer):
     daemon_threads = True
     archive: EmulatedOracleArchive
 

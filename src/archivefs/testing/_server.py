@@ -38,6 +38,7 @@ from archivefs.errors import ArchiveError, ObjectNotFoundError, UnknownStorageCl
 from archivefs.model import StorageClass
 from archivefs.testing._counters import HARNESS_HEADER, CountingMiddleware, RequestLog
 from archivefs.testing._faults import FaultInjector, FaultMiddleware, is_reset_armed
+from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 from archivefs.testing._latency import LatencyMiddleware, check_latency
 from archivefs.testing._shim import (
     ARCHIVE_ACCESS_TIERS,
@@ -60,8 +61,9 @@ _active_lock = threading.Lock()
 _active: EmulatedArchive | None = None
 
 
-class _QuietHandler(MotoRequestHandler):
-    """moto's request handler without werkzeug's per-request log lines."""
+class _QuietHandler(IdleAwareHandler, MotoRequestHandler):
+    """moto's request handler without werkzeug's per-request log lines, tracked for
+    :meth:`EmulatedArchive.wait_idle`."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
@@ -74,8 +76,9 @@ class _QuietHandler(MotoRequestHandler):
         self.close_connection = True
 
 
-class _Server(ThreadedWSGIServer):
-    """werkzeug's threaded server; a socket armed for a reset is closed without a FIN."""
+class _Server(TrackedServer, ThreadedWSGIServer):
+    """werkzeug's threaded server, its connections tracked; a socket armed for a reset is
+    closed without a FIN."""
 
     def log(self, type: str, message: str, *args: Any) -> None:
         (_log.error if type == "error" else _log.debug)(message, *args)
@@ -104,6 +107,10 @@ class _MotoThread(ThreadedMotoServer):
             return
         self._server_ready_event.set()
         self._server.serve_forever(poll_interval=0.05)
+
+    def wait_idle(self, timeout: float) -> None:
+        assert isinstance(self._server, _Server)
+        self._server.wait_idle(timeout, what="the emulated archive")
 
     def start(self) -> None:
         super().start()
@@ -327,6 +334,16 @@ class EmulatedArchive(S3Endpoint):
         self._started()
         assert self._latency is not None
         self._latency.seconds = check_latency(seconds)
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Return once every request that reached the server has been answered and counted.
+
+        For a test that killed a client: call it after the client's process is gone,
+        then count (a count read earlier races the client's last requests).
+        """
+        self._started()
+        assert self._thread is not None
+        self._thread.wait_idle(timeout)
 
     @property
     def seconds_per_day(self) -> float:
