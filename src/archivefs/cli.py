@@ -7,7 +7,6 @@ Errors print one line saying what to fix; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -753,23 +752,15 @@ def _is_local(url: str) -> bool:
 
 
 def _size(text: str) -> int:
-    """Parse '40MiB', '1.5 GB', '123' into bytes."""
-    units = {
-        "": 1,
-        "b": 1,
-        "kb": 10**3,
-        "mb": 10**6,
-        "gb": 10**9,
-        "tb": 10**12,
-        "kib": 2**10,
-        "mib": 2**20,
-        "gib": 2**30,
-        "tib": 2**40,
-    }
-    match = re.fullmatch(r"\s*([0-9.]+)\s*([a-zA-Z]*)\s*", text)
-    if not match or match.group(2).lower() not in units:
-        raise click.BadParameter(f"{text!r} is not a size; write e.g. 40MiB, 1.5GB or 123.")
-    return int(float(match.group(1)) * units[match.group(2).lower()])
+    """Parse '40MiB', '1.5 GB', '123' into bytes (the workload files' one size parser)."""
+    from archivefs.pricing.sizes import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} is not a size; write e.g. 40MiB, 1.5GB or 123."
+        ) from None
 
 
 def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None = None) -> None:
@@ -1047,19 +1038,7 @@ def _advise_workload(
     click.echo(f"break-even data read per month (this workload: "
                f"{plan.read_tib_per_month:,.2f} TiB), each pair:")  # fmt: skip
     for point in plan.break_evens:
-        if point.tib_per_month is None:
-            other = (
-                point.cheaper_when_frequent
-                if point.always_cheaper == point.cheaper_when_rare
-                else point.cheaper_when_rare
-            )
-            click.echo(f"  {point.always_cheaper} is always cheaper than {other}")
-        else:
-            click.echo(
-                f"  {point.cheaper_when_rare} is cheaper below {point.tib_per_month:,.2f} TiB "
-                f"({point.reads_per_month:.3g} full reads) a month, "
-                f"{point.cheaper_when_frequent} above"
-            )
+        _echo_break_even(point, "  ", tib=True)
     for placement in plan.placements:
         if placement.annual["restored_copies"]:
             click.echo(
@@ -1080,14 +1059,21 @@ def _echo_table(rows: list[list[str]]) -> None:
         click.echo("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
 
 
-def _echo_break_even(point: Any, indent: str = "") -> None:
-    if point.reads_per_month is None:
+def _echo_break_even(point: Any, indent: str = "", *, tib: bool = False) -> None:
+    """One break-even line: in reads a month, or (``tib``) in TiB read a month first."""
+    if (point.tib_per_month if tib else point.reads_per_month) is None:
         other = (
             point.cheaper_when_frequent
             if point.always_cheaper == point.cheaper_when_rare
             else point.cheaper_when_rare
         )
         click.echo(f"{indent}{point.always_cheaper} is always cheaper than {other}")
+    elif tib:
+        click.echo(
+            f"{indent}{point.cheaper_when_rare} is cheaper below {point.tib_per_month:,.2f} TiB "
+            f"({point.reads_per_month:.3g} full reads) a month, "
+            f"{point.cheaper_when_frequent} above"
+        )
     else:
         click.echo(
             f"{indent}{point.cheaper_when_rare} is cheaper below {point.reads_per_month:.2f} "
