@@ -50,3 +50,21 @@ def test_an_unknown_aws_profile_is_named_as_an_aws_profile(cli: Any, bucket: str
     assert "OCI" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert result.stdout == ""
+
+
+def test_an_unreachable_endpoint_is_one_line_on_every_command(
+    cli: Any, bucket: str, tmp_path: Path
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.nc").write_bytes(b"a" * 10)
+    unreachable = "http://127.0.0.1:1"  # nothing listens on port 1
+    for command in (["ls", f"s3://{bucket}/x/"],
+                    ["bundle", str(tmp_path / "src"), f"s3://{bucket}/x"],
+                    ["catalog", "show", f"s3://{bucket}/x"],
+                    ["catalog", "rebuild", f"s3://{bucket}/x"]):  # fmt: skip
+        result = cli(*command, endpoint=unreachable)
+        assert result.returncode == EXIT_ERROR, (command, result.stderr)
+        assert "Traceback" not in result.stderr, command
+        assert result.stderr.strip().count("\n") == 0, (command, result.stderr)
+        assert "http://127.0.0.1:1/" in result.stderr, command
+        assert "check the endpoint" in result.stderr, command

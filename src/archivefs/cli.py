@@ -161,8 +161,10 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     sys.exit(code)
 
 
-def run_guarded(ctx: Context, action: Any) -> Any:
-    """Run a command body; turn archivefs errors into one-line messages and exit codes."""
+def run_guarded(ctx: Context, action: Any, subject: str = "") -> Any:
+    """Run a command body; turn archivefs errors into one-line messages and exit codes.
+
+    ``subject`` names the URL a store library's own error is about, for the message."""
     try:
         return action()
     except (click.exceptions.ClickException, BrokenPipeError):
@@ -179,6 +181,24 @@ def run_guarded(ctx: Context, action: Any) -> Any:
         if ctx.debug:
             raise
         fail(str(error) or type(error).__name__, EXIT_ERROR)
+    except Exception as error:
+        if ctx.debug or not _from_a_store_library(error):
+            raise  # a bug of archivefs: the traceback is what to report
+        from archivefs.stores.translate import translate
+
+        fail(str(translate(error, subject)), EXIT_ERROR)
+
+
+_STORE_LIBRARIES = frozenset(
+    {"botocore", "aiobotocore", "s3fs", "azure", "adlfs", "gcsfs", "google", "oci", "ocifs"}
+    | {"aiohttp", "requests", "urllib3"}
+)
+
+
+def _from_a_store_library(error: BaseException) -> bool:
+    """Raised by a store's client library (a command that reads the store without the
+    archive filesystem, e.g. ``catalog show``): translated as the filesystem translates."""
+    return type(error).__module__.split(".", 1)[0] in _STORE_LIBRARIES
 
 
 def read_paths(urls: Iterable[str], from_file: str | None) -> list[str]:
@@ -1273,7 +1293,7 @@ def bundle_command(
         if report.cleaned_partials:
             click.echo(f"removed {report.cleaned_partials} partial bundle(s) of a killed run")
 
-    run_guarded(ctx, body)
+    run_guarded(ctx, body, subject=dest)
 
 
 @main.group("catalog")
@@ -1328,7 +1348,7 @@ def catalog_show(ctx: Context, root: str) -> None:
             click.echo(f"{b.size:>12}  {b.storage_class.value:<13} {b.members:>7} members  {b.key}")
         click.echo(f"{len(catalog)} members in {len(bundles)} bundles")
 
-    run_guarded(ctx, body)
+    run_guarded(ctx, body, subject=root)
 
 
 @catalog_group.command("rebuild")
@@ -1354,7 +1374,7 @@ def catalog_rebuild(ctx: Context, root: str) -> None:
             return
         click.echo(f"rebuilt: {len(catalog)} members in {len(catalog.bundles)} bundles")
 
-    run_guarded(ctx, body)
+    run_guarded(ctx, body, subject=root)
 
 
 @main.command("demo")
