@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from archivefs.cli import EXIT_ERROR
+from archivefs.cli import EXIT_ERROR, EXIT_USAGE
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -68,3 +68,24 @@ def test_an_unreachable_endpoint_is_one_line_on_every_command(
         assert result.stderr.strip().count("\n") == 0, (command, result.stderr)
         assert "http://127.0.0.1:1/" in result.stderr, command
         assert "check the endpoint" in result.stderr, command
+
+
+def test_a_tier_or_days_the_store_cannot_take_is_a_usage_error(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.put_object(bucket, "cold", b"x", storage_class="GLACIER")
+    url = f"s3://{bucket}/cold"
+    for command in (["restore", url, "--tier", "Fast"], ["prefetch", url, "--tier", "Fast"],
+                    ["estimate", url, "--tier", "Fast"],
+                    ["estimate", "--objects", "3", "--size", "1MiB", "--storage-class",
+                     "GLACIER", "--tier", "Fast"],
+                    ["restore", url, "--days", "0"], ["prefetch", url, "--days", "-1"],
+                    ["estimate", url, "--days", "0"]):  # fmt: skip
+        result = cli(*command)
+        assert result.returncode == EXIT_USAGE, (command, result.stderr)
+        assert ("unknown restore tier 'Fast'. Fix: use one of: Expedited, Standard, Bulk."
+                in result.stderr or "'--days': " in result.stderr), result.stderr  # fmt: skip
+    azure_tier = cli("restore", "az://container/cold", "--tier", "Bulk")
+    assert azure_tier.returncode == EXIT_USAGE
+    assert "azure has no rehydrate priority 'Bulk'" in azure_tier.stderr
+    assert archive.requests.count("RestoreObject") == 0

@@ -102,8 +102,11 @@ class Context:
     def filesystem(self, urls: Iterable[str] = (), **kwargs: Any) -> ArchiveFileSystem:
         """The archive filesystem over the store the URLs name (S3 unless they say az://)."""
         from archivefs.filesystem import ArchiveFileSystem
+        from archivefs.providers import provider_for_protocol
 
         protocol = target_protocol(urls)
+        if kwargs.get("tier") is not None:  # --tier: a usage error if the provider lacks it
+            kwargs["tier"] = parse_tier(kwargs["tier"], provider_for_protocol(protocol).name)
         if kwargs.get("price_sheet") is None:  # not given: the provider's shipped sheet
             kwargs["price_sheet"] = default_price_sheet(protocol)
         journal: Any = self.journal
@@ -154,6 +157,27 @@ def default_price_sheet(protocol: str) -> str:
         return _PRICE_SHEETS.get(provider_for_protocol(protocol).name, "aws-us-east-1")
     except ArchiveError:
         return "aws-us-east-1"
+
+
+def parse_tier(tier: str | None, provider: str) -> str | None:
+    """``--tier`` in ``provider``'s spelling, parsed as the filesystem parses it; a name
+    the provider does not have is a usage error (exit 2), refused before any request."""
+    from archivefs.model import RestoreTier
+
+    if tier is None:
+        return None
+    try:
+        parsed = RestoreTier.parse(tier, provider=None if provider == "s3" else provider)
+    except ArchiveError as error:
+        raise click.BadParameter(
+            f"{error.problem} Fix: {error.fix}" if error.fix else error.problem,
+            param_hint="'--tier'",
+        ) from None
+    return parsed.value
+
+
+DAYS = click.IntRange(min=1)
+"""``--days``: a whole number of days, at least 1 (a usage error, exit 2, otherwise)."""
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
@@ -612,7 +636,7 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
 @click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
-@click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
+@click.option("--days", default=1, show_default=True, type=DAYS, help="Days the copy stays.")
 @click.option("--wait", is_flag=True, help="Wait until everything reads.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
@@ -683,7 +707,7 @@ def restore_command(
     help="Once restored, copy each object onto itself in STANDARD (permanent; billed as such).",
 )
 @click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
-@click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
+@click.option("--days", default=1, show_default=True, type=DAYS, help="Days the copy stays.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
@@ -857,7 +881,7 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
 @click.option("--tier", help="Expedited, Standard or Bulk (default Standard).")
-@click.option("--days", type=int, help="Days the restored copy stays (default 1).")
+@click.option("--days", type=DAYS, help="Days the restored copy stays (default 1).")
 @click.option("--egress", default="same_region", show_default=True, help="Network path.")
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @click.option(
@@ -905,11 +929,14 @@ def estimate_command(
             sheet = load_price_sheet(
                 price_sheet or _PRICE_SHEETS.get(klass.provider, "aws-us-east-1")
             )
-            result = estimate(work, sheet, tier=tier, days=days, egress=egress, reads=reads)
+            result = estimate(
+                work, sheet, tier=parse_tier(tier, klass.provider), days=days, egress=egress,
+                reads=reads,
+            )  # fmt: skip
         else:
             paths = read_paths(urls, from_file)
             fs = ctx.filesystem(paths, price_sheet=price_sheet, egress=egress)
-            plan = fs.plan(paths, tier=tier, days=days)
+            plan = fs.plan(paths, tier=parse_tier(tier, fs.provider.name), days=days)
             report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)
             summary = summarize(plan)
