@@ -89,3 +89,17 @@ def test_a_tier_or_days_the_store_cannot_take_is_a_usage_error(
     assert azure_tier.returncode == EXIT_USAGE
     assert "azure has no rehydrate priority 'Bulk'" in azure_tier.stderr
     assert archive.requests.count("RestoreObject") == 0
+
+
+def test_a_url_of_another_scheme_is_refused_not_read_as_s3(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.put_object(bucket, "d/a", b"a")
+    assert cli("ls", f"s3://{bucket}/d/").stdout.split() == [f"{bucket}/d/a"]
+    for command in (["ls", f"http://{bucket}/d/"], ["status", f"https://{bucket}/d/a"],
+                    ["catalog", "show", f"http://{bucket}/d"]):  # fmt: skip
+        result = cli(*command)
+        assert result.returncode == EXIT_USAGE, (command, result.stderr)
+        assert "archivefs does not read http" in result.stderr
+        assert "--endpoint-url" in result.stderr
+        assert result.stdout == ""

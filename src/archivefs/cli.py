@@ -131,15 +131,22 @@ _PRICE_SHEETS = {
 
 def target_protocol(urls: Iterable[str]) -> str:
     """``s3`` or ``az`` (``abfs``...) from the URLs' scheme; one provider per command."""
-    from archivefs.providers import provider_for_protocol
+    from archivefs.providers import PROVIDERS, provider_for_protocol
 
     found: dict[str, str] = {}
     for url in urls:
         scheme = url.split("://", 1)[0] if "://" in url else "s3"
+        if scheme == "file":
+            continue  # a local path: the command reports it
         try:
             provider = provider_for_protocol(scheme).name
         except ArchiveError:
-            continue  # not a store URL (a local path): the command reports it
+            schemes = ", ".join(f"{p}://" for spec in PROVIDERS.values() for p in spec.protocols)
+            raise click.UsageError(
+                f"{url}: archivefs does not read {scheme}:// URLs; give a store URL ({schemes}"
+                "), e.g. s3://bucket/key. For an S3-compatible server at an http(s) address, "
+                "give s3://bucket/key with --endpoint-url http://HOST:PORT."
+            ) from None
         found.setdefault(provider, scheme)
     if len(found) > 1:
         raise click.UsageError(
@@ -1350,7 +1357,7 @@ def catalog_show(ctx: Context, root: str) -> None:
     from archivefs.catalog.layout import catalog_dir
 
     def body() -> None:
-        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
+        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options(target_protocol([root])))
         catalog = Catalog.load(fs, catalog_dir(path))
         bundles = sorted(catalog.bundles.values(), key=lambda b: b.key)
         if ctx.as_json:
@@ -1394,7 +1401,7 @@ def catalog_rebuild(ctx: Context, root: str) -> None:
     from archivefs.catalog.writer import rebuild_catalog
 
     def body() -> None:
-        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
+        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options(target_protocol([root])))
         catalog = rebuild_catalog(fs, path)
         if ctx.as_json:
             click.echo(json.dumps({"members": len(catalog), "bundles": len(catalog.bundles)}))
