@@ -103,3 +103,23 @@ def test_a_url_of_another_scheme_is_refused_not_read_as_s3(
         assert "archivefs does not read http" in result.stderr
         assert "--endpoint-url" in result.stderr
         assert result.stdout == ""
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_exit_0(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_objects(bucket, {f"many/{'n' * 80}{i:05d}": b"" for i in range(3000)})
+    for flags in ([], ["-l"], ["--json"]):
+        with subprocess.Popen(
+            [ARCHIVEFS, "ls", *flags, f"s3://{bucket}/many/", "--endpoint-url",
+             archive.endpoint_url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(tmp_path),
+        ) as process:  # fmt: skip
+            assert process.stdout is not None
+            assert process.stderr is not None
+            first = process.stdout.readline()  # `| head -1`: read a line, then go away
+            process.stdout.close()
+            errors = process.stderr.read().decode()
+            assert process.wait(300) == 0, (flags, errors)
+        assert first.strip(), flags
+        assert errors == "", flags

@@ -7,6 +7,7 @@ Errors print one line saying what to fix; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -389,7 +390,31 @@ def global_options(command: Any) -> Any:
     return command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so nothing more (not even the interpreter's
+    flush at exit) writes to a pipe whose reader is gone."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (click's test runner): nothing to do
+        pass
+
+
+class _Command(click.Group):
+    """The ``archivefs`` group: what every command shares at its end."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # the last lines reach the reader, or its absence shows here
+        except BrokenPipeError:  # `archivefs ls | head`: the reader has what it wanted
+            _quiet_stdout()
+            ctx.exit(EXIT_OK)
+        return result
+
+
+@click.group(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
 @global_options
 @click.version_option(package_name="archivefs")
 @click.pass_context
