@@ -123,3 +123,46 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_exit_0(
             assert process.wait(300) == 0, (flags, errors)
         assert first.strip(), flags
         assert errors == "", flags
+
+
+def test_restore_and_prefetch_name_unmatched_paths_and_go_on_as_status_does(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.put_objects(bucket, {"m/a": b"a", "m/b": b"b"}, storage_class="GLACIER")
+    gone = f"s3://{bucket}/m/typo"
+    for command in ("status", "estimate", "restore", "prefetch"):
+        url = f"s3://{bucket}/m/{'a' if command == 'restore' else 'b'}"
+        timeout = ["--timeout", "600"] if command == "prefetch" else []
+        result = cli(command, url, gone, *timeout)
+        assert result.returncode == 0, (command, result.stderr)
+        assert result.stderr.count(f"archivefs: matched nothing: {gone}") == 1, result.stderr
+    assert archive.requests.count("RestoreObject") == 2  # a by restore, b by prefetch
+    for command in ("status", "restore", "prefetch"):
+        nothing = cli(command, gone)
+        assert nothing.returncode == EXIT_ERROR, (command, nothing.stderr)
+        assert f"archivefs: error: matched nothing: {gone};" in nothing.stderr
+    assert archive.requests.count("RestoreObject") == 2
+
+
+def test_python_restore_leaves_unmatched_paths_out_when_told_of_them(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from archivefs import ArchiveFileSystem
+    from archivefs.errors import ObjectNotFoundError
+
+    archive.put_object(bucket, "p/a", b"a", storage_class="GLACIER")
+    fs = ArchiveFileSystem(
+        target_protocol="s3",
+        target_options=archive.storage_options(),
+        journal=str(tmp_path / "j.sqlite"),
+        skip_instance_cache=True,
+    )
+    with pytest.raises(ObjectNotFoundError, match="do not exist"):
+        fs.restore([f"{bucket}/p/a", f"{bucket}/p/typo"])
+    assert archive.requests.count("RestoreObject") == 0
+    told: list[tuple[str, ...]] = []
+    result = fs.restore([f"{bucket}/p/a", f"{bucket}/p/typo"],
+                        on_missing=lambda plan: told.append(plan.missing))  # fmt: skip
+    assert told == [(f"{bucket}/p/typo",)]
+    assert result.requests_sent == 1
+    assert archive.requests.count("RestoreObject") == 1

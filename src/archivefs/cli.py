@@ -16,7 +16,12 @@ import click
 import fsspec
 import fsspec.core
 
-from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
+from archivefs.errors import (
+    ArchiveError,
+    BudgetExceededError,
+    ObjectNotFoundError,
+    RestoreTimeoutError,
+)
 from archivefs.progress import ProgressDisplay, human_bytes
 from archivefs.selection import SelectionSummary, summarize
 
@@ -257,12 +262,12 @@ def restore_with_display(
     ctx: Context, fs: ArchiveFileSystem, paths: list[str], *, prefetch: bool = False, **kwargs: Any
 ) -> Any:
     """``fs.restore`` (``fs.prefetch`` with ``prefetch``) with the progress display (none
-    with ``--json``)."""
+    with ``--json``); paths that match nothing are named and left out, as ``status`` does."""
     display = None if ctx.as_json else ProgressDisplay()
     try:
         if prefetch:
-            return fs.prefetch(paths, on_progress=display, **kwargs)
-        return fs.restore(paths, on_progress=display, **kwargs)
+            return fs.prefetch(paths, on_progress=display, on_missing=report_unmatched, **kwargs)
+        return fs.restore(paths, on_progress=display, on_missing=report_unmatched, **kwargs)
     finally:
         if display is not None:
             display.close()
@@ -616,13 +621,15 @@ def _echo_claims(summaries: list[Any], unclaimed: list[str]) -> None:
 
 
 def report_unmatched(plan: Any) -> None:
-    """Name each path that matched nothing; exit 1 (one message) if nothing matched at all."""
+    """Name each path that matched nothing; exit 1 (one message) if nothing matched at all.
+
+    Raises rather than exits: it is also ``fs.restore``'s ``on_missing``, called on the
+    filesystem's event loop."""
     if plan.missing and not len(plan):
-        fail(
+        raise ObjectNotFoundError(
             f"matched nothing: {', '.join(plan.missing[:3])}"
             + (f" and {len(plan.missing) - 3} more" if len(plan.missing) > 3 else "")
-            + "; check the spelling (`archivefs ls` shows what exists).",
-            EXIT_ERROR,
+            + "; check the spelling (`archivefs ls` shows what exists)."
         )
     for path in plan.missing:
         click.echo(f"archivefs: matched nothing: {path}", err=True)

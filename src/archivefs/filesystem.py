@@ -1822,6 +1822,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         promote: bool = False,
         on_progress: Callable[[RestoreProgress], None] | None = None,
         upgrade: bool = False,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Restore every archived object in ``paths`` (paths, globs, directories) in one batch.
 
@@ -1830,9 +1831,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         ``wait=True``, returns once all of them read (or raises
         :class:`RestoreTimeoutError` after ``timeout`` seconds). With
         ``promote=True``, waits and then copies everything into the hot store
-        so it outlives the restored copies' expiry.
+        so it outlives the restored copies' expiry. Paths that match nothing make it
+        refuse before anything is sent, unless ``on_missing`` is given: it is called
+        with the plan (``plan.missing`` names them) and the rest is restored.
         """
-        plan = await self._plan(paths, tier=tier, days=days, upgrade=upgrade)
+        plan = _leave_out_missing(
+            await self._plan(paths, tier=tier, days=days, upgrade=upgrade), on_missing
+        )
         if getattr(self.store, "implements_restores", None) is False:
             for g in plan.groups:  # Ceph RGW: GLACIER is a placement that reads at once
                 if g.state.storage_class.needs_restore:
@@ -1871,6 +1876,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = True,
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Make everything ``paths`` read ready: restore what must be, approve the rest.
 
@@ -1878,7 +1884,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         part of the job. Restores and fee-charging reads are shown to the budget and
         estimate hooks together, once, before any request (docs/cost-model.md).
         """
-        plan = await self._plan(paths, tier=tier, days=days)
+        plan = _leave_out_missing(await self._plan(paths, tier=tier, days=days), on_missing)
         if not plan.to_restore:  # with restores, the engine approves the whole job at once
             self.approve_reads(plan)
         result = await self.engine.restore(
@@ -1896,6 +1902,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         wait: bool = True,
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Get ``paths`` ready to read: one batch of restores (if any), budget checked once.
 
@@ -1903,9 +1910,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         that read at once (free, or for a retrieval fee on S3 IA/GLACIER_IR and GCS
         Nearline/Coldline/Archive) need nothing, but their retrieval fees count against
         ``max_cost`` and are shown to ``on_estimate`` with the restores, before anything.
+        ``on_missing`` is :meth:`restore`'s.
         """
         result: RestoreResult = sync(
-            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress
+            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress, on_missing
         )
         return result
 
@@ -1919,6 +1927,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         promote: bool = False,
         on_progress: Callable[[RestoreProgress], None] | None = None,
         upgrade: bool = False,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Restore every archived object in ``paths`` in one batch; optionally wait for it.
 
@@ -1945,6 +1954,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             With a faster ``tier``, speed up restores already in flight (e.g.
             Bulk → Expedited for GLACIER): one request per group, billed at the
             new tier and shown in the estimate before anything is sent.
+        on_missing:
+            Paths that match nothing make the restore refuse, before anything is sent
+            (``ObjectNotFoundError``). With ``on_missing``, it is called with the plan
+            (``plan.missing`` names them) and they are left out: the rest is restored.
+            When nothing at all matched, the restore still refuses (after the call).
 
         Examples
         --------
@@ -1967,6 +1981,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             promote,
             on_progress,
             upgrade,
+            on_missing,
         )
         return result
 
@@ -2180,6 +2195,15 @@ def _changed_bundle(member: MemberInfo, why: str, others: int = 0) -> BundleChan
         fix="put the recorded bundle back, or rebuild the catalog from the bundles as they "
         "are now (`archivefs catalog rebuild`) if the change was intended.",
     )
+
+
+def _leave_out_missing(plan: Plan, on_missing: Callable[[Plan], None] | None) -> Plan:
+    """``plan`` without its paths that match nothing, once ``on_missing`` has been told of
+    them; as it is without ``on_missing``, or when nothing matched (the engine refuses)."""
+    if not plan.missing or on_missing is None:
+        return plan
+    on_missing(plan)
+    return plan.replace(missing=()) if len(plan) else plan
 
 
 def _missing_bundle(member: MemberInfo, root: str | None, others: int = 0) -> MissingBundleError:
