@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from archivefs.cli import EXIT_ERROR, EXIT_USAGE
+from archivefs.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_USAGE, EXIT_WAITING
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -140,7 +141,8 @@ def test_restore_and_prefetch_name_unmatched_paths_and_go_on_as_status_does(
     for command in ("status", "restore", "prefetch"):
         nothing = cli(command, gone)
         assert nothing.returncode == EXIT_ERROR, (command, nothing.stderr)
-        assert f"archivefs: error: matched nothing: {gone};" in nothing.stderr
+        said = f"archivefs: error: matched nothing: {gone}. Fix: check the spelling"
+        assert said in nothing.stderr
     assert archive.requests.count("RestoreObject") == 2
 
 
@@ -166,3 +168,29 @@ def test_python_restore_leaves_unmatched_paths_out_when_told_of_them(
     assert told == [(f"{bucket}/p/typo",)]
     assert result.requests_sent == 1
     assert archive.requests.count("RestoreObject") == 1
+
+
+def test_json_errors_are_a_json_object_on_stdout_with_the_exit_code(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.put_objects(bucket, {"j/a": b"a", "j/b": b"b"}, storage_class="GLACIER")
+    archive.set_restore_delay(60)
+    cases = [(["ls", f"s3://{bucket}/j/gone"], EXIT_ERROR),
+             (["status", f"s3://{bucket}/j/typo*"], EXIT_ERROR),
+             (["catalog", "show", f"s3://{bucket}/j"], EXIT_ERROR),
+             (["restore", f"s3://{bucket}/j/a", "--tier", "Fast"], EXIT_USAGE),
+             (["ls", "http://example.com/x"], EXIT_USAGE),
+             (["restore", f"s3://{bucket}/j/a", "--max-cost", "0"], EXIT_BUDGET),
+             (["restore", f"s3://{bucket}/j/b", "--wait", "--timeout", "0.5"],
+              EXIT_WAITING)]  # fmt: skip
+    for command, code in cases:
+        result = cli("--json", *command)
+        assert result.returncode == code, (command, result.stderr)
+        error = json.loads(result.stdout)["error"]
+        assert error["exit_code"] == code, command
+        assert error["message"], (command, error)
+        assert error["fix"], (command, error)
+        assert error["problem"] in result.stderr, command  # the same words as the one line
+    typo = json.loads(cli("--json", "status", f"s3://{bucket}/j/typo*").stdout)["error"]
+    assert typo["problem"] == f"matched nothing: s3://{bucket}/j/typo*."
+    assert typo["fix"] == "check the spelling (`archivefs ls` shows what exists)."

@@ -193,9 +193,32 @@ DAYS = click.IntRange(min=1)
 """``--days``: a whole number of days, at least 1 (a usage error, exit 2, otherwise)."""
 
 
-def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+def fail(message: str, code: int = EXIT_ERROR, error: BaseException | None = None) -> NoReturn:
+    """Say ``message`` in one line on standard error (with ``--json``, also as a JSON error
+    object on standard output) and exit with ``code``."""
     click.echo(f"archivefs: error: {message}", err=True)
+    echo_json_error(message, code, error)
     sys.exit(code)
+
+
+def echo_json_error(
+    message: str, code: int, error: BaseException | None = None, fix: str | None = None
+) -> None:
+    """With ``--json``: the error as ``{"error": {message, problem, path, fix, exit_code}}``
+    on standard output, so a script reading it gets JSON on failure too."""
+    click_ctx = click.get_current_context(silent=True)
+    ctx = click_ctx.find_object(Context) if click_ctx is not None else None
+    if ctx is None or not ctx.as_json:
+        return
+    known = error if isinstance(error, ArchiveError) else None
+    payload = {
+        "message": message,
+        "problem": known.problem if known else message,
+        "path": known.path if known else None,
+        "fix": known.fix if known else fix,
+        "exit_code": code,
+    }
+    click.echo(json.dumps({"error": payload}))
 
 
 def run_guarded(ctx: Context, action: Any, subject: str = "") -> Any:
@@ -209,21 +232,22 @@ def run_guarded(ctx: Context, action: Any, subject: str = "") -> Any:
     except BudgetExceededError as error:
         if ctx.debug:
             raise
-        fail(str(error), EXIT_BUDGET)
+        fail(str(error), EXIT_BUDGET, error)
     except RestoreTimeoutError as error:
         if ctx.debug:
             raise
-        fail(str(error), EXIT_WAITING)
+        fail(str(error), EXIT_WAITING, error)
     except (ArchiveError, ValueError, OSError) as error:
         if ctx.debug:
             raise
-        fail(str(error) or type(error).__name__, EXIT_ERROR)
+        fail(str(error) or type(error).__name__, EXIT_ERROR, error)
     except Exception as error:
         if ctx.debug or not _from_a_store_library(error):
             raise  # a bug of archivefs: the traceback is what to report
         from archivefs.stores.translate import translate
 
-        fail(str(translate(error, subject)), EXIT_ERROR)
+        translated = translate(error, subject)
+        fail(str(translated), EXIT_ERROR, translated)
 
 
 _STORE_LIBRARIES = frozenset(
@@ -416,6 +440,10 @@ class _Command(click.Group):
         except BrokenPipeError:  # `archivefs ls | head`: the reader has what it wanted
             _quiet_stdout()
             ctx.exit(EXIT_OK)
+        except click.ClickException as error:  # wrong usage: click says it on stderr
+            command = getattr(getattr(error, "ctx", None), "command_path", "archivefs")
+            echo_json_error(error.format_message(), error.exit_code, fix=f"see `{command} --help`.")
+            raise
         return result
 
 
@@ -629,7 +657,8 @@ def report_unmatched(plan: Any) -> None:
         raise ObjectNotFoundError(
             f"matched nothing: {', '.join(plan.missing[:3])}"
             + (f" and {len(plan.missing) - 3} more" if len(plan.missing) > 3 else "")
-            + "; check the spelling (`archivefs ls` shows what exists)."
+            + ".",
+            fix="check the spelling (`archivefs ls` shows what exists).",
         )
     for path in plan.missing:
         click.echo(f"archivefs: matched nothing: {path}", err=True)
