@@ -194,3 +194,41 @@ def test_json_errors_are_a_json_object_on_stdout_with_the_exit_code(
     typo = json.loads(cli("--json", "status", f"s3://{bucket}/j/typo*").stdout)["error"]
     assert typo["problem"] == f"matched nothing: s3://{bucket}/j/typo*."
     assert typo["fix"] == "check the spelling (`archivefs ls` shows what exists)."
+
+
+def _gcsfs_class_in_a_fresh_process(code: str, env_value: str | None) -> list[str]:
+    """Run ``code`` in a process where gcsfs is not imported yet; the last line it prints
+    is the variable's value and the class gcsfs chose."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "STORAGE_EMULATOR_HOST")}  # fmt: skip
+    if env_value is not None:
+        env["GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT"] = env_value
+    tail = ("\nimport gcsfs\n"
+            "print(os.environ.get('GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT'), "
+            "gcsfs.GCSFileSystem.__name__)\n")  # fmt: skip
+    completed = subprocess.run([sys.executable, "-c", "import os, sys\n" + code + tail],
+                               capture_output=True, text=True, env=env, timeout=600,
+                               check=False)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.splitlines()
+
+
+def test_gcs_against_another_endpoint_skips_gcsfs_grpc_bucket_probe(
+    gcs_archive: Any, gcs_bucket: str
+) -> None:
+    gcs_archive.put_object(gcs_bucket, "d/a.bin", b"1")
+    options = json.dumps(gcs_archive.storage_options())
+    cli = ("from archivefs.cli import main\n"
+           f"main(['ls', 'gs://{gcs_bucket}/d/', '--storage-options', {options!r}],"
+           " standalone_mode=False)")  # fmt: skip
+    lines = _gcsfs_class_in_a_fresh_process(cli, None)
+    assert lines == [f"{gcs_bucket}/d/a.bin", "false GCSFileSystem"]
+    python = ("from archivefs import ArchiveFileSystem\n"
+              f"fs = ArchiveFileSystem(target_protocol='gs', target_options={options})\n"
+              f"print(fs.ls('{gcs_bucket}/d/', detail=False))")  # fmt: skip
+    assert _gcsfs_class_in_a_fresh_process(python, None) == [
+        f"['{gcs_bucket}/d/a.bin']", "false GCSFileSystem"]  # fmt: skip
+    # a value the user set is theirs (not probed here: nothing is listed)
+    construct = python.rsplit("\n", 1)[0]
+    assert _gcsfs_class_in_a_fresh_process(construct, "true") == ["true ExtendedGcsFileSystem"]
+

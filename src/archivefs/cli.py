@@ -61,8 +61,12 @@ class Context:
                 ) from None
             if not isinstance(opts, dict):
                 raise click.UsageError("--storage-options must be a JSON object.")
+            from archivefs.stores import before_connect
             from archivefs.stores.options import check_storage_options
 
+            # before anything imports the store's library (checking options does; and
+            # catalog and bundle connect without a filesystem)
+            before_connect(protocol, opts)
             try:
                 check_storage_options(opts, protocol=protocol)
             except ValueError as error:

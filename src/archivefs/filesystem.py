@@ -74,7 +74,7 @@ from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
-from archivefs.stores import make_store, provider_of
+from archivefs.stores import before_connect, make_store, provider_of
 from archivefs.stores.credentials import (
     deposit,
     found_by_botocore,
@@ -258,6 +258,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 k: dict(v) if isinstance(v, dict) else v for k, v in (target_options or {}).items()
             }
             protocol = target_protocol or "s3"
+            before_connect(protocol, options)  # before the library is imported
             cls = fsspec.get_filesystem_class(protocol)
             if getattr(cls, "async_impl", False):
                 options.setdefault("asynchronous", self.asynchronous)
