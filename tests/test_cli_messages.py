@@ -232,3 +232,13 @@ def test_gcs_against_another_endpoint_skips_gcsfs_grpc_bucket_probe(
     construct = python.rsplit("\n", 1)[0]
     assert _gcsfs_class_in_a_fresh_process(construct, "true") == ["true ExtendedGcsFileSystem"]
 
+
+def test_every_emulated_archive_start_returns_the_archive() -> None:
+    from archivefs.testing import EmulatedGcsArchive
+
+    archive = EmulatedGcsArchive()
+    try:
+        assert archive.start() is archive
+        assert archive.start() is archive  # already running
+    finally:
+        archive.stop()
