@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -242,3 +243,25 @@ def test_every_emulated_archive_start_returns_the_archive() -> None:
         assert archive.start() is archive  # already running
     finally:
         archive.stop()
+
+
+def test_amounts_show_their_significant_digits(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    from archivefs.pricing.amounts import format_amount
+
+    assert format_amount(0.0000123456, "USD") == "0.0000123 USD"
+    assert format_amount(0.05, "USD") == "0.05 USD"
+    assert format_amount(0.0, "USD") == "0.00 USD"
+    assert format_amount(1234.5678) == "1234.57"
+    archive.put_object(bucket, "tiny", b"x", storage_class="GLACIER")
+    refused = cli("restore", f"s3://{bucket}/tiny", "--tier", "Bulk", "--max-cost", "0")
+    assert refused.returncode == EXIT_BUDGET
+    assert "0.0000 " not in refused.stderr
+    assert "above the budget of 0.00 USD" in refused.stderr
+    assert re.search(r"the estimated cost 0\.0*[1-9]\d{0,2} USD", refused.stderr), refused.stderr
+    table = cli("estimate", f"s3://{bucket}/tiny", "--tier", "Bulk")
+    assert table.returncode == 0, table.stderr
+    assert "0.000000 " not in table.stdout
+    total = next(line for line in table.stdout.splitlines() if line.startswith("total"))
+    assert re.fullmatch(r"total\s+0\.0*[1-9]\d{0,2} USD", total), total

@@ -928,6 +928,8 @@ def _size(text: str) -> int:
 
 
 def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None = None) -> None:
+    from archivefs.pricing.amounts import format_amount
+
     if ctx.as_json:
         extra = {"selection": summary.as_json()} if summary is not None else {}
         click.echo(json.dumps({**result.model_dump(mode="json"), "total": result.total, **extra}))
@@ -939,7 +941,7 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
             f"({result.restore_request_count} restore requests)"
         )
     for name, dollars in result.table():
-        click.echo(f"{name:<24} {dollars:>12.6f} {result.currency}")
+        click.echo(f"{name:<24} {format_amount(dollars, result.currency):>16}")
     lo, hi = result.restore_hours
     click.echo(
         f"restore wait {lo:g}-{hi:g} h; transfer {result.transfer_seconds:.0f} s; "
@@ -1011,13 +1013,16 @@ def estimate_command(
             plan = fs.plan(paths, tier=parse_tier(tier, fs.provider.name), days=days)
             report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)
+            from archivefs.pricing.amounts import format_amount
+
             summary = summarize(plan)
             _print_estimate(ctx, result, summary)
             if not ctx.as_json:
                 if plan.fee_reads:
                     click.echo(
                         f"{len(plan.fee_reads)} objects read at once for a retrieval fee "
-                        f"({result.components['retrieval']:.6f} {result.currency}); nothing "
+                        f"({format_amount(result.components['retrieval'], result.currency)}); "
+                        "nothing "
                         "to restore for them"
                     )
                 warn_over_restore(fs, plan, summary)

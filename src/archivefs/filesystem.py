@@ -922,13 +922,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return "fs.info() shows restore='restored'"
 
     def _cost_phrase(self, state: ObjectState) -> str:
-        """', costs about $X (sheet)' for restoring and reading one object, if priceable."""
+        """', costs about X USD (sheet)' for restoring and reading one object, if priceable."""
+        from archivefs.pricing.amounts import format_amount
+
         try:
             plan = self.engine.plan_known({state.path: state}, tier=self.tier, days=self.days)
             cost = self.estimate_plan(plan)
         except (PriceSheetError, InvalidRestoreRequestError):
             return ""
-        return f" and costs about {cost.total:.4f} {cost.currency} ({cost.sheet} prices)"
+        amount = format_amount(cost.total, cost.currency)
+        return f" and costs about {amount} ({cost.sheet} prices)"
 
     async def _cat_file(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any

@@ -114,6 +114,8 @@ class Hooks:
 
         The budget is checked first, so nobody is asked to approve what it refuses.
         """
+        from archivefs.pricing.amounts import format_amount
+
         total = estimate.total
         if self.max_cost is not None and total > self.max_cost:
             fees = estimate.components.get("retrieval", 0.0)
@@ -123,10 +125,11 @@ class Hooks:
                 if restores
                 else f"reading {len(plan)} object(s) that bill a retrieval fee"
             )
-            fee_note = f", {fees:.3g} of it retrieval fees," if fees else ""
+            fee_note = f", {format_amount(fees)} of it retrieval fees," if fees else ""
             raise BudgetExceededError(
-                f"the estimated cost {total:.4f} {estimate.currency} of {what}{fee_note} is "
-                f"above the budget of {self.max_cost:.4f} {estimate.currency}; nothing was "
+                f"the estimated cost {format_amount(total, estimate.currency)} of "
+                f"{what}{fee_note} is above the budget of "
+                f"{format_amount(self.max_cost, estimate.currency)}; nothing was "
                 "requested.",
                 fix="raise the budget (max_cost= on the filesystem, --max-cost on the command "
                 "line), "
@@ -143,7 +146,8 @@ class Hooks:
                 name = getattr(hook, "__qualname__", repr(hook))
                 raise BudgetExceededError(
                     f"the on_estimate hook {name} refused the plan "
-                    f"(estimated {total:.4f} {estimate.currency}); nothing was requested.",
+                    f"(estimated {format_amount(total, estimate.currency)}); nothing was "
+                    "requested.",
                     fix="change what the hook accepts, or remove it.",
                     estimate=total,
                     budget=self.max_cost,
