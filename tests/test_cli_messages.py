@@ -265,3 +265,27 @@ def test_amounts_show_their_significant_digits(
     assert "0.000000 " not in table.stdout
     total = next(line for line in table.stdout.splitlines() if line.startswith("total"))
     assert re.fullmatch(r"total\s+0\.0*[1-9]\d{0,2} USD", total), total
+
+
+def test_every_entry_has_the_same_info_keys_members_and_objects_alike(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    from archivefs import ArchiveFileSystem
+    from tests.reliability._support import bundle, make_tree, s3
+
+    archive.put_object(bucket, "plain/cold.nc", b"c", storage_class="GLACIER")
+    make_tree(tmp_path / "src", 4, dirs=1)
+    bundle(tmp_path / "src", s3(archive), f"{bucket}/packed", storage_class="GLACIER")
+    fs = ArchiveFileSystem(target_protocol="s3", target_options=archive.storage_options(),
+                           skip_instance_cache=True)  # fmt: skip
+    plain = fs.info(f"{bucket}/plain/cold.nc")
+    keys = {"name", "size", "type", "StorageClass", "storage_class", "provider", "access",
+            "restore", "restore_expiry", "archive_access"}  # fmt: skip
+    assert keys <= set(plain)
+    members = fs.ls(f"{bucket}/packed/d0", detail=True)
+    found = list(fs.find(f"{bucket}/packed", detail=True).values())
+    one = fs.info(members[0]["name"])
+    assert len(members) == 4
+    for entry in [*members, *found, one]:
+        assert keys <= set(entry), sorted(keys - set(entry))
+        assert entry["provider"] == plain["provider"] == "s3"

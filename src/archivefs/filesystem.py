@@ -2156,6 +2156,7 @@ def _member_entry(
         "type": "file",
         "StorageClass": bundle_class.value,
         "storage_class": bundle_class.value,
+        "provider": bundle_class.provider,
         "access": bundle_class.access.value,
         "restore": state.value,
         "restore_expiry": expiry,
