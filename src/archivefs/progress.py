@@ -88,8 +88,7 @@ class ProgressDisplay:
 
     def _tick(self) -> None:
         """Keep the display moving between events (elapsed time, countdown to the check)."""
-        period = 1.0 if self.tty else self.interval
-        while not self._stop.wait(period):
+        while not self._stop.wait(self._until_next_tick()):
             with self._lock:
                 progress = self._progress
                 if progress is None or progress.done:
@@ -99,6 +98,13 @@ class ProgressDisplay:
                     self._update_bar(progress)
                 elif time.monotonic() - self._last_line >= self.interval:
                     self._write_line(progress)
+
+    def _until_next_tick(self) -> float:
+        """Seconds to the next redraw (a terminal: 1 s) or the next log line due (every
+        ``interval`` s after the last line, whatever wrote it)."""
+        if self.tty:
+            return 1.0
+        return max(0.05, self._last_line + self.interval - time.monotonic())
 
     def _write_line(self, progress: RestoreProgress) -> None:
         self._last_line = time.monotonic()
