@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from archivefs.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_USAGE, EXIT_WAITING
+from archivefs.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WAITING
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -289,3 +289,29 @@ def test_every_entry_has_the_same_info_keys_members_and_objects_alike(
     for entry in [*members, *found, one]:
         assert keys <= set(entry), sorted(keys - set(entry))
         assert entry["provider"] == plain["provider"] == "s3"
+
+
+def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
+    cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    import signal
+
+    archive.set_restore_delay(600)
+    archive.put_objects(bucket, {"w/a": b"a", "w/b": b"b"}, storage_class="GLACIER")
+    command = [ARCHIVEFS, "restore", f"s3://{bucket}/w/", "--wait", "--endpoint-url",
+               archive.endpoint_url, "--journal", str(tmp_path / "j.sqlite")]  # fmt: skip
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=_env(tmp_path)) as process:  # fmt: skip
+        assert process.stderr is not None
+        first = process.stderr.readline()  # the first progress line: the requests are sent
+        assert first.startswith("restore: 0/2 ready"), first
+        process.send_signal(signal.SIGINT)
+        rest = process.stderr.read()
+        assert process.wait(300) == EXIT_INTERRUPTED
+    assert "Aborted!" not in rest
+    assert "the restore requests already sent keep going at the store" in rest
+    assert "run the same command again to resume" in rest
+    assert archive.requests.count("RestoreObject") == 2
+    again = cli("restore", f"s3://{bucket}/w/")
+    assert again.returncode == 0, again.stderr
+    assert archive.requests.count("RestoreObject") == 2  # resumed: nothing sent twice

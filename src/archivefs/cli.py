@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_WAITING = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
 
 
 class Context:
@@ -423,6 +424,18 @@ def global_options(command: Any) -> Any:
     return command
 
 
+def _interrupted(command: str | None) -> str:
+    """What Ctrl-C leaves behind: restores already requested go on at the store."""
+    if command in ("restore", "prefetch"):
+        return (
+            "interrupted; the restore requests already sent keep going at the store (they "
+            "are billed). Fix: run the same command again to resume: what was sent is not "
+            "sent again (the journal remembers it) and it waits for the rest; `archivefs "
+            "status` shows where they are."
+        )
+    return "interrupted."
+
+
 def _quiet_stdout() -> None:
     """Point standard output at /dev/null, so nothing more (not even the interpreter's
     flush at exit) writes to a pipe whose reader is gone."""
@@ -444,6 +457,11 @@ class _Command(click.Group):
         except BrokenPipeError:  # `archivefs ls | head`: the reader has what it wanted
             _quiet_stdout()
             ctx.exit(EXIT_OK)
+        except KeyboardInterrupt:  # Ctrl-C: say what goes on without us, not "Aborted!"
+            message = _interrupted(ctx.invoked_subcommand)
+            click.echo(f"archivefs: {message}", err=True)
+            echo_json_error(message, EXIT_INTERRUPTED)
+            ctx.exit(EXIT_INTERRUPTED)
         except click.ClickException as error:  # wrong usage: click says it on stderr
             command = getattr(getattr(error, "ctx", None), "command_path", "archivefs")
             echo_json_error(error.format_message(), error.exit_code, fix=f"see `{command} --help`.")
