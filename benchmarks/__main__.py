@@ -3,8 +3,9 @@
 Each one compares archivefs with the strongest plain alternative in the same
 run, against the emulated archive in its own process with per-request latency
 (a server that behaves like a remote one), with several samples per variant;
-it writes ``<out>/<name>.json`` and the generated passages of docs/benchmarks.md
-and docs/bundles.md are regenerated from the result files.
+it writes ``<out>/<name>.json``. With ``--docs`` (never with ``--smoke``) the
+generated passages of the docs pages are then regenerated from the result files in
+``<out>``.
 """
 
 from __future__ import annotations
@@ -22,14 +23,22 @@ __all__ = ["MODULES", "main"]
 DEFAULT_LATENCY = 0.02  # seconds per request: a nearby S3 region's round trip
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; ``--docs`` with ``--smoke`` is an error (exit 2)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--smoke", action="store_true", help="tiny sizes, one sample (CI)")
     size.add_argument("--full", action="store_true", help="the large sizes")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--only", nargs="*", choices=MODULES, help="run only these")
-    parser.add_argument("--no-docs", action="store_true", help="do not rewrite the docs")
+    docs = parser.add_mutually_exclusive_group()
+    docs.add_argument(
+        "--docs",
+        action="store_true",
+        help="then rewrite the generated docs passages from the result files in --out "
+        "(not with --smoke; refused if any of those files is from a smoke run)",
+    )
+    docs.add_argument("--no-docs", action="store_true", help="leave the docs alone (the default)")
     parser.add_argument(
         "--latency",
         type=float,
@@ -42,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run the emulator in this process (shares the GIL with the client; for debugging)",
     )
     args = parser.parse_args(argv)
+    if args.docs and args.smoke:
+        parser.error("--docs renders the docs from measured runs: leave out --smoke.")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     label = "smoke" if args.smoke else "full" if args.full else "default"
 
     from archivefs.testing import EmulatedArchive, RemoteArchive
@@ -64,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             result.size, result.server = label, result.server or server  # Azure: its own
             path = write(result, args.out)
             print(f"{name:<20} {time.perf_counter() - start:6.1f}s  {result.headline}  -> {path}")
-    if not args.no_docs:
+    if args.docs:
         update_docs(args.out)
     return 0
 

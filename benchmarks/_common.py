@@ -264,8 +264,20 @@ def fill(text: str, passages: Mapping[str, str]) -> str:
 
 
 def update_docs(out_dir: Path) -> None:
-    """Regenerate every marked passage of the docs from the result files in ``out_dir``."""
-    passages = render_passages(load_results(out_dir))
+    """Regenerate every marked passage of the docs from the result files in ``out_dir``.
+
+    Refuses (``ValueError``, before writing anything) when any of them is from a smoke
+    run: the docs quote measured figures, and smoke sizes measure nothing worth quoting.
+    """
+    results = load_results(out_dir)
+    smoke = sorted(name for name, data in results.items() if data.get("size") == "smoke")
+    if smoke:
+        raise ValueError(
+            f"{out_dir}: {', '.join(smoke)} {'is' if len(smoke) == 1 else 'are'} from a "
+            "--smoke run; the docs are rendered only from default or --full runs. Run "
+            "those benchmarks without --smoke (python -m benchmarks --only NAME --docs)."
+        )
+    passages = render_passages(results)
     for doc in GENERATED_DOCS:
         text = doc.read_text()
         if doc == DOCS_TABLE and "<!-- results:start -->" not in text:

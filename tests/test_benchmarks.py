@@ -151,3 +151,26 @@ def test_generated_docs_passages_match_the_committed_results(doc: Path) -> None:
         assert name in passages, f"{doc.name}: no result renders the passage {name!r}"
         assert body == passages[name].rstrip("\n") + "\n", f"{doc.name}: {name} is stale"
     assert fill(text, passages) == text
+
+
+def test_docs_are_rendered_only_on_request_and_never_from_smoke_runs(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.__main__ import parse_args
+    from benchmarks._common import update_docs
+
+    assert parse_args(["--smoke", "--out", str(tmp_path)]).docs is False
+    assert parse_args(["--only", "planning"]).docs is False  # a default run: on request only
+    assert parse_args(["--full", "--docs"]).docs is True
+    with pytest.raises(SystemExit) as refused:
+        parse_args(["--smoke", "--docs"])
+    assert refused.value.code == 2
+    for path in RESULTS.glob("*.json"):  # the committed results, one of them from a smoke run
+        data = json.loads(path.read_text())
+        if path.stem == "planning":
+            data["size"] = "smoke"
+        (tmp_path / path.name).write_text(json.dumps(data))
+    before = {doc: doc.read_text() for doc in GENERATED_DOCS}
+    with pytest.raises(ValueError, match="planning is from a --smoke run"):
+        update_docs(tmp_path)
+    assert {doc: doc.read_text() for doc in GENERATED_DOCS} == before

@@ -184,9 +184,9 @@ def test_errors_are_one_line_with_exit_codes(
 ) -> None:
     archive.put_object(bucket, "cold", b"x", storage_class="DEEP_ARCHIVE")
     typo = run("restore", f"s3://{bucket}/cold", "--tier", "Bluk")
-    assert typo.exit_code == EXIT_ERROR
-    assert typo.output.strip().count("\n") == 0
+    assert typo.exit_code == EXIT_USAGE  # a usage error, refused before any request
     assert "unknown restore tier 'Bluk'" in typo.output
+    assert archive.requests.count("RestoreObject") == 0
     missing = run("ls", f"s3://{bucket}/nothing-here")
     assert missing.exit_code == EXIT_ERROR
     assert "Traceback" not in missing.output

@@ -112,8 +112,8 @@ def test_budget_boundary_and_message() -> None:
     error = info.value
     assert (error.estimate, error.budget) == (est.total, 0.05)
     assert str(error) == (
-        f"the estimated cost {total:.4f} USD of restoring and reading 1 group(s) "
-        "(1 restore requests) is above the budget of 0.0500 USD; nothing was requested. "
+        "the estimated cost 0.102 USD of restoring and reading 1 group(s) "
+        "(1 restore requests) is above the budget of 0.05 USD; nothing was requested. "
         "Fix: raise the budget (max_cost= on the filesystem, --max-cost on the command line), "
         "choose a cheaper tier (Bulk), or restore fewer objects."
     )

@@ -35,3 +35,15 @@ def test_importing_the_package_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_notebooks_extra_holds_a_jupyter_front_end_and_nbconvert() -> None:
+    """docs/getting-started.md: the extra is all you need to open and run the notebooks."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=\[; ]", spec, maxsplit=1)[0] for spec in extras["notebooks"]}
+    assert {"jupyterlab", "nbconvert", "ipykernel", "matplotlib"} <= names

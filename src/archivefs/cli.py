@@ -7,6 +7,7 @@ Errors print one line saying what to fix; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -14,7 +15,12 @@ import click
 import fsspec
 import fsspec.core
 
-from archivefs.errors import ArchiveError, BudgetExceededError, RestoreTimeoutError
+from archivefs.errors import (
+    ArchiveError,
+    BudgetExceededError,
+    ObjectNotFoundError,
+    RestoreTimeoutError,
+)
 from archivefs.progress import ProgressDisplay, human_bytes
 from archivefs.providers import PROVIDERS
 from archivefs.selection import SelectionSummary, summarize
@@ -25,6 +31,7 @@ if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_WAITING = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
 
 
 class Context:
@@ -55,8 +62,12 @@ class Context:
                 ) from None
             if not isinstance(opts, dict):
                 raise click.UsageError("--storage-options must be a JSON object.")
+            from archivefs.stores import before_connect
             from archivefs.stores.options import check_storage_options
 
+            # before anything imports the store's library (checking options does; and
+            # catalog and bundle connect without a filesystem)
+            before_connect(protocol, opts)
             try:
                 check_storage_options(opts, protocol=protocol)
             except ValueError as error:
@@ -102,8 +113,11 @@ class Context:
     def filesystem(self, urls: Iterable[str] = (), **kwargs: Any) -> ArchiveFileSystem:
         """The archive filesystem over the store the URLs name (S3 unless they say az://)."""
         from archivefs.filesystem import ArchiveFileSystem
+        from archivefs.providers import provider_for_protocol
 
         protocol = target_protocol(urls)
+        if kwargs.get("tier") is not None:  # --tier: a usage error if the provider lacks it
+            kwargs["tier"] = parse_tier(kwargs["tier"], provider_for_protocol(protocol).name)
         journal: Any = self.journal
         return ArchiveFileSystem(
             target_protocol=protocol,
@@ -123,15 +137,22 @@ _SHEET_HELP = "Name or YAML (default: the provider's own: {}).".format(
 
 def target_protocol(urls: Iterable[str]) -> str:
     """``s3`` or ``az`` (``abfs``...) from the URLs' scheme; one provider per command."""
-    from archivefs.providers import provider_for_protocol
+    from archivefs.providers import PROVIDERS, provider_for_protocol
 
     found: dict[str, str] = {}
     for url in urls:
         scheme = url.split("://", 1)[0] if "://" in url else "s3"
+        if scheme == "file":
+            continue  # a local path: the command reports it
         try:
             provider = provider_for_protocol(scheme).name
         except ArchiveError:
-            continue  # not a store URL (a local path): the command reports it
+            schemes = ", ".join(f"{p}://" for spec in PROVIDERS.values() for p in spec.protocols)
+            raise click.UsageError(
+                f"{url}: archivefs does not read {scheme}:// URLs; give a store URL ({schemes}"
+                "), e.g. s3://bucket/key. For an S3-compatible server at an http(s) address, "
+                "give s3://bucket/key with --endpoint-url http://HOST:PORT."
+            ) from None
         found.setdefault(provider, scheme)
     if len(found) > 1:
         raise click.UsageError(
@@ -141,13 +162,59 @@ def target_protocol(urls: Iterable[str]) -> str:
     return next(iter(found.values()), "s3")
 
 
-def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+def parse_tier(tier: str | None, provider: str) -> str | None:
+    """``--tier`` in ``provider``'s spelling, parsed as the filesystem parses it; a name
+    the provider does not have is a usage error (exit 2), refused before any request."""
+    from archivefs.model import RestoreTier
+
+    if tier is None:
+        return None
+    try:
+        parsed = RestoreTier.parse(tier, provider=None if provider == "s3" else provider)
+    except ArchiveError as error:
+        raise click.BadParameter(
+            f"{error.problem} Fix: {error.fix}" if error.fix else error.problem,
+            param_hint="'--tier'",
+        ) from None
+    return parsed.value
+
+
+DAYS = click.IntRange(min=1)
+"""``--days``: a whole number of days, at least 1 (a usage error, exit 2, otherwise)."""
+
+
+def fail(message: str, code: int = EXIT_ERROR, error: BaseException | None = None) -> NoReturn:
+    """Say ``message`` in one line on standard error (with ``--json``, also as a JSON error
+    object on standard output) and exit with ``code``."""
     click.echo(f"archivefs: error: {message}", err=True)
+    echo_json_error(message, code, error)
     sys.exit(code)
 
 
-def run_guarded(ctx: Context, action: Any) -> Any:
-    """Run a command body; turn archivefs errors into one-line messages and exit codes."""
+def echo_json_error(
+    message: str, code: int, error: BaseException | None = None, fix: str | None = None
+) -> None:
+    """With ``--json``: the error as ``{"error": {message, problem, path, fix, exit_code}}``
+    on standard output, so a script reading it gets JSON on failure too."""
+    click_ctx = click.get_current_context(silent=True)
+    ctx = click_ctx.find_object(Context) if click_ctx is not None else None
+    if ctx is None or not ctx.as_json:
+        return
+    known = error if isinstance(error, ArchiveError) else None
+    payload = {
+        "message": message,
+        "problem": known.problem if known else message,
+        "path": known.path if known else None,
+        "fix": known.fix if known else fix,
+        "exit_code": code,
+    }
+    click.echo(json.dumps({"error": payload}))
+
+
+def run_guarded(ctx: Context, action: Any, subject: str = "") -> Any:
+    """Run a command body; turn archivefs errors into one-line messages and exit codes.
+
+    ``subject`` names the URL a store library's own error is about, for the message."""
     try:
         return action()
     except (click.exceptions.ClickException, BrokenPipeError):
@@ -155,15 +222,34 @@ def run_guarded(ctx: Context, action: Any) -> Any:
     except BudgetExceededError as error:
         if ctx.debug:
             raise
-        fail(str(error), EXIT_BUDGET)
+        fail(str(error), EXIT_BUDGET, error)
     except RestoreTimeoutError as error:
         if ctx.debug:
             raise
-        fail(str(error), EXIT_WAITING)
+        fail(str(error), EXIT_WAITING, error)
     except (ArchiveError, ValueError, OSError) as error:
         if ctx.debug:
             raise
-        fail(str(error) or type(error).__name__, EXIT_ERROR)
+        fail(str(error) or type(error).__name__, EXIT_ERROR, error)
+    except Exception as error:
+        if ctx.debug or not _from_a_store_library(error):
+            raise  # a bug of archivefs: the traceback is what to report
+        from archivefs.stores.translate import translate
+
+        translated = translate(error, subject)
+        fail(str(translated), EXIT_ERROR, translated)
+
+
+_STORE_LIBRARIES = frozenset(
+    {"botocore", "aiobotocore", "s3fs", "azure", "adlfs", "gcsfs", "google", "oci", "ocifs"}
+    | {"aiohttp", "requests", "urllib3"}
+)
+
+
+def _from_a_store_library(error: BaseException) -> bool:
+    """Raised by a store's client library (a command that reads the store without the
+    archive filesystem, e.g. ``catalog show``): translated as the filesystem translates."""
+    return type(error).__module__.split(".", 1)[0] in _STORE_LIBRARIES
 
 
 def read_paths(urls: Iterable[str], from_file: str | None) -> list[str]:
@@ -190,12 +276,12 @@ def restore_with_display(
     ctx: Context, fs: ArchiveFileSystem, paths: list[str], *, prefetch: bool = False, **kwargs: Any
 ) -> Any:
     """``fs.restore`` (``fs.prefetch`` with ``prefetch``) with the progress display (none
-    with ``--json``)."""
+    with ``--json``); paths that match nothing are named and left out, as ``status`` does."""
     display = None if ctx.as_json else ProgressDisplay()
     try:
         if prefetch:
-            return fs.prefetch(paths, on_progress=display, **kwargs)
-        return fs.restore(paths, on_progress=display, **kwargs)
+            return fs.prefetch(paths, on_progress=display, on_missing=report_unmatched, **kwargs)
+        return fs.restore(paths, on_progress=display, on_missing=report_unmatched, **kwargs)
     finally:
         if display is not None:
             display.close()
@@ -323,7 +409,52 @@ def global_options(command: Any) -> Any:
     return command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _interrupted(command: str | None) -> str:
+    """What Ctrl-C leaves behind: restores already requested go on at the store."""
+    if command in ("restore", "prefetch"):
+        return (
+            "interrupted; the restore requests already sent keep going at the store (they "
+            "are billed). Fix: run the same command again to resume: what was sent is not "
+            "sent again (the journal remembers it) and it waits for the rest; `archivefs "
+            "status` shows where they are."
+        )
+    return "interrupted."
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so nothing more (not even the interpreter's
+    flush at exit) writes to a pipe whose reader is gone."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (click's test runner): nothing to do
+        pass
+
+
+class _Command(click.Group):
+    """The ``archivefs`` group: what every command shares at its end."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # the last lines reach the reader, or its absence shows here
+        except BrokenPipeError:  # `archivefs ls | head`: the reader has what it wanted
+            _quiet_stdout()
+            ctx.exit(EXIT_OK)
+        except KeyboardInterrupt:  # Ctrl-C: say what goes on without us, not "Aborted!"
+            message = _interrupted(ctx.invoked_subcommand)
+            click.echo(f"archivefs: {message}", err=True)
+            echo_json_error(message, EXIT_INTERRUPTED)
+            ctx.exit(EXIT_INTERRUPTED)
+        except click.ClickException as error:  # wrong usage: click says it on stderr
+            command = getattr(getattr(error, "ctx", None), "command_path", "archivefs")
+            echo_json_error(error.format_message(), error.exit_code, fix=f"see `{command} --help`.")
+            raise
+        return result
+
+
+@click.group(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
 @global_options
 @click.version_option(package_name="archivefs")
 @click.pass_context
@@ -525,13 +656,16 @@ def _echo_claims(summaries: list[Any], unclaimed: list[str]) -> None:
 
 
 def report_unmatched(plan: Any) -> None:
-    """Name each path that matched nothing; exit 1 (one message) if nothing matched at all."""
+    """Name each path that matched nothing; exit 1 (one message) if nothing matched at all.
+
+    Raises rather than exits: it is also ``fs.restore``'s ``on_missing``, called on the
+    filesystem's event loop."""
     if plan.missing and not len(plan):
-        fail(
+        raise ObjectNotFoundError(
             f"matched nothing: {', '.join(plan.missing[:3])}"
             + (f" and {len(plan.missing) - 3} more" if len(plan.missing) > 3 else "")
-            + "; check the spelling (`archivefs ls` shows what exists).",
-            EXIT_ERROR,
+            + ".",
+            fix="check the spelling (`archivefs ls` shows what exists).",
         )
     for path in plan.missing:
         click.echo(f"archivefs: matched nothing: {path}", err=True)
@@ -577,7 +711,7 @@ def warn_over_restore(fs: ArchiveFileSystem, plan: Any, summary: SelectionSummar
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
 @click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
-@click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
+@click.option("--days", default=1, show_default=True, type=DAYS, help="Days the copy stays.")
 @click.option("--wait", is_flag=True, help="Wait until everything reads.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
@@ -647,7 +781,7 @@ def restore_command(
     help="Once restored, copy each object onto itself in STANDARD (permanent; billed as such).",
 )
 @click.option("--tier", default="Standard", show_default=True, help="Expedited, Standard or Bulk.")
-@click.option("--days", default=1, show_default=True, type=int, help="Days the copy stays.")
+@click.option("--days", default=1, show_default=True, type=DAYS, help="Days the copy stays.")
 @click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
 @click.option("--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this.")
 @click.option(
@@ -764,6 +898,8 @@ def _size(text: str) -> int:
 
 
 def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None = None) -> None:
+    from archivefs.pricing.amounts import format_amount
+
     if ctx.as_json:
         extra = {"selection": summary.as_json()} if summary is not None else {}
         click.echo(json.dumps({**result.model_dump(mode="json"), "total": result.total, **extra}))
@@ -775,7 +911,7 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
             f"({result.restore_request_count} restore requests)"
         )
     for name, dollars in result.table():
-        click.echo(f"{name:<24} {dollars:>12.6f} {result.currency}")
+        click.echo(f"{name:<24} {format_amount(dollars, result.currency):>16}")
     lo, hi = result.restore_hours
     click.echo(
         f"restore wait {lo:g}-{hi:g} h; transfer {result.transfer_seconds:.0f} s; "
@@ -789,7 +925,7 @@ def _print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None 
 @click.argument("urls", nargs=-1)
 @click.option("--from-file", help="File with one URL per line (- for stdin).")
 @click.option("--tier", help="Expedited, Standard or Bulk (default Standard).")
-@click.option("--days", type=int, help="Days the restored copy stays (default 1).")
+@click.option("--days", type=DAYS, help="Days the restored copy stays (default 1).")
 @click.option("--egress", default="same_region", show_default=True, help="Network path.")
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @click.option(
@@ -836,20 +972,26 @@ def estimate_command(
             from archivefs.providers import provider_named
 
             sheet = load_price_sheet(price_sheet or provider_named(klass.provider).price_sheet)
-            result = estimate(work, sheet, tier=tier, days=days, egress=egress, reads=reads)
+            result = estimate(
+                work, sheet, tier=parse_tier(tier, klass.provider), days=days, egress=egress,
+                reads=reads,
+            )  # fmt: skip
         else:
             paths = read_paths(urls, from_file)
             fs = ctx.filesystem(paths, price_sheet=price_sheet, egress=egress)
-            plan = fs.plan(paths, tier=tier, days=days)
+            plan = fs.plan(paths, tier=parse_tier(tier, fs.provider.name), days=days)
             report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)
+            from archivefs.pricing.amounts import format_amount
+
             summary = summarize(plan)
             _print_estimate(ctx, result, summary)
             if not ctx.as_json:
                 if plan.fee_reads:
                     click.echo(
                         f"{len(plan.fee_reads)} objects read at once for a retrieval fee "
-                        f"({result.components['retrieval']:.6f} {result.currency}); nothing "
+                        f"({format_amount(result.components['retrieval'], result.currency)}); "
+                        "nothing "
                         "to restore for them"
                     )
                 warn_over_restore(fs, plan, summary)
@@ -1297,7 +1439,7 @@ def bundle_command(
         if report.cleaned_partials:
             click.echo(f"removed {report.cleaned_partials} partial bundle(s) of a killed run")
 
-    run_guarded(ctx, body)
+    run_guarded(ctx, body, subject=dest)
 
 
 @main.group("catalog")
@@ -1327,7 +1469,7 @@ def catalog_show(ctx: Context, root: str) -> None:
     from archivefs.catalog.layout import catalog_dir
 
     def body() -> None:
-        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
+        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options(target_protocol([root])))
         catalog = Catalog.load(fs, catalog_dir(path))
         bundles = sorted(catalog.bundles.values(), key=lambda b: b.key)
         if ctx.as_json:
@@ -1352,7 +1494,7 @@ def catalog_show(ctx: Context, root: str) -> None:
             click.echo(f"{b.size:>12}  {b.storage_class.value:<13} {b.members:>7} members  {b.key}")
         click.echo(f"{len(catalog)} members in {len(bundles)} bundles")
 
-    run_guarded(ctx, body)
+    run_guarded(ctx, body, subject=root)
 
 
 @catalog_group.command("rebuild")
@@ -1371,14 +1513,14 @@ def catalog_rebuild(ctx: Context, root: str) -> None:
     from archivefs.catalog.writer import rebuild_catalog
 
     def body() -> None:
-        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options())
+        fs, path = fsspec.core.url_to_fs(root, **ctx.storage_options(target_protocol([root])))
         catalog = rebuild_catalog(fs, path)
         if ctx.as_json:
             click.echo(json.dumps({"members": len(catalog), "bundles": len(catalog.bundles)}))
             return
         click.echo(f"rebuilt: {len(catalog)} members in {len(catalog.bundles)} bundles")
 
-    run_guarded(ctx, body)
+    run_guarded(ctx, body, subject=root)
 
 
 @main.command("demo")

@@ -241,6 +241,7 @@ def _story(
 ) -> dict[str, Any]:
     import archivefs.datasets as ads
     from archivefs.errors import ObjectArchivedError
+    from archivefs.pricing.amounts import format_amount
 
     store = f"{BUCKET}/{STORE}"
     _say(quiet, "\n1. listing comes from the catalog, with class and state (no LIST, no HEAD):")
@@ -341,7 +342,7 @@ def _story(
         f"(amplification {bytes_read / max(needed, 1):.2f})",
     )
     if cost is not None:
-        _say(quiet, f"  summer chunks on AWS (us-east-1) ${cost:.4f}")
+        _say(quiet, f"  summer chunks on AWS (us-east-1) {format_amount(cost, 'USD')}")
     _say(quiet, f"  wall time ...................... {summary['seconds']} s")
     return summary
 
@@ -361,12 +362,14 @@ def _indent(text: str, width: int = 96) -> str:
 
 def _estimate(plan: Plan, quiet: bool) -> float | None:
     from archivefs.pricing import estimate, load_price_sheet
+    from archivefs.pricing.amounts import format_amount
 
     result = estimate(plan, load_price_sheet("aws-us-east-1"), days=1, egress="internet")
     for name, dollars in result.components.items():
-        _say(quiet, f"     {name:<24} ${dollars:.6f}")
+        _say(quiet, f"     {name:<24} {format_amount(dollars, 'USD')}")
     lo, hi = result.restore_hours
-    _say(quiet, f"     total ${result.total:.6f}; restore wait on AWS {lo:g}-{hi:g} h")
+    total = format_amount(result.total, "USD")
+    _say(quiet, f"     total {total}; restore wait on AWS {lo:g}-{hi:g} h")
     return float(result.total)
 
 

@@ -75,7 +75,7 @@ from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
-from archivefs.stores import make_store, provider_of
+from archivefs.stores import before_connect, make_store, provider_of
 from archivefs.stores.credentials import (
     deposit,
     found_by_botocore,
@@ -260,6 +260,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 k: dict(v) if isinstance(v, dict) else v for k, v in (target_options or {}).items()
             }
             protocol = target_protocol or "s3"
+            before_connect(protocol, options)  # before the library is imported
             cls = fsspec.get_filesystem_class(protocol)
             if getattr(cls, "async_impl", False):
                 options.setdefault("asynchronous", self.asynchronous)
@@ -969,13 +970,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return "fs.info() shows restore='restored'"
 
     def _cost_phrase(self, state: ObjectState) -> str:
-        """', costs about $X (sheet)' for restoring and reading one object, if priceable."""
+        """', costs about X USD (sheet)' for restoring and reading one object, if priceable."""
+        from archivefs.pricing.amounts import format_amount
+
         try:
             plan = self.engine.plan_known({state.path: state}, tier=self.tier, days=self.days)
             cost = self.estimate_plan(plan)
         except (PriceSheetError, InvalidRestoreRequestError):
             return ""
-        return f" and costs about {cost.total:.4f} {cost.currency} ({cost.sheet} prices)"
+        amount = format_amount(cost.total, cost.currency)
+        return f" and costs about {amount} ({cost.sheet} prices)"
 
     async def _cat_file(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
@@ -1880,6 +1884,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         promote: bool = False,
         on_progress: Callable[[RestoreProgress], None] | None = None,
         upgrade: bool = False,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Restore every archived object in ``paths`` (paths, globs, directories) in one batch.
 
@@ -1888,9 +1893,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         ``wait=True``, returns once all of them read (or raises
         :class:`RestoreTimeoutError` after ``timeout`` seconds). With
         ``promote=True``, waits and then copies everything into the hot store
-        so it outlives the restored copies' expiry.
+        so it outlives the restored copies' expiry. Paths that match nothing make it
+        refuse before anything is sent, unless ``on_missing`` is given: it is called
+        with the plan (``plan.missing`` names them) and the rest is restored.
         """
-        plan = await self._plan(paths, tier=tier, days=days, upgrade=upgrade)
+        plan = _leave_out_missing(
+            await self._plan(paths, tier=tier, days=days, upgrade=upgrade), on_missing
+        )
         if getattr(self.store, "implements_restores", None) is False:
             for g in plan.groups:  # Ceph RGW: GLACIER is a placement that reads at once
                 if g.state.storage_class.needs_restore:
@@ -1930,6 +1939,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
         to: str | os.PathLike[str] | None = None,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Make everything ``paths`` read ready: restore what must be, approve the rest;
         with ``to``, wait and write each requested file below that directory.
@@ -1940,7 +1950,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """
         from archivefs.localcopy import copy_to_directory
 
-        plan = await self._plan(paths, tier=tier, days=days)
+        plan = _leave_out_missing(await self._plan(paths, tier=tier, days=days), on_missing)
         directory = None if to is None else os.fspath(to).removeprefix("file://")
         if directory is not None:
             for path in plan.paths:  # hostile keys: refused before anything is paid or written
@@ -1965,6 +1975,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
         to: str | os.PathLike[str] | None = None,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Get ``paths`` ready to read: one batch of restores (if any), budget checked once.
 
@@ -1978,10 +1989,19 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         whole bundle), and ``result.copied`` says what was written
         (``archivefs.localcopy.CopyReport``). Keys that would land outside it are
         refused before anything is requested; the budget refuses before anything is
-        requested or written.
+        requested or written. ``on_missing`` is :meth:`restore`'s.
         """
         result: RestoreResult = sync(
-            self.loop, self._prefetch, paths, tier, days, wait, timeout, on_progress, to
+            self.loop,
+            self._prefetch,
+            paths,
+            tier,
+            days,
+            wait,
+            timeout,
+            on_progress,
+            to,
+            on_missing,
         )
         return result
 
@@ -1995,6 +2015,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         promote: bool = False,
         on_progress: Callable[[RestoreProgress], None] | None = None,
         upgrade: bool = False,
+        on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
         """Restore every archived object in ``paths`` in one batch; optionally wait for it.
 
@@ -2022,6 +2043,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             With a faster ``tier``, speed up restores already in flight (e.g.
             Bulk → Expedited for GLACIER): one request per group, billed at the
             new tier and shown in the estimate before anything is sent.
+        on_missing:
+            Paths that match nothing make the restore refuse, before anything is sent
+            (``ObjectNotFoundError``). With ``on_missing``, it is called with the plan
+            (``plan.missing`` names them) and they are left out: the rest is restored.
+            When nothing at all matched, the restore still refuses (after the call).
 
         Examples
         --------
@@ -2044,6 +2070,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             promote,
             on_progress,
             upgrade,
+            on_missing,
         )
         return result
 
@@ -2214,6 +2241,7 @@ def _member_entry(
         "type": "file",
         "StorageClass": bundle_class.value,
         "storage_class": bundle_class.value,
+        "provider": bundle_class.provider,
         "access": bundle_class.access.value,
         "restore": state.value,
         "restore_expiry": expiry,
@@ -2257,6 +2285,15 @@ def _changed_bundle(member: MemberInfo, why: str, others: int = 0) -> BundleChan
         fix="put the recorded bundle back, or rebuild the catalog from the bundles as they "
         "are now (`archivefs catalog rebuild`) if the change was intended.",
     )
+
+
+def _leave_out_missing(plan: Plan, on_missing: Callable[[Plan], None] | None) -> Plan:
+    """``plan`` without its paths that match nothing, once ``on_missing`` has been told of
+    them; as it is without ``on_missing``, or when nothing matched (the engine refuses)."""
+    if not plan.missing or on_missing is None:
+        return plan
+    on_missing(plan)
+    return plan.replace(missing=()) if len(plan) else plan
 
 
 def _missing_bundle(member: MemberInfo, root: str | None, others: int = 0) -> MissingBundleError:

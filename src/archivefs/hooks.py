@@ -162,6 +162,8 @@ class Hooks:
         return (plan if len(rows) == len(plan) else plan.take(rows)), items
 
     def _check(self, plan: Plan, estimate: Estimate) -> None:
+        from archivefs.pricing.amounts import format_amount
+
         total = estimate.total
         spent = self.spent
         if self.max_cost is not None and spent + total > self.max_cost:
@@ -172,16 +174,16 @@ class Hooks:
                 if restores
                 else f"reading {len(plan)} object(s) that bill a retrieval fee"
             )
-            fee_note = f", {fees:.3g} of it retrieval fees," if fees else ""
-            budget = f"the budget of {self.max_cost:.4f} {estimate.currency}"
+            fee_note = f", {format_amount(fees)} of it retrieval fees," if fees else ""
+            budget = f"the budget of {format_amount(self.max_cost, estimate.currency)}"
             if spent:
                 budget = (
-                    f"what is left ({max(0.0, self.max_cost - spent):.4f}) of {budget}, "
-                    f"{spent:.4f} of which this filesystem approved before"
+                    f"what is left ({format_amount(max(0.0, self.max_cost - spent))}) of "
+                    f"{budget}, {format_amount(spent)} of which this filesystem approved before"
                 )
             raise BudgetExceededError(
-                f"the estimated cost {total:.4f} {estimate.currency} of {what}{fee_note} is "
-                f"above {budget}; nothing was requested.",
+                f"the estimated cost {format_amount(total, estimate.currency)} of "
+                f"{what}{fee_note} is above {budget}; nothing was requested.",
                 fix="raise the budget (max_cost= on the filesystem, --max-cost on the command "
                 "line"
                 + (", fs.hooks.set_budget() on a filesystem in use" if spent else "")
@@ -199,7 +201,8 @@ class Hooks:
                 name = getattr(hook, "__qualname__", repr(hook))
                 raise BudgetExceededError(
                     f"the on_estimate hook {name} refused the plan "
-                    f"(estimated {total:.4f} {estimate.currency}); nothing was requested.",
+                    f"(estimated {format_amount(total, estimate.currency)}); nothing was "
+                    "requested.",
                     fix="change what the hook accepts, or remove it.",
                     estimate=total,
                     budget=self.max_cost,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
@@ -37,6 +38,16 @@ def expected_phrase(progress: RestoreProgress) -> str:
     if lo <= 0:
         return f"expected within {human_duration(hi)}"
     return f"expected {human_duration(lo)}-{human_duration(hi)}"
+
+
+def _terminal_shape(stream: IO[str]) -> tuple[int, int]:
+    """Columns and rows of the terminal ``stream`` writes to; 100 x 24 where it says none
+    (a pty nobody sized reports 0 x 0)."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        size = shutil.get_terminal_size((100, 24))
+    return size.columns or 100, size.lines or 24
 
 
 class ProgressDisplay:
@@ -88,8 +99,7 @@ class ProgressDisplay:
 
     def _tick(self) -> None:
         """Keep the display moving between events (elapsed time, countdown to the check)."""
-        period = 1.0 if self.tty else self.interval
-        while not self._stop.wait(period):
+        while not self._stop.wait(self._until_next_tick()):
             with self._lock:
                 progress = self._progress
                 if progress is None or progress.done:
@@ -99,6 +109,13 @@ class ProgressDisplay:
                     self._update_bar(progress)
                 elif time.monotonic() - self._last_line >= self.interval:
                     self._write_line(progress)
+
+    def _until_next_tick(self) -> float:
+        """Seconds to the next redraw (a terminal: 1 s) or the next log line due (every
+        ``interval`` s after the last line, whatever wrote it)."""
+        if self.tty:
+            return 1.0
+        return max(0.05, self._last_line + self.interval - time.monotonic())
 
     def _write_line(self, progress: RestoreProgress) -> None:
         self._last_line = time.monotonic()
@@ -122,13 +139,14 @@ class ProgressDisplay:
         if self._bar is None:
             from tqdm import tqdm
 
-            columns = shutil.get_terminal_size((100, 24)).columns or 100  # a fresh pty says 0
+            columns, rows = _terminal_shape(self.stream)
             self._bar = tqdm(
                 total=progress.groups,
                 unit="group",
                 desc="restored",
                 file=self.stream,
                 ncols=max(columns, 60),
+                nrows=rows,  # tqdm hides a bar below a height it reads as -1 on a sizeless pty
                 bar_format="{desc}: {n_fmt}/{total_fmt} |{bar}| {elapsed} elapsed{postfix}",
             )
         self._bar.n = progress.ready

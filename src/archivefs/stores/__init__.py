@@ -30,6 +30,19 @@ def provider_of(fs: Any) -> ProviderSpec:
     return S3  # e.g. a wrapper or test double over an S3-compatible store, as before
 
 
+def before_connect(protocol: str, options: dict[str, Any]) -> None:
+    """What a provider's client library needs settled before it is imported and given
+    ``options`` (GCS: no gRPC bucket probe against endpoints that are not Google's)."""
+    try:
+        provider = provider_for_protocol(protocol)
+    except ArchiveError:
+        return
+    if provider.name == "gcs":
+        from archivefs.stores.gcs import before_connect as gcs_before_connect
+
+        gcs_before_connect(options)
+
+
 def make_store(
     provider: ProviderSpec,
     fs: Any,

@@ -51,6 +51,32 @@ if TYPE_CHECKING:
 LIST_PAGE = 1000  # the JSON API's maximum maxResults for objects.list
 
 
+ZB_HNS_VARIABLE = "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT"
+
+
+def before_connect(options: dict[str, Any]) -> None:
+    """Keep gcsfs from probing each bucket over gRPC when the endpoint is not Google's.
+
+    gcsfs (2026.x) swaps in a filesystem class that asks Google's Storage Control API
+    (gRPC) for every bucket's layout, and does not remember an unanswered probe: against
+    an emulator or another GCS-compatible endpoint each call waits 45-60 s. The class is
+    chosen when gcsfs is imported, from ``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT``; so, for an
+    endpoint that is not Google's (``endpoint_url``, or ``STORAGE_EMULATOR_HOST``), set it
+    to ``false`` if the user has not set it, before gcsfs is imported.
+    """
+    endpoint = options.get("endpoint_url") or os.environ.get("STORAGE_EMULATOR_HOST") or ""
+    if not endpoint or endpoint == "default" or _is_google(str(endpoint)):
+        return
+    os.environ.setdefault(ZB_HNS_VARIABLE, "false")
+
+
+def _is_google(endpoint: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}").hostname or ""
+    return host == "googleapis.com" or host.endswith(".googleapis.com")
+
+
 def split_path(path: str) -> tuple[str, str]:
     """Split ``bucket/object`` (no protocol) into bucket and object name."""
     path = path.lstrip("/")

@@ -134,6 +134,18 @@ def _chain(error: BaseException) -> list[BaseException]:
     return out
 
 
+def _aws_profile_not_found(error: BaseException) -> str | None:
+    """The profile name if botocore could not find it (its ``ProfileNotFound``, which shares
+    its class name with the OCI SDK's)."""
+    for cause in _chain(error):
+        if type(cause).__name__ == "ProfileNotFound" and type(cause).__module__.startswith(
+            "botocore"
+        ):
+            kwargs: Any = getattr(cause, "kwargs", None)
+            return str(kwargs.get("profile", "")) if isinstance(kwargs, dict) else ""
+    return None
+
+
 def raise_translated(error: BaseException, path: str, *, action: str = "access") -> NoReturn:
     """Raise :func:`translate`'s error ``from`` the original; an archivefs error as it is.
 
@@ -162,7 +174,20 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
             fix="set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, "
             "or give key/secret in the storage options (for public data: anon=true).",
         )
-    oci_config = sorted(names & OCI_CONFIG_ERRORS)
+    profile = _aws_profile_not_found(error)
+    if profile is not None:
+        return AccessDeniedError(
+            f"the AWS profile {profile!r} is not in the AWS config or credentials files.",
+            path=path,
+            fix="check the name (`aws configure list-profiles` lists them; AWS_CONFIG_FILE "
+            "and AWS_SHARED_CREDENTIALS_FILE say which files are read), or leave the profile "
+            "out (--profile, or profile= in the storage options).",
+        )
+    oci_config = sorted(
+        type(e).__name__
+        for e in _chain(error)
+        if type(e).__name__ in OCI_CONFIG_ERRORS and type(e).__module__.startswith("oci")
+    )
     if oci_config:
         return AccessDeniedError(
             f"the OCI configuration is missing or invalid ({oci_config[0]}).",

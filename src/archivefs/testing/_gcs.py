@@ -303,8 +303,9 @@ class EmulatedGcsArchive:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def start(self) -> None:
-        """Start the server (in a daemon thread of this process)."""
+    def start(self) -> EmulatedGcsArchive:
+        """Start the server (in a daemon thread of this process); returns the archive, as
+        the other emulated archives' ``start`` does."""
         try:
             from gcp_storage_emulator.storage import Storage
         except ImportError as error:
@@ -313,7 +314,7 @@ class EmulatedGcsArchive:
                 fix="pip install 'archivefs[gcs,test]' (or gcp-storage-emulator).",
             ) from error
         if self._server is not None:
-            return
+            return self
         # the emulator logs every 404 as an error ("Resource not found:"); a 404 is an
         # answer here (absent catalogs, missing objects), not a fault of the harness
         logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)
@@ -332,6 +333,7 @@ class EmulatedGcsArchive:
             target=server.serve_forever, name="emulated-gcs", daemon=True
         )
         self._thread.start()
+        return self
 
     def stop(self) -> None:
         if self._server is not None:
