@@ -204,3 +204,37 @@ def test_prefetch_to_a_directory_is_one_budgeted_job_in_python(
         assert (out / path).read_bytes() == body
     assert data_gets(archive, bucket, "run/") == 5  # each file once
     assert fs.hooks.spent > 0
+
+
+def test_single_and_ranged_reads_check_the_budget_on_every_store(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Callable[..., ArchiveFileSystem],
+    azure_archive: EmulatedAzureArchive,
+    azure_container: str,
+    make_az: Callable[..., Any],
+) -> None:
+    # issue #30 item 13: a whole cat_file on Azure (and Oracle) and ranged reads on any
+    # store paid retrieval fees without asking the budget; the first read of an object
+    # now learns its state once (a HEAD) and approves its fee before any byte is read
+    azure_archive.put_blob(azure_container, "f/cool", b"c" * 1000, tier="Cool")
+    cool = f"{azure_container}/f/cool"
+    azure_archive.requests.clear()
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        make_az(max_cost=0.0000001).cat_file(cool)
+    assert azure_archive.requests.count("GetBlob", status=200) == 0  # no byte of it read
+    data = seed(archive, bucket)
+    ia = f"{bucket}/run/ia"
+    tight = make_fs(max_cost=0.0000001)
+    archive.requests.clear()
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        tight.cat_file(ia, start=0, end=10)
+    with pytest.raises(BudgetExceededError, match="retrieval fee"), tight.open(ia) as handle:
+        handle.read(10)
+    assert data_gets(archive, bucket, "run/") == 0
+    fs = make_fs(max_cost=1.0)
+    archive.requests.clear()
+    assert fs.cat_file(ia, start=0, end=10) == data[ia][:10]
+    assert fs.cat_file(ia, start=10, end=20) == data[ia][10:20]
+    assert archive.requests.count("HEAD") == 1  # once per object, not per read
+    assert fs.hooks.spent > 0

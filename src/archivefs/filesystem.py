@@ -304,6 +304,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         )
         self.notifications = notifications
         self.bucket_claims = bucket_claims
+        self._fee_checked: set[str] = set()  # plain objects whose reads the budget has seen
         if claim_lease is not None and not (
             isinstance(claim_lease, int | float) and 0 < claim_lease < float("inf")
         ):
@@ -1034,7 +1035,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         keeps the state, so an archived object costs the one HEAD that says so,
         not a HEAD, a refused GET and another HEAD.
         """
-        if start is None and end is None and _sizes_whole_reads(self.fs, kwargs):
+        sizes = start is None and end is None and _sizes_whole_reads(self.fs, kwargs)
+        # with a budget or hook, the first read of an object on any store (whole or ranged)
+        # learns its state once, so a retrieval fee is approved before it is paid
+        guard = self.hooks.wants_estimate and path not in self._fee_checked
+        if sizes or guard:
             state = self._known_state(path, where)
             fresh = None
             if state is None:
@@ -1044,7 +1049,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 await self._on_archived(path, None, fresh)  # raises, or returns once it reads
             elif state is not None:
                 self._approve_read(state)  # its retrieval fee, if any, through the budget
-            if state is None or state.size <= self.fs.default_block_size:
+                self._fee_checked.add(path)
+            if sizes and (state is None or state.size <= self.fs.default_block_size):
                 # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
                 # HEAD did not find, the GET's error says whether the key or the bucket is missing
                 kwargs["max_concurrency"] = 1
