@@ -32,6 +32,7 @@ from archivefs.catalog import shards
 from archivefs.errors import CatalogConflictError, CatalogError
 from archivefs.model import Member, StorageClass
 from archivefs.providers import PROVIDERS
+from archivefs.stores import remove_object
 from archivefs.stores.conditional import read_versioned, write_versioned
 
 if TYPE_CHECKING:
@@ -699,7 +700,7 @@ class Catalog:
             for name in stale:
                 if name not in keep:
                     with contextlib.suppress(FileNotFoundError):
-                        fs.rm(f"{base}/{name}")  # ocifs has no rm_file
+                        remove_object(fs, f"{base}/{name}")
         _remove_orphans(fs, base, {e["file"] for e in entries}, orphan_grace)
         # the version the store gave this pointer; "" (matches nothing, so the next commit
         # re-reads and merges) if another writer's save already followed it
@@ -1079,7 +1080,7 @@ def _remove_orphans(fs: Any, base: str, keep: set[str], grace: float) -> None:
         written = modified_time(entry)
         if written is not None and now - written >= grace:
             with contextlib.suppress(FileNotFoundError):
-                fs.rm(f"{base}/{name}")
+                remove_object(fs, f"{base}/{name}")
 
 
 def modified_time(entry: dict[str, Any]) -> float | None:

@@ -39,7 +39,7 @@ from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, Ca
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
 from archivefs.providers import PROVIDERS, provider_for_protocol
-from archivefs.stores import upload_in_class
+from archivefs.stores import remove_object, upload_in_class
 from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
@@ -294,7 +294,7 @@ def _account_for_orphans(
         delete = policy == "delete" and ages.get(key, -1.0) >= min_age
         if delete:
             with _store_errors(key, "delete"):
-                fs.rm(key)  # ocifs has no rm_file
+                remove_object(fs, key)
         out.append(Orphan(key, size or 0, klass, days, deleted=delete))
     return out
 

@@ -80,6 +80,15 @@ def make_store(
     return store
 
 
+def remove_object(fs: Any, path: str) -> None:
+    """Delete one object with the library's one-object call (S3: one DeleteObject), or its
+    ``rm`` where it has none (ocifs has no ``rm_file``)."""
+    try:
+        fs.rm_file(path)
+    except NotImplementedError:
+        fs.rm(path)
+
+
 def upload_in_class(
     fs: Any, local: str, path: str, klass: StorageClass, metadata: dict[str, str]
 ) -> None:
@@ -133,6 +142,7 @@ __all__ = [
     "S3Store",
     "make_store",
     "provider_of",
+    "remove_object",
     "split_path",
     "upload_in_class",
 ]
