@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from archivefs.errors import PriceSheetError
+from archivefs.errors import ArchiveError, PriceSheetError
 from archivefs.model import RestoreTier, StorageClass
 from archivefs.providers import PROVIDERS
 
@@ -254,23 +254,31 @@ def read_sheet_text(
 
 
 def validate_sheet(
-    text: str, model: type[SheetModel], *, source: str, kind: str, start: str, fields: str
+    text: str,
+    model: type[SheetModel],
+    *,
+    source: str,
+    kind: str,
+    start: str,
+    fields: str,
+    error_type: type[ArchiveError] = PriceSheetError,
 ) -> SheetModel:
-    """Parse YAML ``text`` into ``model``; errors name the file, the field and the fix."""
+    """Parse YAML ``text`` into ``model``; errors (``error_type``) name the file, the field
+    and the fix."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise PriceSheetError(
+        raise error_type(
             f"not valid YAML ({error}).", path=source, fix="fix the YAML syntax."
         ) from None
     if not isinstance(data, dict):
-        raise PriceSheetError(f"a {kind} must be a YAML mapping.", path=source, fix=start)
+        raise error_type(f"a {kind} must be a YAML mapping.", path=source, fix=start)
     try:
         return model.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise PriceSheetError(
+        raise error_type(
             f"field {field}: {first['msg']} ({len(error.errors())} problem(s) in all).",
             path=source,
             fix=f"correct the field; {fields}",

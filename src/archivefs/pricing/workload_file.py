@@ -12,11 +12,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from archivefs.errors import WorkloadError
 from archivefs.model import RestoreTier
+from archivefs.pricing.sheet import validate_sheet
 from archivefs.pricing.sizes import parse_share, parse_size
 
 Size = Annotated[int, BeforeValidator(parse_size)]
@@ -211,28 +211,15 @@ def load_workload(name_or_path: str | Path) -> ArchiveWorkload:
 
 def parse_workload(text: str, *, source: str = "<text>") -> ArchiveWorkload:
     """Validate a YAML workload; errors name the file, the field and the fix."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise WorkloadError(
-            f"not valid YAML ({error}).", path=source, fix="fix the YAML syntax."
-        ) from None
-    if not isinstance(data, dict):
-        raise WorkloadError(
-            "a workload must be a YAML mapping.",
-            path=source,
-            fix="start from a shipped example (archivefs.pricing.available_workloads()).",
-        )
-    try:
-        return ArchiveWorkload.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise WorkloadError(
-            f"field {field}: {first['msg']} ({len(error.errors())} problem(s) in all).",
-            path=source,
-            fix="correct the field; docs/cost-model.md describes every field of a workload.",
-        ) from None
+    return validate_sheet(
+        text,
+        ArchiveWorkload,
+        source=source,
+        kind="workload",
+        start="start from a shipped example (archivefs.pricing.available_workloads()).",
+        fields="docs/cost-model.md describes every field of a workload.",
+        error_type=WorkloadError,
+    )
 
 
 def tier_of(workload: ArchiveWorkload, provider: str) -> RestoreTier:
