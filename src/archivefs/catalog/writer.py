@@ -38,8 +38,8 @@ from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
 from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
-from archivefs.providers import PROVIDERS, provider_for_protocol
-from archivefs.stores import remove_object, upload_in_class
+from archivefs.providers import PROVIDERS
+from archivefs.stores import provider_speaking, remove_object, upload_in_class
 from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
@@ -204,11 +204,8 @@ def bundle_tree(
 
 def _provider_named_by(fs: Any) -> str | None:
     """The provider whose protocol ``fs`` speaks (``None``: a local or other filesystem)."""
-    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
-    for protocol in protocols:
-        with contextlib.suppress(ArchiveError):
-            return provider_for_protocol(protocol).name
-    return None
+    spec = provider_speaking(fs)
+    return None if spec is None else spec.name
 
 
 def _warn_respelt(items: Sequence[SourceItem]) -> None:

@@ -21,13 +21,19 @@ if TYPE_CHECKING:
 
 def provider_of(fs: Any) -> ProviderSpec:
     """The provider behind an fsspec filesystem (by its protocol; anything unknown is S3-like)."""
+    # e.g. a wrapper or test double over an S3-compatible store, as before
+    return provider_speaking(fs) or S3
+
+
+def provider_speaking(fs: Any) -> ProviderSpec | None:
+    """The provider whose fsspec protocol ``fs`` speaks (``None``: local, memory, others)."""
     protocols = getattr(fs, "protocol", "s3")
     for protocol in (protocols,) if isinstance(protocols, str) else tuple(protocols):
         try:
             return provider_for_protocol(protocol)
         except ArchiveError:
             continue
-    return S3  # e.g. a wrapper or test double over an S3-compatible store, as before
+    return None
 
 
 def before_connect(protocol: str, options: dict[str, Any]) -> None:
@@ -142,6 +148,7 @@ __all__ = [
     "S3Store",
     "make_store",
     "provider_of",
+    "provider_speaking",
     "remove_object",
     "split_path",
     "upload_in_class",

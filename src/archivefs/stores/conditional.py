@@ -123,9 +123,9 @@ def _unwrapped(fs: Any, path: str) -> tuple[Any, str]:
 
 def _has_store(fs: Any) -> bool:
     """Whether ``fs`` speaks a provider's protocol (its adapter has conditional writes)."""
-    from archivefs.providers import PROVIDERS
+    from archivefs.stores import provider_speaking  # the adapters import this layer
 
-    return any(_protocols(fs) & set(p.protocols) for p in PROVIDERS.values())
+    return provider_speaking(fs) is not None
 
 
 async def _cat(fs: Any, path: str) -> bytes:
