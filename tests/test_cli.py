@@ -473,9 +473,10 @@ def test_prefetch_to_writes_the_requested_files_each_byte_once(
     assert not list(target.rglob("*.zip"))
     assert archive.requests.count("RestoreObject") == 1  # one bundle: d02
     needed = sum(len(files[k]) for k in wanted)
-    assert archive.requests.count("GET", bucket=bucket) - _catalog_gets(archive, bucket) == 4
-    assert archive.requests.bytes_sent("GET", bucket=bucket) - _catalog_bytes(archive, bucket) \
-        == needed  # fmt: skip
+    # the 4 adjacent members coalesced into one ranged GET: their bytes and 3 zip headers
+    assert archive.requests.count("GET", bucket=bucket) - _catalog_gets(archive, bucket) == 1
+    sent = archive.requests.bytes_sent("GET", bucket=bucket) - _catalog_bytes(archive, bucket)
+    assert needed <= sent < needed + 3 * 200
 
 
 def test_prefetch_to_a_directory_goes_through_the_budget(

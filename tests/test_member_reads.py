@@ -242,3 +242,27 @@ def test_an_archived_bundle_is_one_get_and_one_head_for_all_its_members(
     assert f"reading member {paths[0]!r} and {len(paths) - 1} other members" in str(got[paths[0]])
     assert archive.requests.counts() == {"GET": 1, "HEAD": 1}
     assert all(isinstance(got[p], ArchiveError) for p in paths)
+
+
+@pytest.mark.parametrize("verb", ["get", "prefetch_to"])
+def test_a_thousand_small_members_take_one_get_per_8_mib_on_every_path(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, tmp_path: Path, verb: str
+) -> None:
+    files, root, catalog = _packed(
+        archive, bucket, tmp_path, _tree(tmp_path / "src", 1, 1000, 20 * 1024)
+    )
+    assert len(catalog.bundles) == 1
+    paths = sorted(files)
+    _ready(afs, archive, root)
+    out = tmp_path / "out"
+    if verb == "get":
+        afs.get(f"{root}/", str(out) + "/", recursive=True)
+        got = {p: (out / p[len(root) + 1 :]).read_bytes() for p in paths}
+    else:
+        afs.prefetch(paths, to=out)
+        got = {p: (out / p).read_bytes() for p in paths}
+    assert got == files
+    assert archive.requests.count("GET") == math.ceil(_served(catalog, paths) / BLOCK)  # 3
+    assert sum(map(len, files.values())) <= archive.requests.bytes_sent("GET")
+    assert archive.requests.bytes_sent("GET") <= _served(catalog, paths)
+    assert not [p for p in out.rglob("*") if ".archivefs-partial-" in p.name]

@@ -86,6 +86,7 @@ from archivefs.stores.credentials import (
 )
 from archivefs.stores.s3 import RangeRead, S3Store, restores_not_implemented, split_path
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
+from archivefs.transfer import write_members
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -134,7 +135,6 @@ def _catalog_find(
 
 
 _MEMBER_PIECE = 64 * 2**20  # get() of a member: ranged reads of at most this many bytes
-_GET_ROUND = 16 * BLOCK  # get() of many members: fetched and written this many bytes at a time
 # get() notes here the members _get_file is asked for, to fetch them coalesced afterwards
 _GET_BATCH: contextvars.ContextVar[list[tuple[MemberInfo, Location, str]] | None] = (
     contextvars.ContextVar("archivefs_get_batch", default=None)
@@ -1372,39 +1372,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             )
         finally:
             _GET_BATCH.reset(token)
-        await self._write_members(batch)
+        await write_members(self, [(where, lpath) for _, where, lpath in batch])
         return out
-
-    async def _write_members(self, batch: list[tuple[MemberInfo, Location, str]]) -> None:
-        """Fetch members coalesced (in rounds of bounded memory), write each checked one;
-        raise the first error once every other member is written."""
-        batch = sorted(batch, key=lambda m: (m[0].bundle, m[0].offset))
-        failed: BaseException | None = None
-        start = 0
-        while start < len(batch):
-            size, stop = 0, start
-            while stop < len(batch) and (stop == start or size < _GET_ROUND):
-                size += batch[stop][0].length
-                stop += 1
-            round_ = batch[start:stop]
-            got = await self._cat_members(
-                [(i, where, None, None) for i, (_, where, _) in enumerate(round_)]
-            )
-            for i, (_, _, lpath) in enumerate(round_):
-                data = got[i]
-                if isinstance(data, BaseException):
-                    failed = failed or data
-                    continue
-                try:
-                    with open(lpath, "wb") as out:
-                        out.write(data)
-                except BaseException:
-                    with contextlib.suppress(OSError):
-                        os.remove(lpath)  # never leave a partial copy behind
-                    raise
-            start = stop
-        if failed is not None:
-            raise failed
 
     async def _get_member(self, where: Location, lpath: str, callback: Callback) -> None:
         """Write a member to a local file: ranged reads of its bundle, CRC-checked whole."""

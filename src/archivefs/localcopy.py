@@ -2,8 +2,9 @@
 
 ``archivefs prefetch --to DIR`` uses this once the restores are done. Each
 requested file lands at ``DIR/<bucket>/<key>`` (the layout a ``hot=DIR``
-filesystem reads first): a plain object by one streamed GET, a bundle member
-by one ranged GET of exactly its bytes (CRC-checked), never a whole bundle.
+filesystem reads first): a plain object by one streamed GET, bundle members
+coalesced as ``get`` reads them (:mod:`archivefs.transfer`: one ranged GET per
+block of adjacent members, each CRC-checked), never a whole bundle.
 Every local path is derived from a key that whoever can write the bucket
 chose, so each is checked before anything is fetched: a key with empty, ``.``
 or ``..`` parts, or one that resolves (symbolic links included) outside DIR,
@@ -16,22 +17,20 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from archivefs.keyed_paths import local_target
+from archivefs.transfer import PARTIAL_MARK, partial_path, write_members
 
 __all__ = ["PARTIAL_MARK", "CopyReport", "copy_to_directory", "local_target", "remove_partials"]
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from archivefs.catalog.view import Location
     from archivefs.filesystem import ArchiveFileSystem
 
-PARTIAL_MARK = ".archivefs-partial-"
 _PARTIAL = re.compile(re.escape(PARTIAL_MARK) + r"(\d+)-[0-9a-f]+$")
 DEFAULT_CONCURRENCY = 8
 
@@ -95,20 +94,18 @@ async def copy_to_directory(
     report = CopyReport()
     report.partials_removed = remove_partials({t.parent for t in targets.values()})
     semaphore = asyncio.Semaphore(concurrency)
+    located = await asyncio.gather(*(fs.catalogs.locate(path) for path in targets))
+    members = [(where, targets[where.path]) for where in located if where.member is not None]
+    plain = [where.path for where in located if where.member is None]
+    for parent in {target.parent for target in targets.values()}:
+        parent.mkdir(parents=True, exist_ok=True)
 
     async def one(path: str, target: Path) -> None:
         async with semaphore:
-            where = await fs.catalogs.locate(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(
-                f"{target.name}{PARTIAL_MARK}{os.getpid()}-{uuid.uuid4().hex[:12]}"
-            )
+            partial = partial_path(target)
             try:
-                if where.member is not None:
-                    size = await _write_member(fs, where, partial)
-                else:
-                    await fs._guarded(path, lambda: fs.fs._get_file(path, str(partial)))
-                    size = partial.stat().st_size
+                await fs._guarded(path, lambda: fs.fs._get_file(path, str(partial)))
+                size = partial.stat().st_size
                 os.replace(partial, target)
             except BaseException:
                 partial.unlink(missing_ok=True)
@@ -116,15 +113,8 @@ async def copy_to_directory(
             report.files.append(target)
             report.bytes_written += size
 
-    await asyncio.gather(*(one(path, target) for path, target in targets.items()))
+    await asyncio.gather(*(one(path, targets[path]) for path in plain))
+    report.bytes_written += await write_members(fs, members)
+    report.files += [target for _, target in members]
     report.files.sort()
     return report
-
-
-async def _write_member(fs: ArchiveFileSystem, where: Location, partial: Path) -> int:
-    """One ranged read of the member's bytes in its bundle (CRC-checked), to ``partial``."""
-    data = await fs._cat_member(where, None, None)
-    fs.read_stats.fetched(len(data))
-    with open(partial, "xb") as out:
-        out.write(data)
-    return len(data)
