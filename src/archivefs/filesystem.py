@@ -22,7 +22,6 @@ import queue
 import tempfile
 import unicodedata
 import uuid
-import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
@@ -86,7 +85,13 @@ from archivefs.stores.credentials import (
 )
 from archivefs.stores.s3 import RangeRead, S3Store, restores_not_implemented, split_path
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
-from archivefs.transfer import write_members
+from archivefs.transfer import (
+    PART_CONCURRENCY,
+    PART_SIZE,
+    download_member,
+    download_object,
+    write_members,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -180,6 +185,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         listings) and ``batch_size`` (Set Blob Tier per Blob Batch, up to 256).
         S3 (``S3Store``): ``list_fanout`` (pieces of a large ``find`` listed at once,
         default 8) and ``list_page`` (keys per listing request, up to 1,000).
+    part_size, part_concurrency:
+        Downloads to local files (``get``, ``prefetch(to=...)``, promotion into a
+        non-S3 hot store) read objects and large members in ranged parts of
+        ``part_size`` bytes (default 8 MiB), ``part_concurrency`` at a time
+        (default 10), each written at its offset as it arrives
+        (``archivefs.transfer``).
     """
 
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
@@ -221,6 +232,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         pickle_credentials: bool = False,
         credentials: str | None = None,
         store_options: dict[str, Any] | None = None,
+        part_size: int = PART_SIZE,
+        part_concurrency: int = PART_CONCURRENCY,
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
@@ -298,6 +311,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.wait_timeout = wait_timeout
         self.restore_time_scale = restore_time_scale
         self.concurrency = concurrency
+        self.part_size, self.part_concurrency = _part_options(part_size, part_concurrency)
         self._journal_option = journal
         self.hooks = Hooks(
             on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
@@ -1332,7 +1346,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 if batch is not None and where.member.length <= BLOCK:
                     batch.append((where.member, where, lpath))  # fetched with its neighbours
                     return
-                await self._get_member(where, lpath, callback)
+                await download_member(self, where, lpath, callback)
+                return
+            if not kwargs:  # e.g. a version_id: the cold store's own implementation
+                await download_object(self, rpath, lpath, callback)
                 return
             await self._guarded(
                 rpath,
@@ -1374,33 +1391,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             _GET_BATCH.reset(token)
         await write_members(self, [(where, lpath) for _, where, lpath in batch])
         return out
-
-    async def _get_member(self, where: Location, lpath: str, callback: Callback) -> None:
-        """Write a member to a local file: ranged reads of its bundle, CRC-checked whole."""
-        member = where.member
-        assert member is not None
-        callback.set_size(member.length)
-        crc = 0
-        try:
-            with open(lpath, "wb") as out:
-                for lo in range(0, member.length, _MEMBER_PIECE):
-                    hi = min(lo + _MEMBER_PIECE, member.length)
-                    piece = await self._cat_member(where, lo, hi)
-                    crc = zlib.crc32(piece, crc)
-                    out.write(piece)
-                    callback.relative_update(len(piece))
-            if crc != member.crc32:
-                raise ChecksumMismatchError(
-                    f"member {member.path!r} does not match its recorded checksum "
-                    f"({member.length} bytes read); the bundle or the catalog is damaged.",
-                    path=member.bundle,
-                    fix="restore or re-fetch the bundle; if it persists, rebuild the catalog "
-                    "with `archivefs catalog rebuild` and compare with the sources.",
-                )
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.remove(lpath)  # never leave a partial or unchecked copy behind
-            raise
 
     # -- promotion into the hot store ----------------------------------------------------
 
@@ -1455,7 +1445,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _stream_copy(self, path: str, hot_fs: Any, target: str) -> None:
         with tempfile.TemporaryDirectory(prefix="archivefs-promote-") as tmp:
             local = os.path.join(tmp, "object")
-            await self._guarded(path, lambda: self.fs._get_file(self._read_path(path), local))
+            await download_object(self, path, local)
             await hot_fs._makedirs(hot_fs._parent(target), exist_ok=True)
             partial = f"{target}.archivefs-partial-{uuid.uuid4().hex}"
             await hot_fs._put_file(local, partial)
@@ -2289,6 +2279,18 @@ def _sizes_whole_reads(fs: Any, kwargs: dict[str, Any]) -> bool:
     """The cold store asks an object's size before reading it whole (s3fs, to split
     large objects into parallel parts), and the caller did not choose how to read it."""
     return hasattr(fs, "_cat_file_concurrent") and "max_concurrency" not in kwargs
+
+
+def _part_options(part_size: int, part_concurrency: int) -> tuple[int, int]:
+    """Download part size and concurrency, checked: both positive whole numbers."""
+    for name, value in (("part_size", part_size), ("part_concurrency", part_concurrency)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidOptionsError(
+                f"{name}={value!r} is not a positive whole number.",
+                fix=f"pass {name} as an int >= 1 (defaults: part_size={PART_SIZE}, "
+                f"part_concurrency={PART_CONCURRENCY}).",
+            )
+    return part_size, part_concurrency
 
 
 def _member_range(length: int, start: int | None, end: int | None) -> tuple[int, int]:

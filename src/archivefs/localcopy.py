@@ -2,7 +2,8 @@
 
 ``archivefs prefetch --to DIR`` uses this once the restores are done. Each
 requested file lands at ``DIR/<bucket>/<key>`` (the layout a ``hot=DIR``
-filesystem reads first): a plain object by one streamed GET, bundle members
+filesystem reads first): a plain object in ranged parts (one GET up to 8 MiB,
+:func:`archivefs.transfer.download_object`), bundle members
 coalesced as ``get`` reads them (:mod:`archivefs.transfer`: one ranged GET per
 block of adjacent members, each CRC-checked), never a whole bundle.
 Every local path is derived from a key that whoever can write the bucket
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from archivefs.keyed_paths import local_target
-from archivefs.transfer import PARTIAL_MARK, partial_path, write_members
+from archivefs.transfer import PARTIAL_MARK, download_object, write_members
 
 __all__ = ["PARTIAL_MARK", "CopyReport", "copy_to_directory", "local_target", "remove_partials"]
 
@@ -102,14 +103,7 @@ async def copy_to_directory(
 
     async def one(path: str, target: Path) -> None:
         async with semaphore:
-            partial = partial_path(target)
-            try:
-                await fs._guarded(path, lambda: fs.fs._get_file(path, str(partial)))
-                size = partial.stat().st_size
-                os.replace(partial, target)
-            except BaseException:
-                partial.unlink(missing_ok=True)
-                raise
+            size = await download_object(fs, path, target)
             report.files.append(target)
             report.bytes_written += size
 

@@ -1,38 +1,85 @@
-"""Downloads into local files: bundle members coalesced, every file written atomically.
+"""Downloads into local files: bundle members coalesced, large objects in ranged parts.
 
-The one implementation behind every path that writes members to local files
-(``get``, ``prefetch(to=DIR)``): members up to :data:`~archivefs.member_reads.BLOCK`
-bytes are fetched together with their neighbours (one ranged GET per block of
-adjacent members, :mod:`archivefs.member_reads`), in rounds of bounded memory,
-each checked as a single-member read is; larger members are read in ranged
-pieces and CRC-checked whole. Each file is written under a partial name
-(:func:`partial_path`) and renamed into place once checked, so a failed or
-killed download never leaves a partial file under the final name.
+The one implementation behind every path that writes objects or members to
+local files (``get``, ``prefetch(to=DIR)``, promotion through a local file):
+
+- members up to :data:`~archivefs.member_reads.BLOCK` bytes are fetched
+  together with their neighbours (one ranged GET per block of adjacent
+  members, :mod:`archivefs.member_reads`), in rounds of bounded memory, each
+  checked as a single-member read is;
+- a plain object, or a larger member, is read in ranged parts of
+  ``part_size`` bytes, ``concurrency`` at a time, each written at its offset
+  as it arrives (:func:`download_object`, :func:`download_member`): memory
+  holds at most ``concurrency`` parts, whatever the size. An object's first
+  part says its size and ETag; every later part must come from that same
+  object (``If-Match``) and have exactly its length. A member is read from
+  the bundle the catalog recorded and its CRC-32 checked once written.
+
+Each file is written under a partial name (:func:`partial_path`) and renamed
+into place once complete and checked, so a failed or killed download never
+leaves a partial file under the final name.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import uuid
+import weakref
+import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from fsspec.callbacks import DEFAULT_CALLBACK
+
+from archivefs.errors import ArchiveError, ChecksumMismatchError
 from archivefs.member_reads import BLOCK
+from archivefs.stores.translate import s3_error_code
 
-__all__ = ["PARTIAL_MARK", "ROUND", "partial_path", "write_members"]
+__all__ = [
+    "PARTIAL_MARK",
+    "PART_CONCURRENCY",
+    "PART_SIZE",
+    "ROUND",
+    "download_member",
+    "download_object",
+    "partial_path",
+    "write_members",
+]
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from fsspec.callbacks import Callback
 
     from archivefs.catalog.view import Location
     from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.stores.s3 import RangeRead
 
 PARTIAL_MARK = ".archivefs-partial-"
 ROUND = 16 * BLOCK
 """Small members are fetched and written this many bytes at a time (bounded memory)."""
+PART_SIZE = 8 * 2**20
+"""Bytes per ranged GET of a large download (the AWS CLI's and boto3's default chunk)."""
+PART_CONCURRENCY = 10
+"""Ranged GETs in flight per download (the AWS CLI's and boto3's default)."""
+_CRC_PIECE = 2**20  # a written member is read back this many bytes at a time for its CRC
+# per filesystem, on its running loop: parts in flight across all its downloads at once
+_LIMITS: weakref.WeakKeyDictionary[Any, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _parts_limit(fs: ArchiveFileSystem) -> asyncio.Semaphore:
+    """The filesystem's bound on ranged parts in flight (``part_concurrency``), shared by
+    every download it runs at once: memory holds that many parts, whatever the file count."""
+    loop = asyncio.get_running_loop()
+    held = _LIMITS.get(fs)
+    if held is None or held[0] is not loop:
+        held = (loop, asyncio.Semaphore(fs.part_concurrency))
+        _LIMITS[fs] = held
+    return held[1]
 
 
 def partial_path(target: str | os.PathLike[str]) -> Path:
@@ -77,23 +124,16 @@ async def write_members(
             written += len(data)
         start = stop
     for where, target in large:
-        partial = partial_path(target)
         try:
-            await fs._get_member(where, str(partial), callback)
-            os.replace(partial, target)
+            written += await download_member(fs, where, target, callback)
         except Exception as error:
             failed = failed or error
-            continue
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                partial.unlink()
-        written += _length(where)
     if failed is not None:
         raise failed
     return written
 
 
-def _write_whole(target: str | os.PathLike[str], data: bytes) -> None:
+def _write_whole(target: str | os.PathLike[str], data: bytes) -> int:
     """``data`` to ``target``, through a partial file renamed into place."""
     partial = partial_path(target)
     try:
@@ -104,6 +144,7 @@ def _write_whole(target: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
         raise
+    return len(data)
 
 
 def _length(where: Location) -> int:
@@ -119,3 +160,179 @@ def _bundle(where: Location) -> str:
 def _offset(where: Location) -> int:
     assert where.member is not None
     return where.member.offset
+
+
+async def download_object(
+    fs: ArchiveFileSystem,
+    path: str,
+    target: str | os.PathLike[str],
+    callback: Callback = DEFAULT_CALLBACK,
+) -> int:
+    """Write the plain object ``path`` to ``target`` in ranged parts; return its size.
+
+    One GET for an object of up to ``fs.part_size`` bytes. Reads go through the
+    filesystem's read policy (an archived object raises, restores or waits).
+    """
+    part_size = fs.part_size
+
+    limit = _parts_limit(fs)
+
+    async def read(start: int, end: int, etag: str | None) -> RangeRead:
+        async with limit:
+            got: RangeRead = await fs._guarded(
+                path, lambda: fs.store.get_range(fs._read_path(path), start, end, if_match=etag)
+            )
+        return got
+
+    partial = partial_path(target)
+    try:
+        try:
+            first = await read(0, part_size, None)
+        except ArchiveError as error:
+            if s3_error_code(error) != "InvalidRange":
+                raise
+            open(partial, "xb").close()  # an empty object: S3 refuses every range of it
+            os.replace(partial, target)
+            return 0
+        if first.total_size is None and len(first.data) >= part_size:
+            raise ArchiveError(  # a store that does not say the size of a ranged read's object
+                "a ranged read did not say the object's size, so its remaining parts are unknown.",
+                path=path,
+                fix="read it with fs.open() or the store's own client.",
+            )
+        size = first.total_size if first.total_size is not None else len(first.data)
+        etag, pending = first.etag, [first.data]
+        del first  # the first part's bytes are held until written, not for the whole download
+        callback.set_size(size)
+
+        async def part(start: int, end: int) -> bytes:
+            try:
+                got = await read(start, end, etag)
+            except ArchiveError as error:
+                if s3_error_code(error) != "PreconditionFailed":
+                    raise
+                raise _changed(path, start, end, "its ETag changed") from error
+            if got.total_size not in (None, size):
+                raise _changed(path, start, end, f"it now has {got.total_size} bytes")
+            return got.data
+
+        await _write_parts(partial, size, pending, part, fs.part_concurrency, callback, path)
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+        raise
+    return size
+
+
+async def download_member(
+    fs: ArchiveFileSystem,
+    where: Location,
+    target: str | os.PathLike[str],
+    callback: Callback | None = None,
+) -> int:
+    """Write a bundle member to ``target`` in ranged parts of its bundle, CRC-checked whole."""
+    member = where.member
+    assert member is not None
+    callback = callback or DEFAULT_CALLBACK
+    callback.set_size(member.length)
+
+    limit = _parts_limit(fs)
+
+    async def part(start: int, end: int) -> bytes:
+        first, last = member.offset + start, member.offset + end
+        async with limit:
+            data = await fs._read_bundle(where, first, last)
+        fs.read_stats.fetched(len(data))
+        return data
+
+    partial = partial_path(target)
+    if member.length == 0:
+        return _write_whole(target, b"")
+    try:
+        pending = [await part(0, min(fs.part_size, member.length))]
+        await _write_parts(
+            partial, member.length, pending, part, fs.part_concurrency, callback, member.path
+        )
+        if _crc_of(partial) != member.crc32:
+            raise ChecksumMismatchError(
+                f"member {member.path!r} does not match its recorded checksum "
+                f"({member.length} bytes read); the bundle or the catalog is damaged.",
+                path=member.bundle,
+                fix="restore or re-fetch the bundle; if it persists, rebuild the catalog "
+                "with `archivefs catalog rebuild` and compare with the sources.",
+            )
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+        raise
+    return member.length
+
+
+async def _write_parts(
+    partial: Path,
+    size: int,
+    pending: list[bytes],
+    read: Callable[[int, int], Awaitable[bytes]],
+    concurrency: int,
+    callback: Callback,
+    name: str,
+) -> None:
+    """Write ``size`` bytes to the new file ``partial``: the first part (``pending``'s one
+    item, taken out so that it is freed once written) at offset 0, then the remaining
+    parts (``read(start, end)``, each as long as the first), ``concurrency`` at a time,
+    each at its offset as it arrives."""
+    first = pending.pop()
+    step = len(first)
+    with open(partial, "xb") as out:
+        fd = out.fileno()
+        _check_length(name, 0, min(step, size), first)
+        os.pwrite(fd, first, 0)
+        callback.relative_update(len(first))
+        del first
+        starts = iter(range(step, size, step) if step else ())
+
+        async def worker() -> None:
+            for start in starts:  # shared: each start is taken by one worker
+                end = min(start + step, size)
+                data = await read(start, end)
+                _check_length(name, start, end, data)
+                os.pwrite(fd, data, start)
+                callback.relative_update(end - start)
+                del data  # not held while this worker waits for its next part
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+
+def _check_length(name: str, start: int, end: int, data: bytes) -> None:
+    if len(data) != end - start:
+        raise ChecksumMismatchError(
+            f"bytes {start}-{end} of {name!r} arrived short: {len(data)} of {end - start} bytes.",
+            path=name,
+            fix="download it again; if it repeats, the object or the server is damaged.",
+        )
+
+
+def _changed(path: str, start: int, end: int, how: str) -> ChecksumMismatchError:
+    return ChecksumMismatchError(
+        f"the object changed while it was downloaded ({how} before bytes {start}-{end} "
+        "were read); nothing was written under its name.",
+        path=path,
+        fix="download it again once it is no longer being written.",
+    )
+
+
+def _crc_of(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as file:
+        while piece := file.read(_CRC_PIECE):
+            crc = zlib.crc32(piece, crc)
+    return crc

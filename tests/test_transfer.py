@@ -1,0 +1,172 @@
+"""Downloads in ranged parts (archivefs.transfer): request counts, the memory bound, and
+no partial file left under the final name when a part fails."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tracemalloc
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from fsspec.asyn import sync
+from fsspec.callbacks import Callback
+
+from archivefs import ArchiveFileSystem
+from archivefs.errors import ArchiveError, InvalidOptionsError
+from archivefs.transfer import PART_SIZE, download_object
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive, RemoteArchive
+
+MiB = 2**20
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[RemoteArchive]:
+    """The emulated archive in its own process: this process's traced memory is the client's."""
+    from archivefs.testing import RemoteArchive
+
+    with RemoteArchive() as archive:
+        yield archive
+
+
+def _fs(archive: Any, tmp_path: Path, **kwargs: Any) -> ArchiveFileSystem:
+    return ArchiveFileSystem(
+        target_protocol="s3",
+        target_options=archive.storage_options(),
+        journal=str(tmp_path / "journal.sqlite"),
+        restore_status_in_listings=True,
+        skip_instance_cache=True,
+        **kwargs,
+    )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while piece := file.read(MiB):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("verb", ["get", "prefetch_to"])
+def test_a_300_mib_object_is_38_ranged_gets_in_bounded_memory(
+    remote: RemoteArchive, tmp_path: Path, verb: str
+) -> None:
+    bucket = f"big-{verb.replace('_', '-')}"
+    remote.create_bucket(bucket)
+    size = 300 * MiB + 12345
+    data = os.urandom(size)
+    expected = hashlib.sha256(data).hexdigest()
+    remote.put_object(bucket, "large.bin", data)
+    del data
+    afs = _fs(remote, tmp_path)
+    remote.requests.clear()
+    out = tmp_path / "out"
+    tracemalloc.start()
+    try:
+        if verb == "get":
+            out.mkdir()
+            afs.get(f"{bucket}/large.bin", str(out / "large.bin"))
+            written = out / "large.bin"
+        else:
+            afs.prefetch(f"{bucket}/large.bin", to=out)
+            written = out / bucket / "large.bin"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 256 * MiB
+    assert _sha256(written) == expected
+    gets = remote.requests.count("GET", key="large.bin")
+    assert gets == math.ceil(size / PART_SIZE)  # 38: one per 8 MiB part
+    # the one HEAD is the path's expansion (get) or the plan's probe (prefetch), not the download's
+    assert remote.requests.count("HEAD", bucket=bucket) == 1
+    records = remote.requests.records
+    assert sum(r.bytes_sent for r in records if r.op == "GET" and r.key == "large.bin") == size
+    assert sorted(p.name for p in written.parent.iterdir()) == ["large.bin"]
+
+
+def test_many_large_objects_share_one_bound_on_parts_in_flight(
+    remote: RemoteArchive, tmp_path: Path
+) -> None:
+    bucket = "big-many"
+    remote.create_bucket(bucket)
+    sizes = {f"f{i}.bin": 40 * MiB + i for i in range(8)}
+    remote.put_objects(bucket, {k: os.urandom(n) for k, n in sizes.items()})
+    afs = _fs(remote, tmp_path, part_size=4 * MiB, part_concurrency=4)
+    remote.requests.clear()
+    tracemalloc.start()
+    try:
+        afs.get(f"{bucket}/", str(tmp_path / "out") + "/", recursive=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 64 * MiB  # 4 parts of 4 MiB in flight, whatever the file count
+    for key, n in sizes.items():
+        assert (tmp_path / "out" / key).stat().st_size == n
+    for key, n in sizes.items():
+        assert remote.requests.count("GET", key=key) == math.ceil(n / (4 * MiB))
+
+
+def test_small_and_empty_objects_are_one_get_each(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
+) -> None:
+    archive.put_object(bucket, "small", b"x" * 1000)
+    archive.put_object(bucket, "empty", b"")
+    afs = make_fs()
+    archive.requests.clear()
+    afs.get([f"{bucket}/small", f"{bucket}/empty"], str(tmp_path) + "/")
+    assert (tmp_path / "small").read_bytes() == b"x" * 1000
+    assert (tmp_path / "empty").read_bytes() == b""
+    assert archive.requests.count("GET", key="small") == 1
+    assert archive.requests.count("GET", key="empty") == 1
+    assert archive.requests.count("HEAD") == 0
+
+
+def test_a_failing_part_leaves_no_file_under_the_final_name(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
+) -> None:
+    data = os.urandom(5 * MiB)
+    archive.put_object(bucket, "obj", data)
+    afs = make_fs(part_size=MiB, part_concurrency=2)
+    target = tmp_path / "obj"
+    afs.get(f"{bucket}/obj", str(target))
+    assert target.read_bytes() == data
+    target.unlink()
+    # every GET drops its connection after 1,000 bytes of its body (retries too)
+    archive.faults.reset_connection(fraction=1.0, ops=["GET"], after_bytes=1000)
+    with pytest.raises(OSError, match=f"{bucket}/obj"):
+        afs.get(f"{bucket}/obj", str(target))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("obj")]
+
+
+def test_an_object_changed_between_parts_is_an_error_naming_it(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
+) -> None:
+    archive.put_object(bucket, "obj", os.urandom(3 * MiB))
+    afs = make_fs(part_size=MiB, part_concurrency=1)
+
+    class ReplacedAfterFirstPart(Callback):
+        def call(self, *args: Any, **kwargs: Any) -> None:
+            if self.value == MiB:  # another writer replaces the object between the parts
+                archive.put_object(bucket, "obj", os.urandom(3 * MiB))
+
+    target = tmp_path / "obj"
+    with pytest.raises(ArchiveError, match="changed while it was downloaded") as excinfo:
+        sync(afs.loop, download_object, afs, f"{bucket}/obj", target, ReplacedAfterFirstPart())
+    assert "download it again" in str(excinfo.value)
+    assert f"{bucket}/obj" in str(excinfo.value)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("obj")]
+
+
+@pytest.mark.parametrize("options", [{"part_size": 0}, {"part_concurrency": "10"}])
+def test_part_options_are_checked(
+    make_fs: Callable[..., ArchiveFileSystem], options: dict[str, Any]
+) -> None:
+    with pytest.raises(InvalidOptionsError, match="positive whole number"):
+        make_fs(**options)
