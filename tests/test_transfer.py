@@ -170,3 +170,31 @@ def test_part_options_are_checked(
 ) -> None:
     with pytest.raises(InvalidOptionsError, match="positive whole number"):
         make_fs(**options)
+
+
+@pytest.mark.parametrize("provider", ["gcs", "azure", "oracle"])
+def test_every_provider_downloads_empty_small_and_many_part_objects(
+    request: pytest.FixtureRequest, tmp_path: Path, provider: str
+) -> None:
+    objects = {"empty": b"", "small": b"s" * 1000, "parts": os.urandom(3 * MiB + 5)}
+    if provider == "gcs":
+        server = request.getfixturevalue("gcs_archive")
+        bucket = server.create_bucket()
+        for name, data in objects.items():
+            server.put_object(bucket, name, data)
+        afs = request.getfixturevalue("make_gs")(part_size=MiB)
+    elif provider == "azure":
+        server = request.getfixturevalue("azure_archive")
+        bucket = server.create_container()
+        server.put_blobs(bucket, objects)
+        afs = request.getfixturevalue("make_az")(part_size=MiB)
+    else:
+        server = request.getfixturevalue("oracle_archive")
+        bucket = server.create_bucket()
+        for name, data in objects.items():
+            server.put_object(bucket, name, data)
+        afs = request.getfixturevalue("make_oci")(part_size=MiB)
+    out = tmp_path / "out"
+    out.mkdir()
+    afs.get([f"{bucket}/{name}" for name in objects], str(out) + "/")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == objects

@@ -180,7 +180,7 @@ async def download_object(
     async def read(start: int, end: int, etag: str | None) -> RangeRead:
         async with limit:
             got: RangeRead = await fs._guarded(
-                path, lambda: fs.store.get_range(fs._read_path(path), start, end, if_match=etag)
+                path, lambda: fs.store.get_range(path, start, end, if_match=etag)
             )
         return got
 
@@ -188,10 +188,14 @@ async def download_object(
     try:
         try:
             first = await read(0, part_size, None)
-        except ArchiveError as error:
-            if s3_error_code(error) != "InvalidRange":
+        except OSError as error:
+            # archived, restoring, missing or denied: the read policy's error, as it is
+            if isinstance(error, PermissionError | BlockingIOError | FileNotFoundError):
                 raise
-            open(partial, "xb").close()  # an empty object: S3 refuses every range of it
+            # S3 refuses a range starting at 0 only for an empty object; other stores: ask
+            if s3_error_code(error) != "InvalidRange" and (await fs.store.head(path)).size:
+                raise
+            open(partial, "xb").close()  # an empty object: stores refuse every range of it
             os.replace(partial, target)
             return 0
         if first.total_size is None and len(first.data) >= part_size:
