@@ -344,7 +344,7 @@ def test_outcomes_of_one_wave_are_committed_in_one_journal_write(
     from archivefs.model import ObjectState, RestoreState
     from archivefs.restore.planner import make_plan, single_object_groups
     from archivefs.restore.submitter import Submitter
-    from archivefs.stores.s3 import RestoreOutcome
+    from archivefs.stores.base import RestoreOutcome
 
     n = 50
     states = {

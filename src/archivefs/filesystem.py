@@ -76,6 +76,7 @@ from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
 from archivefs.stats import ReadStats
 from archivefs.stores import before_connect, make_store, provider_of
+from archivefs.stores.base import RangeRead, split_path
 from archivefs.stores.credentials import (
     deposit,
     found_by_botocore,
@@ -84,7 +85,7 @@ from archivefs.stores.credentials import (
     redact_library_logs,
     withhold,
 )
-from archivefs.stores.s3 import RangeRead, S3Store, restores_not_implemented, split_path
+from archivefs.stores.s3 import S3Store, restores_not_implemented
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
 
 if TYPE_CHECKING:

@@ -77,6 +77,8 @@ AZURE = ProviderSpec(
     name="azure",
     price_sheet="azure-eastus",
     protocols=("az", "abfs", "abfss"),
+    container_word="container",
+    path_forms=("container/blob", "az://container/blob"),
     classes=(
         ClassSpec("Hot", Access.IMMEDIATE),
         ClassSpec("Cool", Access.RETRIEVAL_FEE, 30),

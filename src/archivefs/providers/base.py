@@ -84,6 +84,11 @@ class ProviderSpec:
     secret_headers: frozenset[str] = frozenset()
     sdk_loggers: tuple[str, ...] = ()
     bare_namespace: bool = False
+    # the path form of its objects: what a bucket is called (Azure: "container"), the forms
+    # an error names as the fix, and whether the bucket part may carry "@namespace" (Oracle)
+    container_word: str = "bucket"
+    path_forms: tuple[str, ...] = ()
+    bucket_namespace: bool = False
     # the shipped price sheet (archivefs/pricing/sheets/) that prices this provider's
     # objects when the caller names none: the filesystem and the CLI both use it
     price_sheet: str = field(kw_only=True)

@@ -13,6 +13,7 @@ GCS = ProviderSpec(
     name="gcs",
     price_sheet="gcs-us-central1",
     protocols=("gs", "gcs"),
+    path_forms=("bucket/object", "gs://bucket/object"),
     classes=(
         ClassSpec("STANDARD", Access.IMMEDIATE),
         ClassSpec("NEARLINE", Access.RETRIEVAL_FEE, 30),

@@ -87,6 +87,8 @@ ORACLE = ProviderSpec(
     name="oracle",
     price_sheet="oci-us-ashburn-1",
     protocols=("oci",),
+    path_forms=("bucket/object", "bucket@namespace/object", "oci://bucket@namespace/object"),
+    bucket_namespace=True,
     classes=(
         ClassSpec("Standard", Access.IMMEDIATE),
         ClassSpec("InfrequentAccess", Access.RETRIEVAL_FEE, 31),

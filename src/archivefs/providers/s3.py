@@ -35,6 +35,7 @@ S3 = ProviderSpec(
     name="s3",
     price_sheet="aws-us-east-1",
     protocols=("s3", "s3a"),
+    path_forms=("bucket/key", "s3://bucket/key"),
     classes=CLASSES,
     default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD
     speeds=("Expedited", "Standard", "Bulk"),
