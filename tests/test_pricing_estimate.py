@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from archivefs.errors import PriceSheetError
-from archivefs.model import Action, ObjectState, Plan, PlannedGroup, RestoreState, RestoreTier
+from archivefs.model import Action, ObjectState, PlannedGroup, RestoreState, RestoreTier
 from archivefs.model import StorageClass as SC
+from archivefs.plans import Plan
 from archivefs.pricing import COMPONENTS, Estimate, Workload, estimate, load_price_sheet
 
 GiB = 2**30

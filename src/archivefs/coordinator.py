@@ -50,7 +50,8 @@ from archivefs.errors import ArchiveError, RestoreTimeoutError
 
 if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
-    from archivefs.model import ObjectState, Plan
+    from archivefs.model import ObjectState
+    from archivefs.plans import Plan
 
 KEY_PREFIX = "archivefs-coordinator"
 

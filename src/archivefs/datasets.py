@@ -21,7 +21,8 @@ from archivefs.coordinator import stats as coordinator_stats
 from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.hints import note_readable
-from archivefs.model import ObjectState, Plan
+from archivefs.model import ObjectState
+from archivefs.plans import Plan
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence

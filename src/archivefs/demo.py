@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
-    from archivefs.model import Plan
+    from archivefs.plans import Plan
     from archivefs.testing import EmulatedArchive
 
 BUCKET = "archivefs-demo"

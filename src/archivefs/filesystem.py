@@ -62,14 +62,8 @@ from archivefs.hooks import Hooks
 from archivefs.keyed_paths import local_target
 from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
 from archivefs.member_reads import CONCURRENCY as READ_CONCURRENCY
-from archivefs.model import (
-    ObjectState,
-    Plan,
-    RestoreState,
-    RestoreTier,
-    StorageClass,
-    raise_not_archived,
-)
+from archivefs.model import ObjectState, RestoreState, RestoreTier, StorageClass, raise_not_archived
+from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup, PathsInGroup

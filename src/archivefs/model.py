@@ -1,4 +1,4 @@
-"""Core value types: storage classes, restore tiers and states, objects, groups, plans.
+"""Core value types: storage classes, restore tiers and states, objects, groups.
 
 These are plain, slotted, frozen dataclasses rather than pydantic models because
 plans hold up to millions of them and must be built in well under a second;
@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from archivefs.errors import (
     InvalidRestoreRequestError,
@@ -456,17 +456,3 @@ class PlannedGroup:
 
 def total_size(states: Iterable[ObjectState]) -> int:
     return sum(s.size for s in states)
-
-
-# Plans keep their groups in numpy columns (archivefs.plans); numpy loads when a plan is
-# first used, so that importing archivefs stays light.
-if TYPE_CHECKING:
-    from archivefs.plans import Plan as Plan
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Plan":
-        from archivefs.plans import Plan
-
-        return Plan
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

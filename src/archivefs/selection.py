@@ -16,7 +16,7 @@ from archivefs.model import RestoreState
 
 if TYPE_CHECKING:
     from archivefs.catalog.index import Catalog
-    from archivefs.model import Plan
+    from archivefs.plans import Plan
 
 OVER_RESTORE_RATIO = 2.0
 """Warn when the restores bring back more than this many times the bytes needed."""

@@ -19,7 +19,8 @@ from archivefs.errors import (
     RestoresNotImplementedError,
     RestoreTimeoutError,
 )
-from archivefs.model import Action, Plan, PlannedGroup, RestoreTier, check_restore_request
+from archivefs.model import Action, PlannedGroup, RestoreTier, check_restore_request
+from archivefs.plans import Plan
 from archivefs.restore.planner import (
     PathInGroup,
     PathsInGroup,

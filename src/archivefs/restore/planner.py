@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from archivefs.bulk import gc_paused
-from archivefs.model import Action, ObjectState, Plan, RestoreState, RestoreTier
-from archivefs.plans import ACTION_CODE, RESTORE_CODE, RESTORE_STATES, PlanTable
+from archivefs.model import Action, ObjectState, RestoreState, RestoreTier
+from archivefs.plans import ACTION_CODE, RESTORE_CODE, RESTORE_STATES, Plan, PlanTable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
