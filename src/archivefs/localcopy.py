@@ -19,17 +19,32 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from archivefs.keyed_paths import local_target
 
 __all__ = ["PARTIAL_MARK", "CopyReport", "copy_to_directory", "local_target", "remove_partials"]
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Awaitable, Callable, Iterable
 
-    from archivefs.catalog.view import Location
-    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.catalog.view import CatalogView, Location
+    from archivefs.stats import ReadStats
+
+
+class CopySource(Protocol):
+    """What the copy uses of an ``ArchiveFileSystem`` (this module never imports the face)."""
+
+    fs: Any
+    read_stats: ReadStats
+
+    @property
+    def catalogs(self) -> CatalogView: ...
+
+    async def _guarded(self, path: str, read: Callable[[], Awaitable[Any]]) -> Any: ...
+
+    async def _cat_member(self, where: Location, start: int | None, end: int | None) -> bytes: ...
+
 
 PARTIAL_MARK = ".archivefs-partial-"
 _PARTIAL = re.compile(re.escape(PARTIAL_MARK) + r"(\d+)-[0-9a-f]+$")
@@ -79,7 +94,7 @@ def _alive(pid: int) -> bool:
 
 
 async def copy_to_directory(
-    fs: ArchiveFileSystem,
+    fs: CopySource,
     paths: Iterable[str],
     directory: str | Path,
     *,
@@ -121,7 +136,7 @@ async def copy_to_directory(
     return report
 
 
-async def _write_member(fs: ArchiveFileSystem, where: Location, partial: Path) -> int:
+async def _write_member(fs: CopySource, where: Location, partial: Path) -> int:
     """One ranged read of the member's bytes in its bundle (CRC-checked), to ``partial``."""
     data = await fs._cat_member(where, None, None)
     fs.read_stats.fetched(len(data))
