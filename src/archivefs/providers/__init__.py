@@ -12,7 +12,7 @@ from archivefs.providers.azure import AZURE, check_rehydrate
 from archivefs.providers.base import Access, ClassSpec, ProviderSpec, RestoreCheck, Window
 from archivefs.providers.gcs import GCS
 from archivefs.providers.oracle import ORACLE, check_restore_objects
-from archivefs.providers.s3 import S3
+from archivefs.providers.s3 import S3, check_restore_object
 
 PROVIDERS: dict[str, ProviderSpec] = {p.name: p for p in (S3, AZURE, GCS, ORACLE)}
 SECRET_OPTIONS: frozenset[str] = frozenset().union(*(p.secret_options for p in PROVIDERS.values()))
@@ -26,10 +26,12 @@ CREDENTIAL_MODES: dict[str, frozenset[str]] = {
 SECRET_HEADERS: frozenset[str] = frozenset().union(*(p.secret_headers for p in PROVIDERS.values()))
 SDK_LOGGERS: tuple[str, ...] = tuple(n for p in PROVIDERS.values() for n in p.sdk_loggers)
 RESTORE_CHECKS: dict[str, RestoreCheck] = {
+    "s3": check_restore_object,
     "azure": check_rehydrate,
     "oracle": check_restore_objects,
 }
-"""Pre-send rules of providers other than S3 (S3's live in ``model.check_restore_request``)."""
+"""Each provider's pre-send rules for its restore verb (a provider without one, GCS, has
+nothing to restore)."""
 
 
 def provider_named(name: str) -> ProviderSpec:

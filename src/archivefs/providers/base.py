@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import urlsplit, urlunsplit
 
+from archivefs.errors import NotArchivedError
+
 
 class Access(StrEnum):
     """How an object of a storage class can be read: the provider-neutral meaning."""
@@ -137,3 +139,12 @@ def _plain_url(endpoint: str) -> str:
         return endpoint.strip().split("?", 1)[0].split("#", 1)[0]
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))
+
+
+def not_archived(path: str | None, class_name: str) -> NotArchivedError:
+    """The error for a restore asked of an object whose class reads at once."""
+    return NotArchivedError(
+        f"object is in {class_name}, which reads at once; there is nothing to restore.",
+        path=path,
+        fix="read it directly, or leave it out of the restore.",
+    )
