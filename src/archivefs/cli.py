@@ -137,15 +137,15 @@ _SHEET_HELP = "Name or YAML (default: the provider's own: {}).".format(
 
 def target_protocol(urls: Iterable[str]) -> str:
     """``s3`` or ``az`` (``abfs``...) from the URLs' scheme; one provider per command."""
-    from archivefs.providers import PROVIDERS, provider_for_protocol
+    from archivefs.providers import PROVIDERS, provider_for_url, url_protocol
 
     found: dict[str, str] = {}
     for url in urls:
-        scheme = url.split("://", 1)[0] if "://" in url else "s3"
+        scheme = url_protocol(url)
         if scheme == "file":
             continue  # a local path: the command reports it
         try:
-            provider = provider_for_protocol(scheme).name
+            provider = provider_for_url(url).name
         except ArchiveError:
             schemes = ", ".join(f"{p}://" for spec in PROVIDERS.values() for p in spec.protocols)
             raise click.UsageError(

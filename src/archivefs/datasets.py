@@ -23,6 +23,7 @@ from archivefs.filesystem import ArchiveFileSystem
 from archivefs.hints import note_readable
 from archivefs.model import ObjectState
 from archivefs.plans import Plan
+from archivefs.providers import url_protocol
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -55,13 +56,6 @@ def _make_fs(
     )
 
 
-def _target_protocol(url: str) -> str:
-    """The cold store's protocol in ``url`` (``az://c/p``, ``archive::az://c/p``); S3 if none."""
-    last = url.rsplit("::", 1)[-1]
-    protocol = last.split("://", 1)[0] if "://" in last else "s3"
-    return "s3" if protocol in ("archive", "archivefs") else protocol
-
-
 def _split_url(
     url: str,
     fs: ArchiveFileSystem | None,
@@ -69,7 +63,7 @@ def _split_url(
     archive_options: dict[str, Any],
 ) -> tuple[ArchiveFileSystem, str]:
     if fs is None:
-        fs = _make_fs(options, archive_options, _target_protocol(url))
+        fs = _make_fs(options, archive_options, url_protocol(url))
     return fs, fs._strip_protocol(url)
 
 

@@ -57,6 +57,20 @@ def provider_for_protocol(protocol: str) -> ProviderSpec:
     )
 
 
+def url_protocol(url: str) -> str:
+    """The store protocol ``url`` names: its last chained URL's scheme
+    (``archivefs::az://c/p`` -> ``az``); ``s3`` when it names none, or only archivefs's own."""
+    last = url.rsplit("::", 1)[-1]
+    protocol = last.split("://", 1)[0] if "://" in last else "s3"
+    return "s3" if protocol in ("archive", "archivefs") else protocol
+
+
+def provider_for_url(url: str) -> ProviderSpec:
+    """The provider whose store ``url`` names (``az://c/p`` -> Azure, ``bucket/key`` -> S3);
+    a clear error for a scheme no provider has."""
+    return provider_for_protocol(url_protocol(url))
+
+
 __all__ = [
     "AZURE",
     "CREDENTIAL_MODES",
@@ -74,5 +88,7 @@ __all__ = [
     "RestoreCheck",
     "Window",
     "provider_for_protocol",
+    "provider_for_url",
     "provider_named",
+    "url_protocol",
 ]
