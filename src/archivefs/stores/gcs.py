@@ -60,7 +60,7 @@ def before_connect(options: dict[str, Any]) -> None:
 
     gcsfs (2026.x) swaps in a filesystem class that asks Google's Storage Control API
     (gRPC) for every bucket's layout, and does not remember an unanswered probe: against
-    an emulator or another GCS-compatible endpoint each call waits 45-60 s. The class is
+    an emulator or another GCS-compatible endpoint each call waits for its timeout. The class is
     chosen when gcsfs is imported, from ``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT``; so, for an
     endpoint that is not Google's (``endpoint_url``, or ``STORAGE_EMULATOR_HOST``), set it
     to ``false`` if the user has not set it, before gcsfs is imported.

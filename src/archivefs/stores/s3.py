@@ -626,9 +626,9 @@ def layer_retries_once(fs: Any) -> None:
 POOL_CONNECTIONS = 64
 """HTTP connections the s3fs client may hold open: the restore submitter's concurrency.
 
-botocore's default is 10, so 64 restores "in flight" queued for 10 connections:
-against a store 50 ms away that caps submission at 200 requests/s whatever the
-concurrency; with a pool as large as the concurrency, the bound is the one asked for.
+botocore's default is 10, so 64 restores "in flight" queued for 10 connections, which
+capped submission by the round trip whatever the concurrency; with a pool as large as
+the concurrency, the bound is the one asked for.
 """
 
 
