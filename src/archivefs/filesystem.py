@@ -88,7 +88,8 @@ if TYPE_CHECKING:
     import numpy as np
     from fsspec.callbacks import Callback
 
-    from archivefs.catalog.index import Catalog, MemberInfo
+    from archivefs.catalog.index import Catalog
+    from archivefs.catalog.table import MemberInfo
     from archivefs.globbing import GlobWalk
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate, PriceSheet

@@ -32,7 +32,7 @@ from archivefs.errors import ArchiveError, CatalogError
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection
 
-    from archivefs.catalog.index import BundleInfo, MemberInfo
+    from archivefs.catalog.table import BundleInfo, MemberInfo
 
 
 @dataclass(frozen=True, slots=True)
