@@ -656,8 +656,3 @@ def _endpoint_url(fs: Any) -> str | None:
     client_kwargs = getattr(fs, "client_kwargs", None) or {}
     endpoint = client_kwargs.get("endpoint_url") or getattr(fs, "endpoint_url", None)
     return str(endpoint) if endpoint else None
-
-
-def restore_request_code(error: BaseException) -> str | None:
-    """The S3 code of a failed restore (for journals and reports)."""
-    return s3_error_code(error)
