@@ -41,7 +41,7 @@ def check_rehydrate(
             path=path,
             fix="read it directly, or leave it out of the restore.",
         )
-    priority = next((p for p in PRIORITIES if p.lower() == speed.lower()), None)
+    priority = AZURE.find_speed(speed)
     if priority is None:
         raise InvalidRestoreRequestError(
             f"Azure has no rehydrate priority {speed!r}.",

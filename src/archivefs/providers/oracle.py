@@ -74,7 +74,7 @@ def check_restore_objects(
             path=path,
             fix="read it directly, or leave it out of the restore.",
         )
-    if speed.lower() != SPEED.lower():
+    if ORACLE.find_speed(speed) is None:
         raise InvalidRestoreRequestError(
             f"Oracle has no restore tiers; {speed!r} was asked for.",
             path=path,

@@ -282,7 +282,8 @@ class AzureStore(BulkProbe):
             pending_tier=state.pending_tier,
             pending_target=state.pending_target,
         )
-        priority = RestoreTier.parse(str(tier), provider="azure").value
+        priority = AZURE.find_speed(tier)  # Azure's spelling; the check refused any other
+        assert priority is not None
         if self.copies and state.restore is RestoreState.RESTORING:
             # a pending copy: Azure raises its priority with Set Blob Tier on the copy
             container, blob = split_path(copy_path(state.path), AZURE)
