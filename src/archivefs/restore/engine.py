@@ -94,7 +94,7 @@ class RestoreResult:
     plan: Plan
     submitted: SubmitReport
     ready: list[str] = field(default_factory=list)
-    # what prefetch(to=DIR) wrote there (an archivefs.localcopy.CopyReport), else None
+    # what prefetch(to=DIR) wrote there (an archivefs.access.copies.CopyReport), else None
     copied: Any = None
 
     @property
