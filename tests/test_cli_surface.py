@@ -121,8 +121,8 @@ def test_help_and_json_outputs_match_the_snapshot(
         text("status", f"{DEMO}/stations/", "--claims"),
         cli("prefetch", f"{DEMO}/stations/", "--to", str(tmp_path / "out"), "--timeout", "300"),
         cli("prefetch", f"{DEMO}/daily.zarr/lat/", "--timeout", "300"),
-        cli("bundle", str(tmp_path / "src"), "s3://archivefs-demo/new",
-            "--storage-class", "DEEP_ARCHIVE"),  # fmt: skip
+        cli("bundle", str(tmp_path / "src"), "s3://archivefs-demo/new", "--storage-class",
+            "DEEP_ARCHIVE"),
         cli("catalog", "show", "s3://archivefs-demo/new"),
         cli("catalog", "rebuild", "s3://archivefs-demo/climate/stations"),
         cli("status", "s3://archivefs-demo/new/day1/"),

@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from archivefs.globbing import GlobWalk
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate, PriceSheet
+    from archivefs.restore.claims import ClaimSummary
     from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
     from archivefs.restore.notify import NotificationSource
     from archivefs.restore.submitter import SubmitReport
@@ -2155,6 +2156,62 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             "endpoint_url", ""
         )
         return f"{protocol}|{endpoint or options.get('account_name', '')}"
+
+    # ---- What the `archivefs` command shows, one public call each ----------------------
+    # The command line (archivefs.cli) calls only public operations; these are the ones
+    # it needs beyond fsspec's verbs and the archive verbs above. Each forwards to the
+    # filesystem's parts; keep new ones in this block.
+
+    def list_entries(self, url: str, recursive: bool = False) -> list[dict[str, Any]]:
+        """``ls`` of ``url`` (``find`` with ``recursive``), or of what it matches if a glob:
+        what ``archivefs ls`` prints. A glob that matches nothing gives ``[]``.
+
+        A glob's matches take their entries from ``ls`` of their folders, one listing per
+        folder, so they carry the same probed restore states as ``ls`` of the folder."""
+        from archivefs.globbing import has_wildcard
+
+        if not has_wildcard(url) or self.exists(url):  # a literal name that holds [ is itself
+            if recursive:
+                return list(self.find(url, detail=True).values())
+            return list(self.ls(url, detail=True))
+        wanted: dict[str, set[str]] = {}
+        for name in self.glob(url):
+            wanted.setdefault(self._parent(name), set()).add(name)
+        entries: list[dict[str, Any]] = []
+        for folder, names in wanted.items():
+            for entry in self.ls(folder, detail=True):
+                if entry["name"] not in names:
+                    continue
+                if recursive and entry["type"] == "directory":
+                    entries += self.find(entry["name"], detail=True).values()
+                else:
+                    entries.append(entry)
+        return sorted(entries, key=lambda e: str(e["name"]))
+
+    def catalog_root_for(self, path: str) -> tuple[str, Catalog] | None:
+        """The catalog root holding ``path`` and its loaded catalog; None outside any."""
+        found: tuple[str, Catalog] | None = sync(self.loop, self.catalogs.root_for, path)
+        return found
+
+    def restore_eta(self, plan: Plan) -> datetime | None:
+        """When the plan's restores in flight are expected to be done, from the journal
+        (None without a journal, with nothing restoring, or with no expected time)."""
+        journal = self.engine.journal
+        restoring = [g.key for g in plan.groups if g.state.restore is RestoreState.RESTORING]
+        if journal is None or not restoring:
+            return None
+        times = [r.expected_ready_at for r in journal.records(restoring) if r.expected_ready_at]
+        return max(times) if times else None
+
+    def restore_claims(self, plan: Plan) -> tuple[list[ClaimSummary], list[str]]:
+        """The bucket's claims (``bucket_claims=True``) on the plan's restoring groups:
+        grouped by requester and tier, oldest first, and the groups no claim names.
+        One GET per restoring group."""
+        from archivefs.restore.claims import BucketClaims, summarize_claims
+
+        restoring = [g.key for g in plan.groups if g.state.restore is RestoreState.RESTORING]
+        found = sync(self.loop, BucketClaims(self.store).read_many, restoring)
+        return summarize_claims(found)
 
 
 class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
