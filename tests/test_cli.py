@@ -770,3 +770,25 @@ def test_small_calls_import_only_what_they_use(
     assert "archivefs.filesystem" in imported
     heavy = {"xarray", "dask", "zarr", "moto", "tenacity", "tornado", "yaml", "archivefs.pricing"}
     assert heavy & imported == set()
+
+
+def test_s3a_urls_take_the_s3_options(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """s3a:// names S3 (providers/s3.py): --endpoint-url and --profile apply to it as to
+    s3://. The options were chosen by the scheme's spelling, so s3a:// was taken for
+    Azure: --profile was refused with Azure's advice and --endpoint-url dropped."""
+    archive.put_object(bucket, "a/x.nc", b"12345", storage_class="GLACIER")
+    credentials = tmp_path / "credentials"
+    credentials.write_text("[emu]\naws_access_key_id = testing\naws_secret_access_key = testing\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_SHARED_CREDENTIALS_FILE=str(credentials), AWS_DEFAULT_REGION="us-east-1",
+               AWS_CONFIG_FILE=str(tmp_path / "no-config"))  # fmt: skip
+    completed = subprocess.run(
+        [ARCHIVEFS, "ls", "-l", f"s3a://{bucket}/a/", "--endpoint-url", archive.endpoint_url,
+         "--profile", "emu", "--journal", str(tmp_path / "j.sqlite")],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split()[1:3] == ["GLACIER", "archived"]
+    assert completed.stdout.split()[-1] == f"{bucket}/a/x.nc"

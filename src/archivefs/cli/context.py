@@ -41,7 +41,8 @@ class Context:
 
     def storage_options(self, protocol: str = "s3") -> dict[str, Any]:
         """The cold store's options: s3fs's for s3://, adlfs's for az:// (abfs://), ocifs's
-        for oci://."""
+        for oci://, gcsfs's for gs://; the global options each provider takes, as
+        ``archivefs.providers`` declares them (the others are refused or left out)."""
         opts: dict[str, Any] = {}
         if self.raw_options:
             try:
@@ -63,42 +64,20 @@ class Context:
                 check_storage_options(opts, protocol=protocol)
             except ValueError as error:
                 raise click.UsageError(str(error)) from None
-        if protocol in ("gs", "gcs"):
-            if self.profile or self.account_name:
-                raise click.UsageError(
-                    "--profile and --account-name are AWS and Azure options; for gs:// give "
-                    "gcsfs options with --storage-options (token, project, endpoint_url), or "
-                    "GOOGLE_APPLICATION_CREDENTIALS in the environment."
-                )
-            return opts  # --endpoint-url is S3's (it reads AWS_ENDPOINT_URL): not for GCS
-        if protocol == "oci":  # ocifs: --profile is the OCI config's profile
-            if self.account_name or self.endpoint_url:
-                raise click.UsageError(
-                    "--account-name and --endpoint-url are Azure's and S3's; for oci:// URLs "
-                    "give --profile (a profile of the OCI config) and --storage-options with "
-                    'ocifs options, e.g. \'{"config": "~/.oci/config"}\'.'
-                )
-            if self.profile:
-                opts["profile"] = self.profile
-            return opts
-        if protocol != "s3":
-            if self.profile:
-                raise click.UsageError(
-                    "--profile names an AWS profile; for Azure give --account-name, or "
-                    "AZURE_STORAGE_CONNECTION_STRING / AZURE_STORAGE_ACCOUNT_KEY in the "
-                    "environment, or --storage-options with adlfs options."
-                )
-            if self.account_name:
-                opts["account_name"] = self.account_name
-            return opts  # --endpoint-url is S3's; Azure endpoints come with the account
-        if self.account_name:
-            raise click.UsageError(
-                "--account-name is an Azure storage account; use it with az:// URLs."
-            )
-        if self.endpoint_url:
-            opts.setdefault("client_kwargs", {})["endpoint_url"] = self.endpoint_url
-        if self.profile:
-            opts["profile"] = self.profile
+        given = {
+            "endpoint_url": self.endpoint_url,
+            "profile": self.profile,
+            "account_name": self.account_name,
+        }
+        spec = provider_for_scheme(protocol).command_line
+        if any(given[name] for name in spec.refused):
+            raise click.UsageError(spec.refusal)
+        for name, where in spec.takes.items():  # in the provider's order
+            if given[name]:
+                place = opts
+                for key in where[:-1]:
+                    place = place.setdefault(key, {})
+                place[where[-1]] = given[name]
         return opts
 
     def filesystem(self, urls: Iterable[str] = (), **kwargs: Any) -> ArchiveFileSystem:
@@ -107,7 +86,7 @@ class Context:
 
         protocol = target_protocol(urls)
         if kwargs.get("tier") is not None:  # --tier: a usage error if the provider lacks it
-            kwargs["tier"] = parse_tier(kwargs["tier"], provider_for_protocol(protocol).name)
+            kwargs["tier"] = parse_tier(kwargs["tier"], provider_for_scheme(protocol).name)
         journal: Any = self.journal
         return ArchiveFileSystem(
             target_protocol=protocol,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec, Window
 
 _MINUTE, _HOUR = 60.0, 3600.0
 _KIB = 1024
@@ -34,6 +34,11 @@ _DEEP = {"Standard": Window(0.0, 12 * _HOUR), "Bulk": Window(0.0, 48 * _HOUR)}
 S3 = ProviderSpec(
     name="s3",
     price_sheet="aws-us-east-1",
+    command_line=CommandLineOptions(
+        takes={"endpoint_url": ("client_kwargs", "endpoint_url"), "profile": ("profile",)},
+        refused=("account_name",),
+        refusal="--account-name is an Azure storage account; use it with az:// URLs.",
+    ),
     protocols=("s3", "s3a"),
     classes=CLASSES,
     default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD
