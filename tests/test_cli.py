@@ -792,3 +792,35 @@ def test_s3a_urls_take_the_s3_options(
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.split()[1:3] == ["GLACIER", "archived"]
     assert completed.stdout.split()[-1] == f"{bucket}/a/x.nc"
+
+
+def test_prefetch_to_a_hot_bucket_takes_what_reads_at_once_within_the_budget(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    """``prefetch --to s3://HOT`` is ``prefetch`` then a copy: objects that read at once for
+    a retrieval fee are part of the job and their fees are within --max-cost. It ran
+    ``restore(promote=True)`` instead, which refused a selection with nothing to restore
+    (only STANDARD_IA) as "nothing to restore" (exit 1), where ``prefetch`` without --to
+    takes it."""
+    archive.create_bucket("hot-copies")
+    archive.put_object(bucket, "ia/a.nc", b"a" * 1000, storage_class="STANDARD_IA")
+    refused = cli("prefetch", f"s3://{bucket}/ia/", "--to", "s3://hot-copies/c", "--max-cost",
+                  "0", "--timeout", "300", "--json")  # fmt: skip
+    assert refused.returncode == 3, refused.stderr
+    assert json.loads(refused.stdout)["error"]["exit_code"] == 3
+    assert archive.client().list_objects_v2(Bucket="hot-copies")["KeyCount"] == 0
+    done = cli("prefetch", f"s3://{bucket}/ia/", "--to", "s3://hot-copies/c", "--timeout", "300",
+               "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["groups"], summary["requests_sent"], summary["ready"]) == (1, 0, 1)
+    assert summary["readable_for_a_fee"] == 1
+    listed = archive.client().list_objects_v2(Bucket="hot-copies")
+    assert listed["KeyCount"] == 1, listed
+    archive.put_object(bucket, "gl/b.nc", b"b" * 10, storage_class="GLACIER")
+    restored = cli("prefetch", f"s3://{bucket}/gl/", "--to", "s3://hot-copies/c", "--timeout",
+                   "300", "--json")  # fmt: skip
+    assert restored.returncode == 0, restored.stderr
+    summary = json.loads(restored.stdout)
+    assert (summary["groups"], summary["requests_sent"], summary["ready"]) == (1, 1, 1)
+    assert archive.client().list_objects_v2(Bucket="hot-copies")["KeyCount"] == 2

@@ -2213,6 +2213,25 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         found = sync(self.loop, BucketClaims(self.store).read_many, restoring)
         return summarize_claims(found)
 
+    def prefetch_to_hot_store(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        timeout: float | None = None,
+        on_progress: Callable[[RestoreProgress], None] | None = None,
+        on_missing: Callable[[Plan], None] | None = None,
+    ) -> RestoreResult:
+        """:meth:`prefetch` (restores and retrieval fees approved together, once, before
+        anything), then copy every object it made ready into the hot store (``hot=``),
+        as :meth:`promote` does: what ``archivefs prefetch --to s3://HOT`` runs."""
+        result = self.prefetch(
+            paths, tier, days, wait=True, timeout=timeout, on_progress=on_progress,
+            on_missing=on_missing,
+        )  # fmt: skip
+        self.promote([g.key for g in result.plan.groups])
+        return result
+
 
 class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
     """A read-only file whose ranges come through the filesystem's read policy.

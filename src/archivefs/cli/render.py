@@ -99,12 +99,23 @@ def from_a_store_library(error: BaseException) -> bool:
 
 
 def restore_with_display(
-    ctx: Context, fs: ArchiveFileSystem, paths: list[str], *, prefetch: bool = False, **kwargs: Any
+    ctx: Context,
+    fs: ArchiveFileSystem,
+    paths: list[str],
+    *,
+    prefetch: bool = False,
+    to_hot_store: bool = False,
+    **kwargs: Any,
 ) -> Any:
-    """``fs.restore`` (``fs.prefetch`` with ``prefetch``) with the progress display (none
-    with ``--json``); paths that match nothing are named and left out, as ``status`` does."""
+    """``fs.restore`` (``fs.prefetch`` with ``prefetch``, ``fs.prefetch_to_hot_store`` with
+    ``to_hot_store``) with the progress display (none with ``--json``); paths that match
+    nothing are named and left out, as ``status`` does."""
     display = None if ctx.as_json else ProgressDisplay()
     try:
+        if to_hot_store:
+            return fs.prefetch_to_hot_store(
+                paths, on_progress=display, on_missing=report_unmatched, **kwargs
+            )
         if prefetch:
             return fs.prefetch(paths, on_progress=display, on_missing=report_unmatched, **kwargs)
         return fs.restore(paths, on_progress=display, on_missing=report_unmatched, **kwargs)

@@ -141,10 +141,8 @@ def prefetch_command(
                 "promoted_in_place": 0,
             }
         else:
-            if hot:
-                result = restore_with_display(
-                    ctx, fs, paths, wait=True, timeout=timeout, promote=True
-                )
+            if hot:  # prefetch, then copy into the hot store
+                result = restore_with_display(ctx, fs, paths, to_hot_store=True, timeout=timeout)
             else:  # objects that read at once are part of the job, not an error
                 result = restore_with_display(ctx, fs, paths, prefetch=True, timeout=timeout)
             promoted = fs.promote_in_place(paths) if promote else []
