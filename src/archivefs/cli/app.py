@@ -1,4 +1,7 @@
-"""The ``archivefs`` command: ls, status, estimate, advise, restore, demo.
+"""The ``archivefs`` command group: its help, the global options, and what every command
+shares at its end (a closed pipe ends quietly, Ctrl-C says what goes on at the store, a
+usage error is also a JSON error object with ``--json``). The commands come from one
+module per command group.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 budget refused, 4 still waiting / timed out.
 Errors print one line saying what to fix; ``--debug`` shows the traceback.
