@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from archivefs.cli import options
 from archivefs.cli.context import Context, global_options
 from archivefs.cli.estimate import parse_size_option
 from archivefs.cli.render import echo_break_even, echo_json, echo_table, run_guarded
@@ -34,7 +35,7 @@ from archivefs.progress import human_bytes
     "across providers, provider:Class names such as s3:STANDARD_IA,azure:Cool).",
 )
 @click.option("--tier", default="Standard", show_default=True, help="Restore tier for archives.")
-@click.option("--egress", default="same_region", show_default=True, help="Network path.")
+@options.egress
 @click.option("--lifecycle-after-days", type=float, help="Also: first class, then last, after N d.")
 @click.option(
     "--price-sheet",

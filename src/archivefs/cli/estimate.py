@@ -26,7 +26,7 @@ def parse_size_option(text: str) -> int:
 @options.paths
 @options.tier(default=None)
 @options.days(default=None)
-@click.option("--egress", default="same_region", show_default=True, help="Network path.")
+@options.egress
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @options.price_sheet
 @click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")

@@ -57,3 +57,6 @@ max_cost = click.option(
 
 price_sheet = click.option("--price-sheet", help=SHEET_HELP)
 """``--price-sheet``: the sheet that prices a provider's store."""
+
+egress = click.option("--egress", default="same_region", show_default=True, help="Network path.")
+"""``--egress``: the network path reads take (priced by the sheet's egress rates)."""
