@@ -41,7 +41,7 @@ from archivefs.errors import InvalidOptionsError
 from archivefs.hints import forget_readable
 from archivefs.hints import note_readable as remember_readable
 from archivefs.hooks import Hooks
-from archivefs.model import ObjectState, RestoreTier
+from archivefs.model import ObjectState, RestoreState, RestoreTier
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
 from archivefs.stats import ReadStats
@@ -53,8 +53,10 @@ if TYPE_CHECKING:
 
     from fsspec.callbacks import Callback
 
+    from archivefs.catalog.index import Catalog
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate, PriceSheet
+    from archivefs.restore.claims import ClaimSummary
     from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
     from archivefs.restore.notify import NotificationSource
     from archivefs.restore.submitter import SubmitReport
@@ -805,6 +807,81 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             "endpoint_url", ""
         )
         return f"{protocol}|{endpoint or options.get('account_name', '')}"
+
+    # ---- What the `archivefs` command shows, one public call each ----------------------
+    # The command line (archivefs.cli) calls only public operations; these are the ones
+    # it needs beyond fsspec's verbs and the archive verbs above. Each forwards to the
+    # filesystem's parts; keep new ones in this block.
+
+    def list_entries(self, url: str, recursive: bool = False) -> list[dict[str, Any]]:
+        """``ls`` of ``url`` (``find`` with ``recursive``), or of what it matches if a glob:
+        what ``archivefs ls`` prints. A glob that matches nothing gives ``[]``.
+
+        A glob's matches take their entries from ``ls`` of their folders, one listing per
+        folder, so they carry the same probed restore states as ``ls`` of the folder."""
+        from archivefs.globbing import has_wildcard
+
+        if not has_wildcard(url) or self.exists(url):  # a literal name that holds [ is itself
+            if recursive:
+                return list(self.find(url, detail=True).values())
+            return list(self.ls(url, detail=True))
+        wanted: dict[str, set[str]] = {}
+        for name in self.glob(url):
+            wanted.setdefault(self._parent(name), set()).add(name)
+        entries: list[dict[str, Any]] = []
+        for folder, names in wanted.items():
+            for entry in self.ls(folder, detail=True):
+                if entry["name"] not in names:
+                    continue
+                if recursive and entry["type"] == "directory":
+                    entries += self.find(entry["name"], detail=True).values()
+                else:
+                    entries.append(entry)
+        return sorted(entries, key=lambda e: str(e["name"]))
+
+    def catalog_root_for(self, path: str) -> tuple[str, Catalog] | None:
+        """The catalog root holding ``path`` and its loaded catalog; None outside any."""
+        found: tuple[str, Catalog] | None = sync(self.loop, self.catalogs.root_for, path)
+        return found
+
+    def restore_eta(self, plan: Plan) -> datetime | None:
+        """When the plan's restores in flight are expected to be done, from the journal
+        (None without a journal, with nothing restoring, or with no expected time)."""
+        journal = self.engine.journal
+        restoring = [g.key for g in plan.groups if g.state.restore is RestoreState.RESTORING]
+        if journal is None or not restoring:
+            return None
+        times = [r.expected_ready_at for r in journal.records(restoring) if r.expected_ready_at]
+        return max(times) if times else None
+
+    def restore_claims(self, plan: Plan) -> tuple[list[ClaimSummary], list[str]]:
+        """The bucket's claims (``bucket_claims=True``) on the plan's restoring groups:
+        grouped by requester and tier, oldest first, and the groups no claim names.
+        One GET per restoring group."""
+        from archivefs.restore.claims import BucketClaims, summarize_claims
+
+        restoring = [g.key for g in plan.groups if g.state.restore is RestoreState.RESTORING]
+        found = sync(self.loop, BucketClaims(self.store).read_many, restoring)
+        return summarize_claims(found)
+
+    def prefetch_to_hot_store(
+        self,
+        paths: str | list[str],
+        tier: str | None = None,
+        days: int | None = None,
+        timeout: float | None = None,
+        on_progress: Callable[[RestoreProgress], None] | None = None,
+        on_missing: Callable[[Plan], None] | None = None,
+    ) -> RestoreResult:
+        """:meth:`prefetch` (restores and retrieval fees approved together, once, before
+        anything), then copy every object it made ready into the hot store (``hot=``),
+        as :meth:`promote` does: what ``archivefs prefetch --to s3://HOT`` runs."""
+        result = self.prefetch(
+            paths, tier, days, wait=True, timeout=timeout, on_progress=on_progress,
+            on_missing=on_missing,
+        )  # fmt: skip
+        self.promote([g.key for g in result.plan.groups])
+        return result
 
 
 class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from archivefs.errors import ArchiveError
 from archivefs.providers.azure import AZURE, check_rehydrate
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, RestoreCheck, Window
+from archivefs.providers.base import (
+    Access,
+    ClassSpec,
+    CommandLineOptions,
+    ProviderSpec,
+    RestoreCheck,
+    Window,
+)
 from archivefs.providers.gcs import GCS
 from archivefs.providers.oracle import ORACLE, check_restore_objects
 from archivefs.providers.s3 import S3, check_restore_object
@@ -84,6 +91,7 @@ __all__ = [
     "SECRET_OPTIONS",
     "Access",
     "ClassSpec",
+    "CommandLineOptions",
     "ProviderSpec",
     "RestoreCheck",
     "Window",

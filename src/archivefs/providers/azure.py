@@ -11,7 +11,7 @@ High but never lowered, and its target tier cannot be changed.
 from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec, Window
 
 _HOUR = 3600.0
 
@@ -76,6 +76,13 @@ def check_rehydrate(
 AZURE = ProviderSpec(
     name="azure",
     price_sheet="azure-eastus",
+    command_line=CommandLineOptions(  # --endpoint-url is S3's; Azure's comes with the account
+        takes={"account_name": ("account_name",)},
+        refused=("profile",),
+        refusal="--profile names an AWS profile; for Azure give --account-name, or "
+        "AZURE_STORAGE_CONNECTION_STRING / AZURE_STORAGE_ACCOUNT_KEY in the environment, or "
+        "--storage-options with adlfs options.",
+    ),
     protocols=("az", "abfs", "abfss"),
     container_word="container",
     path_forms=("container/blob", "az://container/blob"),

@@ -40,6 +40,21 @@ class Window:
     max_s: float
 
 
+@dataclass(frozen=True, slots=True)
+class CommandLineOptions:
+    """How the ``archivefs`` command's store options (``endpoint_url``, ``profile``,
+    ``account_name``: --endpoint-url, --profile, --account-name) apply to a provider.
+
+    ``takes`` maps each option the provider uses to where it goes in the store library's
+    fsspec options (a key path: ``("client_kwargs", "endpoint_url")``); ``refused`` are
+    the options that are a usage error for it, ``refusal`` the message then (it names the
+    provider's own way). An option in neither is ignored."""
+
+    takes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    refused: tuple[str, ...] = ()
+    refusal: str = ""
+
+
 RestoreCheck = Callable[..., "int | None"]
 """A provider's pre-send rules: ``(class_name, speed_name, days, *, path, **state)`` ->
 the days to send (``None``: the verb takes none); raises ``InvalidRestoreRequestError``."""
@@ -94,6 +109,8 @@ class ProviderSpec:
     # the shipped price sheet (archivefs/pricing/sheets/) that prices this provider's
     # objects when the caller names none: the filesystem and the CLI both use it
     price_sheet: str = field(kw_only=True)
+    # what the command line's --endpoint-url, --profile and --account-name mean here
+    command_line: CommandLineOptions = field(kw_only=True, default=CommandLineOptions())
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""

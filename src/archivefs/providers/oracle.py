@@ -14,7 +14,7 @@ about four hours (see docs/providers.md).
 from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec, Window
 
 _HOUR = 3600.0
 
@@ -86,6 +86,13 @@ def check_restore_objects(
 ORACLE = ProviderSpec(
     name="oracle",
     price_sheet="oci-us-ashburn-1",
+    command_line=CommandLineOptions(  # ocifs: --profile is the OCI config's profile
+        takes={"profile": ("profile",)},
+        refused=("account_name", "endpoint_url"),
+        refusal="--account-name and --endpoint-url are Azure's and S3's; for oci:// URLs "
+        "give --profile (a profile of the OCI config) and --storage-options with ocifs "
+        'options, e.g. \'{"config": "~/.oci/config"}\'.',
+    ),
     protocols=("oci",),
     path_forms=("bucket/object", "bucket@namespace/object", "oci://bucket@namespace/object"),
     bucket_namespace=True,

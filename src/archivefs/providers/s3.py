@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window, not_archived
+from archivefs.providers.base import (
+    Access,
+    ClassSpec,
+    CommandLineOptions,
+    ProviderSpec,
+    Window,
+    not_archived,
+)
 
 _MINUTE, _HOUR = 60.0, 3600.0
 _KIB = 1024
@@ -35,6 +42,11 @@ _DEEP = {"Standard": Window(0.0, 12 * _HOUR), "Bulk": Window(0.0, 48 * _HOUR)}
 S3 = ProviderSpec(
     name="s3",
     price_sheet="aws-us-east-1",
+    command_line=CommandLineOptions(
+        takes={"endpoint_url": ("client_kwargs", "endpoint_url"), "profile": ("profile",)},
+        refused=("account_name",),
+        refusal="--account-name is an Azure storage account; use it with az:// URLs.",
+    ),
     protocols=("s3", "s3a"),
     path_forms=("bucket/key", "s3://bucket/key"),
     classes=CLASSES,
