@@ -421,3 +421,17 @@ def test_totals_add_up_and_nothing_is_negative(
         work, US, tier=tier, reads=reads + 1, read_amplification=amplification, egress=egress
     )
     assert more.total >= result.total
+
+
+def test_reads_of_rehydrated_azure_blobs_pay_hot_reads_not_the_rehydration() -> None:
+    """A rehydrated blob is a Hot blob: its GETs are Hot read operations; the Archive read
+    operation (Set Blob Tier / Copy Blob out of Archive) is the rehydration's own request."""
+    azure = load_price_sheet("azure-eastus")
+    archive = SC.parse("Archive", provider="azure")
+    hot_read = azure.price(SC.parse("Hot", provider="azure")).get_per_1000
+    rehydrated = Plan(groups=(group("c/r", archive, Action.READ, MiB, gets=1000),))
+    assert estimate(rehydrated, azure).components["requests"] == pytest.approx(hot_read)
+    restore = Plan(groups=(group("c/a", archive, Action.RESTORE, GiB, gets=1000),))
+    result = estimate(restore, azure, tier="Standard")
+    assert result.components["requests"] == pytest.approx(hot_read)
+    assert result.components["restore_requests"] == pytest.approx(0.55 / 1000)
