@@ -315,3 +315,24 @@ def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
     again = cli("restore", f"s3://{bucket}/w/")
     assert again.returncode == 0, again.stderr
     assert archive.requests.count("RestoreObject") == 2  # resumed: nothing sent twice
+
+
+def test_estimate_and_restore_refuse_a_tier_the_class_lacks_with_the_same_fix(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.put_object(bucket, "deep", b"x", storage_class="DEEP_ARCHIVE")
+    url = f"s3://{bucket}/deep"
+    said, codes = set(), set()
+    for command in (["restore", url], ["estimate", url],
+                    ["estimate", "--objects", "3", "--size", "1MiB",
+                     "--storage-class", "DEEP_ARCHIVE"]):  # fmt: skip
+        result = cli(*command, "--tier", "Expedited")
+        codes.add(result.returncode)
+        assert "the Expedited tier is not available for DEEP_ARCHIVE objects" in result.stderr
+        assert "use tier='Standard' (within 12 hours) or tier='Bulk'" in result.stderr
+        assert "price sheet" not in result.stderr, result.stderr
+        said.add(result.stderr[result.stderr.index("the Expedited") :])
+    assert len(said) == 1, said  # one check, one message, one exit code
+    assert len(codes) == 1, codes
+    assert 0 not in codes
+    assert archive.requests.count("RestoreObject") == 0

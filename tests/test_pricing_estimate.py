@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from archivefs.errors import PriceSheetError
+from archivefs.errors import InvalidRestoreRequestError, PriceSheetError
 from archivefs.model import Action, ObjectState, Plan, PlannedGroup, RestoreState, RestoreTier
 from archivefs.model import StorageClass as SC
 from archivefs.pricing import COMPONENTS, Estimate, Workload, estimate, load_price_sheet
@@ -245,8 +245,18 @@ def test_storage_per_month_bills_minimum_size_and_overhead() -> None:
 
 def test_unavailable_tier_and_unpriced_class_are_clear_errors() -> None:
     deep = Plan(groups=(group("b/d", SC.DEEP_ARCHIVE, Action.RESTORE, 1),))
-    with pytest.raises(PriceSheetError, match="no Expedited restore price for DEEP_ARCHIVE"):
-        estimate(deep, US, tier="Expedited")
+    with pytest.raises(InvalidRestoreRequestError, match="Expedited tier is not available") as e:
+        estimate(deep, US, tier="Expedited")  # as a restore says it: the class lacks the tier
+    assert "tier='Bulk'" in str(e.value.fix)
+    oracle = SC.parse("Archive", provider="oracle")
+    bulk = Plan(groups=(group("b/o", oracle, Action.RESTORE, 1),))
+    with pytest.raises(InvalidRestoreRequestError, match="Oracle has no restore tiers"):
+        estimate(bulk, load_price_sheet("oci-us-ashburn-1"), tier="Bulk")
+    glacier = Plan(groups=(group("b/g", SC.GLACIER, Action.RESTORE, 1),))
+    unpriced = US.model_copy(deep=True)
+    del unpriced.classes[SC.GLACIER].restore[RestoreTier.EXPEDITED]
+    with pytest.raises(PriceSheetError, match="no Expedited restore price for GLACIER"):
+        estimate(glacier, unpriced, tier="Expedited")  # offered, not priced: the sheet's fix
     outposts = Plan(groups=(group("b/o", SC.OUTPOSTS, Action.READ, 1),))
     with pytest.raises(PriceSheetError, match="b/o: price sheet 'aws-us-east-1' has no prices"):
         estimate(outposts, US)

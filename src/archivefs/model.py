@@ -331,22 +331,11 @@ def check_restore_request(
         )
         return None
     if storage_class is StorageClass.INTELLIGENT_TIERING and archive_access is not None:
-        deep = archive_access is ArchiveAccessTier.DEEP_ARCHIVE_ACCESS
-        if tier is RestoreTier.EXPEDITED and deep:
-            raise InvalidRestoreRequestError(
-                "the Expedited tier is not available for the Deep Archive Access tier.",
-                path=path,
-                fix="use tier='Standard' or tier='Bulk'.",
-            )
+        check_tier(storage_class, tier, archive_access=archive_access, path=path)
         return None
     if not storage_class.needs_restore:
         raise_not_archived(path, storage_class)
-    if tier is RestoreTier.EXPEDITED and storage_class is StorageClass.DEEP_ARCHIVE:
-        raise InvalidRestoreRequestError(
-            "the Expedited tier is not available for DEEP_ARCHIVE objects.",
-            path=path,
-            fix="use tier='Standard' (within 12 hours) or tier='Bulk' (within 48 hours).",
-        )
+    check_tier(storage_class, tier, path=path)
     if days is None or isinstance(days, bool) or not isinstance(days, int):
         raise InvalidRestoreRequestError(
             f"days must be a whole number of days, got {days!r}.",
@@ -360,6 +349,41 @@ def check_restore_request(
             fix="pass days=1 (or more) for how long the restored copy should stay readable.",
         )
     return days
+
+
+def check_tier(
+    storage_class: StorageClass,
+    tier: RestoreTier,
+    *,
+    archive_access: ArchiveAccessTier | None = None,
+    path: str | None = None,
+) -> None:
+    """Refuse a restore speed that ``storage_class`` does not offer, in its provider's words.
+
+    The one check of "does this class restore at this speed" that restores and
+    estimates share; a price sheet lacking a price for a speed the class does offer
+    is the sheet's problem and is reported by the sheet. Classes that read at once
+    have no speeds to refuse here.
+    """
+    if storage_class.provider != "s3":
+        check = RESTORE_CHECKS.get(storage_class.provider)
+        if check is not None and storage_class.needs_restore:
+            check(storage_class.value, str(tier), None, path=path)
+        return
+    if tier != RestoreTier.EXPEDITED:
+        return
+    if archive_access is ArchiveAccessTier.DEEP_ARCHIVE_ACCESS:
+        raise InvalidRestoreRequestError(
+            "the Expedited tier is not available for the Deep Archive Access tier.",
+            path=path,
+            fix="use tier='Standard' or tier='Bulk'.",
+        )
+    if storage_class is StorageClass.DEEP_ARCHIVE:
+        raise InvalidRestoreRequestError(
+            "the Expedited tier is not available for DEEP_ARCHIVE objects.",
+            path=path,
+            fix="use tier='Standard' (within 12 hours) or tier='Bulk' (within 48 hours).",
+        )
 
 
 def raise_not_archived(path: str | None, storage_class: StorageClass) -> NoReturn:
