@@ -107,7 +107,9 @@ async def copy_to_directory(
                 if where.member is not None:
                     size = await _write_member(fs, where, partial)
                 else:
-                    await fs._guarded(path, lambda: fs.fs._get_file(path, str(partial)))
+                    await fs._guarded(  # the rehydrated copy on Azure with rehydrate="copy"
+                        path, lambda: fs.fs._get_file(fs._read_path(path), str(partial))
+                    )
                     size = partial.stat().st_size
                 os.replace(partial, target)
             except BaseException:
