@@ -38,6 +38,8 @@ def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Callable[..., ArchiveFi
         kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
         kwargs.setdefault("restore_status_in_listings", True)
         kwargs.setdefault("restore_time_scale", 1 / 3600)
+        # counts must not depend on how long a test runs (test_catalog_freshness: the ttl)
+        kwargs.setdefault("catalog_ttl", None)
         return ArchiveFileSystem(
             target_protocol="s3",
             target_options=archive.storage_options(),
@@ -150,6 +152,7 @@ def make_az(
             "restore_time_scale": 1 / 3600,
             "price_sheet": "azure-eastus",
             "skip_instance_cache": True,
+            "catalog_ttl": None,  # counts must not depend on how long a test runs
             **kwargs,
         }
         fs = fsspec.filesystem("archive", **options)
