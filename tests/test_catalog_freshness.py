@@ -7,6 +7,7 @@ Time is the view's clock, set by the test; counts are the servers'.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -119,7 +120,7 @@ def test_invalidate_cache_forgets_the_registry_and_catalogs_at_once(
     store: Store, tmp_path: Path
 ) -> None:
     b, root = store.bucket, f"{store.bucket}/runs/r1"
-    fs = store.make(catalog_ttl=None)  # trusted until invalidated
+    fs = store.make(catalog_ttl=math.inf)  # trusted until invalidated
     assert fs.find(b) == []
     _bundle(store, tmp_path / "one", root, {"a.dat": b"a" * 10})
     assert fs.find(b) == []
@@ -133,6 +134,10 @@ def test_invalidate_cache_forgets_the_registry_and_catalogs_at_once(
     assert fs.find(b) == [f"{root}/a.dat", f"{root}/b.dat"]
 
 
-def test_catalog_ttl_must_be_seconds(store: Store) -> None:
+def test_catalog_ttl_must_be_seconds_and_survives_json(store: Store) -> None:
+    from fsspec.spec import AbstractFileSystem
+
     with pytest.raises(ValueError, match="catalog_ttl must be a number of seconds"):
         store.make(catalog_ttl=-1)
+    rebuilt = AbstractFileSystem.from_json(store.make(catalog_ttl=math.inf).to_json())
+    assert rebuilt.catalogs.ttl == math.inf

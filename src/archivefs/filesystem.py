@@ -184,7 +184,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         Seconds the catalog registry and pointers read are trusted (default 60): after
         that, the next use of a bucket reads its registry again (one GET) and the next
         use of a catalog its pointer (one GET), so catalogs bundled or rewritten by
-        others are seen. ``None``: until :meth:`invalidate_cache`.
+        others are seen. ``math.inf``: until :meth:`invalidate_cache`.
     """
 
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
