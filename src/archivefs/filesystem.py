@@ -609,7 +609,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             cached = None  # not in a cached parent listing: ask the store
         if cached is not None:
             for entry in cached:
-                if entry["name"] == path:
+                if entry["name"] == path and not self._expiry_unlisted(entry):
                     return dict(entry)
         try:
             return _file_entry(await self.store.head(path))
@@ -1688,6 +1688,15 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             if path and "/" not in path.strip("/"):
                 self.catalogs.invalidate(path.strip("/"))
         self.fs.invalidate_cache(path)
+
+    def _expiry_unlisted(self, entry: dict[str, Any]) -> bool:
+        """A listed restored object whose expiry the store's listings do not carry (Oracle):
+        ``info`` asks the store for it (one HEAD) rather than say ``None``."""
+        return (
+            entry.get("restore") == "restored"
+            and entry.get("restore_expiry") is None
+            and not getattr(self.store, "lists_restore_expiry", True)
+        )
 
     def _forget_listings(self, bucket: str) -> None:
         """A catalog of ``bucket`` changed: listings cached under it are stale."""

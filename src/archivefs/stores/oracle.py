@@ -151,6 +151,7 @@ class OracleStore(BulkProbe):
     split_path = staticmethod(split_path)
 
     provider = ORACLE
+    lists_restore_expiry = False  # ListObjects has no time-of-archival; HeadObject has
 
     def __init__(
         self,
