@@ -336,3 +336,21 @@ def test_estimate_and_restore_refuse_a_tier_the_class_lacks_with_the_same_fix(
     assert len(codes) == 1, codes
     assert 0 not in codes
     assert archive.requests.count("RestoreObject") == 0
+
+
+def test_advise_tables_show_small_amounts_with_their_digits(tmp_path: Path) -> None:
+    def advise(*args: str) -> str:
+        result = subprocess.run(
+            [ARCHIVEFS, "advise", "--objects", "1", "--size", "1MiB", *args],
+            capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    for text in (advise(), advise("--price-sheet", "aws-us-east-1", "--price-sheet",
+                                  "azure-eastus", "--reads-per-month", "1")):  # fmt: skip
+        rows = [line.split() for line in text.splitlines() if "STANDARD_IA" in line]
+        assert rows, text
+        amounts = [cell for row in rows for cell in row if re.fullmatch(r"[\d.,]+", cell)]
+        assert not [a for a in amounts if re.fullmatch(r"0\.0+", a)], text  # never 0.0000
+        assert any(re.fullmatch(r"0\.0+[1-9]\d{0,2}", a) for a in amounts), text
