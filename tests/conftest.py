@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -38,6 +39,8 @@ def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Callable[..., ArchiveFi
         kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
         kwargs.setdefault("restore_status_in_listings", True)
         kwargs.setdefault("restore_time_scale", 1 / 3600)
+        # counts must not depend on how long a test runs (test_catalog_freshness: the ttl)
+        kwargs.setdefault("catalog_ttl", math.inf)
         return ArchiveFileSystem(
             target_protocol="s3",
             target_options=archive.storage_options(),
@@ -150,6 +153,7 @@ def make_az(
             "restore_time_scale": 1 / 3600,
             "price_sheet": "azure-eastus",
             "skip_instance_cache": True,
+            "catalog_ttl": math.inf,  # counts must not depend on how long a test runs
             **kwargs,
         }
         fs = fsspec.filesystem("archive", **options)
@@ -194,6 +198,7 @@ def make_oci(
             "restore_time_scale": 1 / 3600,
             "price_sheet": "oci-us-ashburn-1",
             "skip_instance_cache": True,
+            "catalog_ttl": math.inf,  # counts must not depend on how long a test runs
             **kwargs,
         }
         fs = fsspec.filesystem("archive", **options)

@@ -440,3 +440,24 @@ def test_a_read_that_waits_too_long_says_it_sent_the_restore(
     with pytest.raises(RestoreTimeoutError, match="this call sent 1 of their restore requests"):
         fs.cat_file(f"{bucket}/w")
     assert archive.requests.count("RestoreObject") == 1
+
+
+@pytest.mark.parametrize(
+    ("klass", "tier", "hours"),
+    [("GLACIER", "Bulk", 12), ("GLACIER", "Expedited", 5 / 60), ("DEEP_ARCHIVE", "Bulk", 48)],
+)
+def test_expected_ready_uses_the_restores_own_tier_and_class(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, tmp_path: Path,
+    klass: str, tier: str, hours: float,
+) -> None:  # fmt: skip
+    archive.set_restore_delay(600)  # stays restoring
+    archive.put_objects(bucket, {"e/a": b"a"}, storage_class=klass)
+    fs = make_fs(restore_time_scale=1.0)
+    before = datetime.now(UTC)
+    fs.restore([f"{bucket}/e/a"], tier=tier)
+    after = datetime.now(UTC)
+    with Journal(tmp_path / "journal.sqlite", namespace=archive.endpoint_url) as journal:
+        [record] = journal.records([f"{bucket}/e/a"])
+    assert record.expected_ready_at is not None
+    window = timedelta(hours=hours)
+    assert before + window <= record.expected_ready_at <= after + window

@@ -36,7 +36,7 @@ from archivefs.access.reads import Reads
 from archivefs.access.resolve import Resolver
 from archivefs.access.restoring import Restoring, make_engine
 from archivefs.access.writes import Writes
-from archivefs.catalog.view import CatalogView
+from archivefs.catalog.view import DEFAULT_CATALOG_TTL, CatalogView
 from archivefs.errors import InvalidOptionsError
 from archivefs.hints import forget_readable
 from archivefs.hints import note_readable as remember_readable
@@ -106,6 +106,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         listings) and ``batch_size`` (Set Blob Tier per Blob Batch, up to 256).
         S3 (``S3Store``): ``list_fanout`` (pieces of a large ``find`` listed at once,
         default 8) and ``list_page`` (keys per listing request, up to 1,000).
+    catalog_ttl:
+        Seconds the catalog registry and pointers read are trusted (default 60): after
+        that, the next use of a bucket reads its registry again (one GET) and the next
+        use of a catalog its pointer (one GET), so catalogs bundled or rewritten by
+        others are seen. ``math.inf``: until :meth:`invalidate_cache`.
     """
 
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
@@ -147,6 +152,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         pickle_credentials: bool = False,
         credentials: str | None = None,
         store_options: dict[str, Any] | None = None,
+        catalog_ttl: float | None = DEFAULT_CATALOG_TTL,
         fo: str | None = None,  # fsspec's URL chaining passes the path; unused
         **kwargs: Any,
     ) -> None:
@@ -210,7 +216,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         )
         self.store_protocol = provider.protocols[0]
         self.provider = provider
-        self.catalogs = CatalogView(self.store.get_bytes)
+        self.catalogs = CatalogView(
+            self.store.get_bytes, ttl=catalog_ttl, on_change=self._forget_listings
+        )
         self.read_stats = ReadStats()
         self._engine: RestoreEngine | None = None
         self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
@@ -553,15 +561,26 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         await self.fs._rmdir(self._strip_protocol(path))
 
     def invalidate_cache(self, path: str | None = None) -> None:
+        """Forget cached listings (of ``path`` and its parent, or all); with no ``path``
+        or a bucket's, the catalog registry and catalogs read too (read again on use)."""
         if path is None:
             self.dircache.clear()
             forget_readable(self.store_scope)
+            self.catalogs.invalidate()
         else:
             path = self._strip_protocol(path)
             self.dircache.pop(path, None)
             self.dircache.pop(self._parent(path), None)
             forget_readable(self.store_scope, path)
+            if path and "/" not in path.strip("/"):
+                self.catalogs.invalidate(path.strip("/"))
         self.fs.invalidate_cache(path)
+
+    def _forget_listings(self, bucket: str) -> None:
+        """A catalog of ``bucket`` changed: listings cached under it are stale."""
+        for key in [k for k in self.dircache if k == bucket or k.startswith(bucket + "/")]:
+            self.dircache.pop(key, None)
+        self.fs.invalidate_cache(bucket)
 
     # -- writes (access/writes.py) ---------------------------------------------------------
 

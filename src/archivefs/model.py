@@ -330,6 +330,27 @@ def check_restore_request(
     )
 
 
+def check_tier(
+    storage_class: StorageClass,
+    tier: RestoreTier,
+    *,
+    archive_access: ArchiveAccessTier | None = None,
+    path: str | None = None,
+) -> None:
+    """Refuse a restore speed that ``storage_class`` does not offer, in its provider's words.
+
+    The one check of "does this class restore at this speed" that restores and
+    estimates share (each provider's restore check, speeds only); a price sheet lacking
+    a price for a speed the class does offer is the sheet's problem and is reported by
+    the sheet. Classes that read at once have no speeds to refuse here.
+    """
+    check = RESTORE_CHECKS.get(storage_class.provider)
+    if check is None or not (storage_class.needs_restore or archive_access is not None):
+        return
+    state: dict[str, Any] = {"archive_access": archive_access} if archive_access else {}
+    check(storage_class.value, str(tier), None, path=path, speed_only=True, **state)
+
+
 def raise_not_archived(path: str | None, storage_class: StorageClass) -> NoReturn:
     """Raise :class:`NotArchivedError` for an object that reads at once."""
     raise not_archived(path, storage_class.value)

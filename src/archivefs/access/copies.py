@@ -118,7 +118,9 @@ class LocalCopies:
                             out.write(data)
                         size = len(data)
                     else:
-                        await self.policy.guarded(path, lambda: cold._get_file(path, str(partial)))
+                        await self.policy.guarded(  # Azure's rehydrated copy, if one
+                            path, lambda: cold._get_file(self.reads.read_path(path), str(partial))
+                        )
                         size = partial.stat().st_size
                     os.replace(partial, target)
                 except BaseException:

@@ -24,7 +24,7 @@ def restore_aware(
     obj: Any,
     *,
     timeout: float | None = None,
-    poll_interval: float = 60.0,
+    poll_interval: float | None = None,
     coordinate: bool | None = None,
 ) -> Any:
     """The same lazy object, with every chunk read waiting for its own group's restore.
@@ -38,8 +38,10 @@ def restore_aware(
     With a ``distributed`` client, one coordinator task polls all groups in
     bulk and releases each group's ready task by an event: no worker polls the
     store (:mod:`archivefs.coordinator`). Without one, each ready task polls its
-    own group every ``poll_interval`` seconds; with one, ``poll_interval`` is
-    how often a waiting task checks that the coordinator is still healthy.
+    own group on the tier-aware schedule of its class (the filesystem's
+    ``restore_time_scale`` applied), or every ``poll_interval`` seconds if given;
+    with one, ``poll_interval`` (default 60) is how often a waiting task checks
+    that the coordinator is still healthy.
     ``coordinate=False`` keeps per-group polling even with a client;
     ``coordinate=True`` fails without one.
 
@@ -59,16 +61,17 @@ def restore_aware(
         )
     group_of: dict[str, tuple[ArchiveFileSystem, ObjectState]] = {}
     coordinations: dict[int, Coordination] = {}
+    submitted: dict[int, float] = {}
     for fs, paths in per_fs.items():
         plan = fs.plan(paths)
-        submitted_at = time.time()
+        submitted_at = submitted[id(fs)] = time.time()
         fs.submit(plan)
         if client is not None:
             coordinations[id(fs)] = start_coordinator(client, fs, plan, timeout, submitted_at)
         for group in plan.groups:
             for path in group.paths:
                 group_of[path] = (fs, group.state)
-    return _rewire(obj, group_of, timeout, poll_interval, coordinations)
+    return _rewire(obj, group_of, timeout, poll_interval, coordinations, submitted)
 
 
 def coordination_stats(obj: Any) -> list[dict[str, int]]:
@@ -90,8 +93,9 @@ def _rewire(
     obj: Any,
     group_of: dict[str, tuple[ArchiveFileSystem, ObjectState]],
     timeout: float | None,
-    poll_interval: float,
+    poll_interval: float | None,
     coordinations: dict[int, Coordination],
+    submitted: dict[int, float],
 ) -> Any:
     import dask.array as da
     from dask._task_spec import Task, TaskRef
@@ -123,7 +127,13 @@ def _rewire(
                 ready_key = ("archivefs-ready", group.path)
                 if ready_key not in ready_tasks:
                     ready_tasks[ready_key] = _ready_task(
-                        ready_key, fs, group, coordinations.get(id(fs)), timeout, poll_interval
+                        ready_key,
+                        fs,
+                        group,
+                        coordinations.get(id(fs)),
+                        timeout,
+                        poll_interval,
+                        submitted[id(fs)],
                     )
                 refs.append(TaskRef(ready_key))
             if refs:  # remember the groups first: arguments are evaluated in order
@@ -143,21 +153,28 @@ def _rewire(
     return obj.copy(data=rewired(obj.data))
 
 
+COORDINATOR_HEALTH_INTERVAL = 60.0
+"""Seconds between a waiting task's checks that its coordinator is alive (``poll_interval``)."""
+
+
 def _ready_task(
     key: Any,
     fs: ArchiveFileSystem,
     group: ObjectState,
     coordination: Coordination | None,
     timeout: float | None,
-    poll_interval: float,
+    poll_interval: float | None,
+    submitted_at: float,
 ) -> Any:
     """The task a group's chunk reads wait for: the coordinator's event, or its own polls."""
     from dask._task_spec import DataNode, Task
 
-    wait = DataNode(None, timeout), DataNode(None, poll_interval)
     if coordination is None:
-        polling = DataNode(None, fs.to_json()), DataNode(None, group.path)
-        return Task(key, _wait_until_readable, *polling, *wait)
+        polling = DataNode(None, fs.to_json()), DataNode(None, group)
+        wait = DataNode(None, timeout), DataNode(None, poll_interval)
+        return Task(key, _wait_until_readable, *polling, *wait, DataNode(None, submitted_at))
+    health = COORDINATOR_HEALTH_INTERVAL if poll_interval is None else poll_interval
+    wait = DataNode(None, timeout), DataNode(None, health)
     return Task(key, await_group, DataNode(None, coordination), DataNode(None, group), *wait)
 
 
@@ -173,25 +190,42 @@ def _after(*values: Any) -> Any:
 
 
 def _wait_until_readable(
-    fs_json: str, group: str, timeout: float | None, poll_interval: float
+    fs_json: str,
+    group: ObjectState,
+    timeout: float | None,
+    poll_interval: float | None,
+    submitted_at: float,
 ) -> tuple[str, ObjectState]:
-    """Poll one group until it reads (runs as a task, on a worker)."""
+    """Poll one group until it reads (runs as a task, on a worker): every ``poll_interval``
+    seconds, or on its class's tier-aware schedule counted from ``submitted_at``
+    (``time.time()``)."""
     import time
 
     import fsspec
 
     fs = fsspec.AbstractFileSystem.from_json(fs_json)
+    schedule = fs.engine.schedule_for(fs.tier)(group) if poll_interval is None else None
     deadline = None if timeout is None else time.monotonic() + timeout
+    polls = 0
     while True:
-        state = fs.state(group)
+        state = fs.state(group.path)
+        polls += 1
         if state.readable:
             return fs.store_scope, state
-        if deadline is not None and time.monotonic() >= deadline:
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
             from archivefs.errors import RestoreTimeoutError
 
             raise RestoreTimeoutError(
                 f"the restore was not finished after {timeout:.0f} s.",
-                path=group,
+                path=group.path,
                 fix="the restore keeps running at the store; compute again later.",
             )
-        time.sleep(poll_interval)
+        if schedule is None:
+            assert poll_interval is not None
+            delay = poll_interval
+        else:
+            delay = schedule.next_delay(time.time() - submitted_at, polls)
+        if deadline is not None:
+            delay = min(delay, deadline - now)
+        time.sleep(delay)

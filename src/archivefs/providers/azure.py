@@ -28,6 +28,7 @@ def check_rehydrate(
     target: str | None = None,
     pending_priority: str | None = None,
     pending_target: str | None = None,
+    **_: object,
 ) -> None:
     """Azure's rules for a rehydration, checked before anything is sent.
 

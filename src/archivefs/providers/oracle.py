@@ -60,8 +60,9 @@ def check_restore_objects(
     *,
     path: str | None = None,
     hours: int | None = None,
+    speed_only: bool = False,
     **_: object,
-) -> int:
+) -> int | None:
     """Oracle's rules for a RestoreObjects request, checked before anything is sent.
 
     Returns the ``hours`` to send (``hours``, or ``days * 24``). Azure-only state
@@ -80,6 +81,8 @@ def check_restore_objects(
             path=path,
             fix="use tier='Standard' (the only one: Oracle restores within about an hour).",
         )
+    if speed_only:  # what an estimate asks: the class and speed, not the hours
+        return None
     return hours_for(days, hours, path=path)
 
 

@@ -98,6 +98,7 @@ def check_restore_object(
     *,
     path: str | None = None,
     archive_access: str | None = None,
+    speed_only: bool = False,
     **_: object,
 ) -> int | None:
     """S3's rules for a RestoreObject request, checked before anything is sent.
@@ -105,6 +106,7 @@ def check_restore_object(
     Returns the ``Days`` to send; ``None`` for Intelligent-Tiering's archive access
     tiers (``archive_access``), which restore into the frequent tier and take no days.
     Azure-only state (``target``, a pending priority) is accepted and ignored.
+    ``speed_only``: check the class and speed, not the days (what an estimate asks).
     """
     if class_name == "INTELLIGENT_TIERING" and archive_access is not None:
         if speed == "Expedited" and archive_access == "DEEP_ARCHIVE_ACCESS":
@@ -123,6 +125,8 @@ def check_restore_object(
             path=path,
             fix="use tier='Standard' (within 12 hours) or tier='Bulk' (within 48 hours).",
         )
+    if speed_only:
+        return None
     if days is None or isinstance(days, bool) or not isinstance(days, int):
         raise InvalidRestoreRequestError(
             f"days must be a whole number of days, got {days!r}.",

@@ -132,6 +132,7 @@ class OracleStore(BulkProbe):
     """
 
     provider = ORACLE
+    lists_restore_expiry = False  # ListObjects has no time-of-archival; HeadObject has
 
     def __init__(
         self,
