@@ -19,7 +19,8 @@ import pytest
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Action
 from archivefs.stores.azure import LIST_PAGE
-from tests.conftest import assert_each_once, kill_when
+from tests.support.counts import assert_each_once
+from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -16,7 +16,7 @@ from archivefs.catalog import ByPrefix, Catalog
 from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir
 from archivefs.catalog.writer import bundle_tree, rebuild_catalog
-from tests.conftest import kill_when
+from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive

@@ -16,7 +16,8 @@ from archivefs.model import Action, RestoreTier, StorageClass
 from archivefs.restore.journal import Journal
 from archivefs.restore.notify import CallbackNotificationSource
 from archivefs.restore.schedule import PollSchedule
-from tests.conftest import assert_each_once, kill_when, s3_restores
+from tests.support.counts import assert_each_once, s3_restores
+from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive

@@ -35,7 +35,7 @@ from archivefs.errors import RestoresNotImplementedError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import RestoreState, RestoreTier
 from archivefs.stores import s3 as s3_store
-from tests.conftest import kill_when
+from tests.support.processes import kill_when
 from tests.test_bundling import flipped_byte_is_caught, make_tree
 from tests.test_conformance import (
     BundledFixtures,

@@ -1,0 +1,124 @@
+"""The five providers the scenario tests run on, described once.
+
+Each provider is its emulated server (a fixture of ``archivefs.testing.pytest_plugin``),
+a fixture making a new bucket on it, the fsspec protocol, the class a scenario writes
+cold and hot objects in, and the ``ArchiveFileSystem`` options every test of it needs.
+Adding a provider means adding one :class:`ProviderSpec` to :data:`PROVIDERS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import pytest
+
+from archivefs import ArchiveFileSystem
+from tests.support.groups import RGW_GROUP
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """What a scenario needs to know about one provider's emulated twin."""
+
+    name: str
+    server_fixture: str  # the plugin's function-scoped (reset) server fixture
+    bucket_fixture: str  # a new, empty bucket or container on it
+    protocol: str  # the fsspec protocol of the cold store
+    hot_class: str  # a class that reads at once
+    cold_class: str | None  # a class that needs a restore; None: the store has no restores
+    options: dict[str, Any] = field(default_factory=dict)  # ArchiveFileSystem's own options
+
+
+PROVIDERS: dict[str, ProviderSpec] = {
+    spec.name: spec
+    for spec in (
+        ProviderSpec(
+            "s3", "archive", "bucket", "s3", "STANDARD", "GLACIER",
+            # AWS lists restore states; moto needs the option spelled out
+            {"restore_status_in_listings": True, "restore_time_scale": 1 / 3600},
+        ),
+        ProviderSpec(
+            "azure", "azure_archive", "azure_container", "az", "Hot", "Archive",
+            {"restore_time_scale": 1 / 3600, "price_sheet": "azure-eastus"},
+        ),
+        ProviderSpec(
+            "gcs", "gcs_archive", "gcs_bucket", "gs", "STANDARD", None,
+            {"price_sheet": "gcs-us-central1"},
+        ),
+        ProviderSpec(
+            "oracle", "oracle_archive", "oracle_bucket", "oci", "Standard", "Archive",
+            {"restore_time_scale": 1 / 3600, "price_sheet": "oci-us-ashburn-1"},
+        ),
+        # Ceph RGW stores the S3 archive classes but answers RestoreObject with 501
+        ProviderSpec("rgw", "local_rgw", "rgw_bucket", "s3", "STANDARD", None),
+    )
+}  # fmt: skip
+
+
+def provider_params(*names: str) -> list[Any]:
+    """``pytest.param`` per provider (all when no name is given), radosgw in its xdist group."""
+    return [
+        pytest.param(name, marks=RGW_GROUP) if name == "rgw" else pytest.param(name)
+        for name in names or PROVIDERS
+    ]
+
+
+@dataclass
+class Provider:
+    """One provider's emulated server, reset, with a new bucket, for one test."""
+
+    spec: ProviderSpec
+    server: Any
+    bucket: str
+    tmp_path: Path
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def storage_options(self) -> dict[str, Any]:
+        """The cold store's fsspec options (plain JSON: a subprocess can rebuild them)."""
+        options: dict[str, Any] = self.server.storage_options()
+        return options
+
+    def raw(self) -> Any:
+        """A new fsspec filesystem of the store itself (no archivefs), for seeding."""
+        return fsspec.filesystem(
+            self.spec.protocol, skip_instance_cache=True, **self.storage_options()
+        )
+
+    def archive_options(self, **overrides: Any) -> dict[str, Any]:
+        """``ArchiveFileSystem`` keyword arguments: a private journal, the provider's
+        prices and restore timing scaled so polls fit emulated delays of seconds."""
+        return {
+            "target_protocol": self.spec.protocol,
+            "target_options": self.storage_options(),
+            "journal": str(self.tmp_path / "journal.sqlite"),
+            "skip_instance_cache": True,
+            **self.spec.options,
+            **overrides,
+        }
+
+    def fs(self, **overrides: Any) -> ArchiveFileSystem:
+        """A new ``ArchiveFileSystem`` on this provider (see :meth:`archive_options`)."""
+        return ArchiveFileSystem(**self.archive_options(**overrides))
+
+
+def provider_for(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> Provider:
+    """The provider ``name`` for the test behind ``request``: its server reset, a new bucket."""
+    spec = PROVIDERS[name]
+    server = request.getfixturevalue(spec.server_fixture)
+    return Provider(spec, server, request.getfixturevalue(spec.bucket_fixture), tmp_path)
+
+
+def fs_factory(spec_name: str, server: Any, tmp_path: Path) -> Callable[..., ArchiveFileSystem]:
+    """``make(**overrides)``: a new ``ArchiveFileSystem`` on ``server`` as provider
+    ``spec_name`` (the one factory behind conftest's ``make_fs``/``make_az``/...)."""
+    provider = Provider(PROVIDERS[spec_name], server, "", tmp_path)
+    return provider.fs
