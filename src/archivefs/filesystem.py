@@ -85,6 +85,7 @@ from archivefs.stores.credentials import (
     withhold,
 )
 from archivefs.stores.s3 import RangeRead, S3Store, restores_not_implemented, split_path
+from archivefs.stores.sessions import drop_unrunnable_finalizers
 from archivefs.stores.translate import is_archived_error, raise_translated, s3_error_code
 
 if TYPE_CHECKING:
@@ -268,6 +269,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             redact_library_logs()  # ocifs logs its config, private key included, at DEBUG
             try:
                 fs = fsspec.filesystem(protocol, **options)
+                drop_unrunnable_finalizers(fs)  # adlfs's, on an asynchronous instance
             except Exception as error:
                 if keys_withheld:  # adlfs and ocifs refuse to start without a credential
                     raise MissingCredentialsError(
