@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
-from archivefs.model import Action
 from archivefs.stores.azure import LIST_PAGE
 from tests.support.counts import assert_each_once
 from tests.support.processes import kill_when
@@ -65,29 +64,6 @@ def test_500_blobs_are_two_batches_one_wait_and_one_list_per_poll_round(
     assert fs.engine.poll_rounds >= 1
     assert counts["ListBlobs"] == 1 + fs.engine.poll_rounds * math.ceil(500 / LIST_PAGE)
     assert fs.cat_file(paths[123]) == b"blob 123"
-
-
-def test_a_repeat_while_pending_sends_nothing(
-    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
-) -> None:
-    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # stays pending
-    paths = seed(azure_archive, azure_container, 300)
-    make_az().restore(paths)
-    assert azure_archive.requests.count("BlobBatch") == 2
-    azure_archive.requests.clear()
-
-    again = make_az().restore(paths)  # a new instance sharing the journal
-    assert again.requests_sent == 0
-    assert {g.action for g in again.plan} == {Action.WAIT}
-    no_journal = make_az(journal=False).restore(paths)  # the listing alone also knows
-    assert no_journal.requests_sent == 0
-
-    # per new instance: one look for a catalog registry (absent), one probe listing
-    assert azure_archive.requests.counts() == {"GetBlob": 2, "ListBlobs": 2}
-    assert {r.blob for r in azure_archive.requests.records if r.op == "GetBlob"} == {
-        ".archivefs/catalogs.json"
-    }
-    assert sub_requests(azure_archive) == 0
 
 
 def test_killed_submission_resumes_without_a_duplicate(

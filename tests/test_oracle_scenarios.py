@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
-from archivefs.model import Action
 from archivefs.stores.oracle import LIST_PAGE
 from tests.support.counts import assert_each_once
 from tests.support.processes import kill_when
@@ -75,27 +74,6 @@ def test_1001_objects_one_restore_each_and_two_listobjects_per_poll_round(
     # bulk polling from listings: per round ceil(1001 / 1000) ListObjects, no HeadObject
     assert oracle_archive.requests.counts() == {"ListObjects": pages * len(rounds)}
     assert fs.cat_file(paths[123]) == b"object 123"
-
-
-def test_a_repeat_while_restoring_sends_nothing(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
-) -> None:
-    oracle_archive.restore_delay = 3600.0  # stays Restoring
-    paths = seed(oracle_archive, oracle_bucket, 300)
-    make_oci().restore(paths)
-    assert oracle_archive.requests.count("RestoreObjects") == 300
-    oracle_archive.requests.clear()
-
-    again = make_oci().restore(paths)  # a new instance sharing the journal
-    assert again.requests_sent == 0
-    assert {g.action for g in again.plan} == {Action.WAIT}
-    no_journal = make_oci(journal=False).restore(paths)  # the listing alone also knows
-    assert no_journal.requests_sent == 0
-
-    # per new instance: one look for a catalog registry (absent), one probe listing
-    assert oracle_archive.requests.counts() == {"GetObject": 2, "ListObjects": 2}
-    assert oracle_archive.requests.count("GetObject", name=".archivefs/catalogs.json") == 2
-    assert set(oracle_archive.restores.values()) == {1}
 
 
 def test_killed_submission_resumes_without_a_duplicate(

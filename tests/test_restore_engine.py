@@ -48,21 +48,6 @@ def test_500_objects_one_request_each_and_one_wait(
     assert fs.cat_file(paths[123]) == b"object 123"
 
 
-def test_second_restore_while_in_progress_sends_nothing(
-    archive: EmulatedArchive, bucket: str, make_fs: Any
-) -> None:
-    archive.set_restore_delay(30)
-    paths = seed(archive, bucket, 20)
-    make_fs().restore(paths)
-    assert archive.requests.count("RestoreObject") == 20
-    again = make_fs().restore(paths)  # a new instance sharing the journal
-    assert again.requests_sent == 0
-    assert {g.action for g in again.plan} == {Action.WAIT}
-    no_journal = make_fs(journal=False).restore(paths)  # the probe alone also knows
-    assert no_journal.requests_sent == 0
-    assert archive.requests.count("RestoreObject") == 20
-
-
 def test_threads_restoring_overlapping_paths_send_one_request_per_object(
     archive: EmulatedArchive, bucket: str, make_fs: Any
 ) -> None:

@@ -8,6 +8,7 @@ Adding a provider means adding one :class:`ProviderSpec` to :data:`PROVIDERS`.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ import fsspec
 import pytest
 
 from archivefs import ArchiveFileSystem
+from tests.support.counts import s3_restores
 from tests.support.groups import RGW_GROUP
 
 if TYPE_CHECKING:
@@ -122,3 +124,59 @@ def fs_factory(spec_name: str, server: Any, tmp_path: Path) -> Callable[..., Arc
     ``spec_name`` (the one factory behind conftest's ``make_fs``/``make_az``/...)."""
     provider = Provider(PROVIDERS[spec_name], server, "", tmp_path)
     return provider.fs
+
+
+# -- what each emulated twin names differently: seeding, holding restores, counting them
+
+# a provider without restores (cold_class None) says here what a restore scenario checks
+NO_RESTORES = {
+    "gcs": "GCS has no restores: its cold classes read at once for a retrieval fee",
+    "rgw": "radosgw answers RestoreObject with 501: test_rgw.py checks the clear error",
+}
+
+
+def _seed(provider: Provider, names: dict[str, bytes], klass: str) -> None:
+    server, bucket = provider.server, provider.bucket
+    if provider.name == "azure":
+        server.put_blobs(bucket, names, tier=klass)
+    elif provider.name == "oracle":
+        server.put_objects(bucket, names, tier=klass)
+    else:
+        server.put_objects(bucket, names, storage_class=klass)
+
+
+def seed_cold(provider: Provider, n: int, prefix: str = "o") -> list[str]:
+    """``n`` small objects in the provider's class that needs a restore; their paths."""
+    assert provider.spec.cold_class is not None, NO_RESTORES[provider.name]
+    objects = {f"{prefix}/{i:05d}": f"object {i}".encode() for i in range(n)}
+    _seed(provider, objects, provider.spec.cold_class)
+    return [f"{provider.bucket}/{name}" for name in sorted(objects)]
+
+
+def hold_restores(provider: Provider) -> None:
+    """Restores the server accepts from now on stay pending for an hour."""
+    server = provider.server
+    if provider.name == "azure":
+        server.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    elif provider.name == "oracle":
+        server.restore_delay = 3600.0
+    else:
+        server.set_restore_delay(3600.0)
+
+
+def restores_started(provider: Provider) -> Counter[str]:
+    """``bucket/key`` -> restores the server accepted and started."""
+    if provider.name == "azure":
+        return Counter(provider.server.rehydrations)
+    if provider.name == "oracle":
+        return Counter(provider.server.restores)
+    return s3_restores(provider.server)
+
+
+# per provider: the requests of one new filesystem's first restore of objects it knows
+# of already: one look for the catalog registry (absent) and one probe listing
+FIRST_LOOK = {
+    "s3": {"GET": 1, "LIST": 1},
+    "azure": {"GetBlob": 1, "ListBlobs": 1},
+    "oracle": {"GetObject": 1, "ListObjects": 1},
+}
