@@ -16,17 +16,13 @@ import fsspec
 import numpy as np
 import pytest
 
-from archivefs.filesystem import ArchiveFileSystem
 from archivefs.stores.azure import LIST_PAGE
-from tests.support.counts import assert_each_once
-from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from archivefs.testing import EmulatedAzureArchive
 
-WORKER = Path(__file__).with_name("_azure_restore_worker.py")
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -64,44 +60,6 @@ def test_500_blobs_are_two_batches_one_wait_and_one_list_per_poll_round(
     assert fs.engine.poll_rounds >= 1
     assert counts["ListBlobs"] == 1 + fs.engine.poll_rounds * math.ceil(500 / LIST_PAGE)
     assert fs.cat_file(paths[123]) == b"blob 123"
-
-
-def test_killed_submission_resumes_without_a_duplicate(
-    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
-) -> None:
-    azure_archive.rehydrate_delay["Standard"] = 1.0
-    paths = seed(azure_archive, azure_container, 300)
-    journal = str(tmp_path / "journal.sqlite")
-    azure_archive.requests.clear()
-    config = {
-        "storage_options": azure_archive.storage_options(),
-        "journal": journal,
-        "paths": paths,
-        "concurrency": 1,
-        "store_options": {"batch_size": 20},  # small batches: a kill lands between them
-    }
-    assert kill_when(
-        WORKER, config, lambda: sub_requests(azure_archive) >= 60, server=azure_archive
-    )
-    before_kill = sum(azure_archive.rehydrations.values())
-    assert 60 <= before_kill < 300
-
-    fs = ArchiveFileSystem(
-        target_protocol="az",
-        target_options=azure_archive.storage_options(),
-        journal=journal,
-        restore_time_scale=1 / 3600,
-        price_sheet="azure-eastus",
-        skip_instance_cache=True,
-    )
-    result = fs.restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert result.requests_sent == 300 - before_kill
-    azure_archive.wait_idle()
-    assert_each_once(azure_archive.rehydrations, paths)  # across both runs
-    assert sub_requests(azure_archive) == 300  # no 409: no blob asked twice
-    assert fs.cat_file(paths[-1]) == b"blob 299"
 
 
 def test_throttling_30_percent_every_blob_rehydrated_once(

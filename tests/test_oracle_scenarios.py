@@ -18,15 +18,12 @@ import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.stores.oracle import LIST_PAGE
-from tests.support.counts import assert_each_once
-from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from archivefs.testing import EmulatedOracleArchive
 
-WORKER = Path(__file__).with_name("_oracle_restore_worker.py")
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -74,51 +71,6 @@ def test_1001_objects_one_restore_each_and_two_listobjects_per_poll_round(
     # bulk polling from listings: per round ceil(1001 / 1000) ListObjects, no HeadObject
     assert oracle_archive.requests.counts() == {"ListObjects": pages * len(rounds)}
     assert fs.cat_file(paths[123]) == b"object 123"
-
-
-def test_killed_submission_resumes_without_a_duplicate(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, tmp_path: Path
-) -> None:
-    paths = seed(oracle_archive, oracle_bucket, 300)
-    journal = str(tmp_path / "journal.sqlite")
-    oracle_archive.requests.clear()
-    config = {
-        "endpoint": {
-            "endpoint": oracle_archive.endpoint,
-            "key_file": oracle_archive.key_file,
-            "fingerprint": oracle_archive.fingerprint,
-        },
-        "journal": journal,
-        "paths": paths,
-        "concurrency": 1,
-    }
-    assert kill_when(
-        WORKER,
-        config,
-        lambda: oracle_archive.requests.count("RestoreObjects") >= 60,
-        server=oracle_archive,
-    )
-    before_kill = sum(oracle_archive.restores.values())
-    assert 60 <= before_kill < 300
-
-    fs = ArchiveFileSystem(
-        target_protocol="oci",
-        target_options=oracle_archive.storage_options(),
-        journal=journal,
-        restore_time_scale=1 / 3600,
-        price_sheet="oci-us-ashburn-1",
-        skip_instance_cache=True,
-    )
-    result = fs.restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert result.requests_sent == 300 - before_kill
-    oracle_archive.wait_idle()
-    assert_each_once(oracle_archive.restores, paths)  # across both runs
-    others = [r for r in oracle_archive.requests.records if r.op == "RestoreObjects"]
-    assert [r for r in others if r.status != 202] == []  # none sent twice
-    assert len(others) == 300
-    assert fs.cat_file(paths[-1]) == b"object 299"
 
 
 def test_throttling_30_percent_every_object_restored_once(

@@ -11,18 +11,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.errors import RestoreFailedError, RestoreTimeoutError
-from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Action, RestoreTier, StorageClass
 from archivefs.restore.journal import Journal
 from archivefs.restore.notify import CallbackNotificationSource
 from archivefs.restore.schedule import PollSchedule
-from tests.support.counts import assert_each_once, s3_restores
-from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
-
-WORKER = Path(__file__).with_name("_restore_worker.py")
 
 
 def seed(archive: EmulatedArchive, bucket: str, n: int, prefix: str = "o") -> list[str]:
@@ -69,39 +64,6 @@ def test_threads_restoring_overlapping_paths_send_one_request_per_object(
     assert not errors
     assert archive.requests.count("RestoreObject", status=202) == 60
     assert archive.requests.count("RestoreObject") == 60
-
-
-def test_killed_submission_resumes_without_paying_twice(
-    archive: EmulatedArchive, bucket: str, tmp_path: Path
-) -> None:
-    archive.set_restore_delay(1.0)
-    paths = seed(archive, bucket, 600)
-    journal = str(tmp_path / "journal.sqlite")
-    config = {
-        "storage_options": archive.storage_options(),
-        "journal": journal,
-        "paths": paths,
-        "concurrency": 1,
-    }
-    assert kill_when(
-        WORKER, config, lambda: archive.requests.count("RestoreObject") >= 100, server=archive
-    )
-    sent_before_kill = archive.requests.count("RestoreObject")  # the worker gone, all answered
-    assert 100 <= sent_before_kill < 600
-    fs = ArchiveFileSystem(
-        target_options=archive.storage_options(),
-        journal=journal,
-        restore_status_in_listings=True,
-        restore_time_scale=1 / 3600,
-        skip_instance_cache=True,
-    )
-    result = fs.restore(paths, wait=True, timeout=600)
-    assert sorted(result.ready) == paths
-    assert result.requests_sent == 600 - sent_before_kill
-    archive.wait_idle()
-    assert_each_once(s3_restores(archive), paths)
-    assert archive.requests.count("RestoreObject") == 600  # no 409: no object asked twice
-    assert fs.cat_file(paths[-1]) == b"object 599"
 
 
 def test_throttling_30_percent_every_object_restored_once(

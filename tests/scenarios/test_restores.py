@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from archivefs.model import Action
+from tests.support.counts import assert_each_once
+from tests.support.processes import kill_when
 from tests.support.providers import (
     FIRST_LOOK,
     hold_restores,
     provider_params,
+    quick_restores,
+    restore_requests,
     restores_started,
     seed_cold,
 )
@@ -20,6 +25,9 @@ if TYPE_CHECKING:
     from tests.support.providers import Provider
 
 WITH_RESTORES = provider_params("s3", "azure", "oracle")
+RESTORE_WORKER = Path(__file__).parents[1] / "support" / "restore_worker.py"
+# Azure sends Set Blob Tier in batches: small ones, so a kill lands between them
+SMALL_BATCHES = {"azure": {"store_options": {"batch_size": 20}}}
 
 
 @pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
@@ -41,3 +49,27 @@ def test_a_repeat_while_pending_sends_nothing(provider: Provider) -> None:
     assert provider.server.requests.counts() == {
         op: 2 * n for op, n in FIRST_LOOK[provider.name].items()
     }
+
+
+@pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
+def test_a_killed_submission_resumes_without_a_duplicate(provider: Provider) -> None:
+    quick_restores(provider)
+    paths = seed_cold(provider, 300)
+    provider.server.requests.clear()
+    options = provider.archive_options(concurrency=1, **SMALL_BATCHES.get(provider.name, {}))
+    config = {"archive_options": options, "paths": paths}
+    assert kill_when(
+        RESTORE_WORKER, config, lambda: restore_requests(provider) >= 60, server=provider.server
+    )
+    # counted once the worker is gone and the server has answered all it was sent
+    before_kill = restore_requests(provider)
+    assert 60 <= before_kill < 300
+
+    fs = provider.fs()  # the same journal
+    result = fs.restore(paths, wait=True, timeout=600)
+    assert sorted(result.ready) == paths
+    assert result.requests_sent == 300 - before_kill
+    provider.server.wait_idle()
+    assert_each_once(restores_started(provider), paths)  # across both runs
+    assert restore_requests(provider) == 300  # none refused as a duplicate
+    assert fs.cat_file(paths[-1]) == b"object 299"

@@ -164,6 +164,33 @@ def hold_restores(provider: Provider) -> None:
         server.set_restore_delay(3600.0)
 
 
+def quick_restores(provider: Provider) -> None:
+    """Restores the server accepts from now on complete after a second."""
+    server = provider.server
+    if provider.name == "azure":
+        server.rehydrate_delay["Standard"] = 1.0
+    elif provider.name == "oracle":
+        server.restore_delay = 1.0
+    else:
+        server.set_restore_delay(1.0)
+
+
+# the request that asks for one object's restore, as each server logs it (an Azure Set
+# Blob Tier may be a sub-request of a Blob Batch: batched=None counts both)
+RESTORE_REQUEST: dict[str, tuple[str, dict[str, Any]]] = {
+    "s3": ("RestoreObject", {}),
+    "azure": ("SetBlobTier", {"batched": None}),
+    "oracle": ("RestoreObjects", {}),
+}
+
+
+def restore_requests(provider: Provider, **filters: Any) -> int:
+    """Restore requests the server received (any answer, unless ``filters`` say one)."""
+    op, fixed = RESTORE_REQUEST[provider.name]
+    count: int = provider.server.requests.count(op, **fixed, **filters)
+    return count
+
+
 def restores_started(provider: Provider) -> Counter[str]:
     """``bucket/key`` -> restores the server accepted and started."""
     if provider.name == "azure":
