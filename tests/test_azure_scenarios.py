@@ -62,31 +62,6 @@ def test_500_blobs_are_two_batches_one_wait_and_one_list_per_poll_round(
     assert fs.cat_file(paths[123]) == b"blob 123"
 
 
-def test_throttling_30_percent_every_blob_rehydrated_once(
-    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
-) -> None:
-    azure_archive.rehydrate_delay["Standard"] = 1.0
-    paths = seed(azure_archive, azure_container, 200)
-    azure_archive.requests.clear()
-    # the batch as a whole, each sub-request, listings and properties: 30 % answered 503
-    # (one seeded rule per operation, so each operation's sequence of faults repeats)
-    for rng_seed, op in enumerate(["BlobBatch", "SetBlobTier", "ListBlobs", "GetBlobProperties"]):
-        azure_archive.throttle(fraction=0.3, ops=[op], seed=rng_seed)
-    result = make_az().restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert azure_archive.injected > 0
-    assert azure_archive.requests.count("BlobBatch", status=503) > 0  # whole batches too
-    assert azure_archive.requests.count("SetBlobTier", batched=True, status=503) > 0
-    # a blob throttled on every try of a batch's retries is sent again by the engine's
-    # submitter (a plain Set Blob Tier): accepted once either way
-    assert sub_requests(azure_archive, status=202) == 200
-    assert set(azure_archive.rehydrations.values()) == {1}
-    assert len(azure_archive.rehydrations) == 200
-    # throttled sub-requests were sent again; accepted ones never were
-    assert sub_requests(azure_archive) == 200 + sub_requests(azure_archive, status=503)
-
-
 def test_refused_batches_fall_back_to_one_set_tier_per_blob(
     azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
 ) -> None:

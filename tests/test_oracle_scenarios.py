@@ -73,26 +73,6 @@ def test_1001_objects_one_restore_each_and_two_listobjects_per_poll_round(
     assert fs.cat_file(paths[123]) == b"object 123"
 
 
-def test_throttling_30_percent_every_object_restored_once(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
-) -> None:
-    paths = seed(oracle_archive, oracle_bucket, 200)
-    oracle_archive.requests.clear()
-    # restores and listings: 30 % answered 429 TooManyRequests (one seeded rule each)
-    for rng_seed, op in enumerate(["RestoreObjects", "ListObjects"]):
-        oracle_archive.throttle(fraction=0.3, ops=[op], seed=rng_seed)
-    result = make_oci().restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert oracle_archive.injected > 0
-    throttled = oracle_archive.requests.count("RestoreObjects", status=429)
-    assert throttled > 0
-    assert oracle_archive.requests.count("RestoreObjects", status=202) == 200
-    assert oracle_archive.requests.count("RestoreObjects") == 200 + throttled
-    assert set(oracle_archive.restores.values()) == {1}
-    assert len(oracle_archive.restores) == 200
-
-
 def test_as_ready_yields_objects_as_their_restores_finish(
     oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
 ) -> None:

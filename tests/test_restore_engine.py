@@ -66,19 +66,6 @@ def test_threads_restoring_overlapping_paths_send_one_request_per_object(
     assert archive.requests.count("RestoreObject") == 60
 
 
-def test_throttling_30_percent_every_object_restored_once(
-    archive: EmulatedArchive, bucket: str, make_fs: Any
-) -> None:
-    archive.set_restore_delay(1.0)
-    paths = seed(archive, bucket, 200)
-    archive.faults.throttle(fraction=0.3, seed=3)  # every operation type
-    result = make_fs().restore(paths, wait=True, timeout=600)  # adaptive retries slow the whole run
-    assert sorted(result.ready) == paths
-    assert archive.requests.count("RestoreObject", status=202) == 200
-    assert archive.requests.count("RestoreObject", status=409) == 0
-    assert archive.faults.injected > 0
-
-
 def test_permanent_errors_are_reported_per_group(
     archive: EmulatedArchive, bucket: str, make_fs: Any
 ) -> None:

@@ -13,12 +13,15 @@ from tests.support.counts import assert_each_once
 from tests.support.processes import kill_when
 from tests.support.providers import (
     FIRST_LOOK,
+    THROTTLE_STATUS,
+    faults_injected,
     hold_restores,
     provider_params,
     quick_restores,
     restore_requests,
     restores_started,
     seed_cold,
+    throttle,
 )
 
 if TYPE_CHECKING:
@@ -73,3 +76,24 @@ def test_a_killed_submission_resumes_without_a_duplicate(provider: Provider) -> 
     assert_each_once(restores_started(provider), paths)  # across both runs
     assert restore_requests(provider) == 300  # none refused as a duplicate
     assert fs.cat_file(paths[-1]) == b"object 299"
+
+
+@pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
+def test_throttling_30_percent_every_object_restored_once(provider: Provider) -> None:
+    quick_restores(provider)
+    paths = seed_cold(provider, 200)
+    provider.server.requests.clear()
+    throttle(provider, 0.3)
+    result = provider.fs().restore(paths, wait=True, timeout=600)
+
+    assert sorted(result.ready) == paths
+    assert faults_injected(provider) > 0
+    throttled = restore_requests(provider, status=THROTTLE_STATUS[provider.name])
+    assert throttled > 0
+    assert restore_requests(provider, status=202) == 200
+    # throttled requests were sent again; accepted ones never were
+    assert restore_requests(provider) == 200 + throttled
+    assert_each_once(restores_started(provider), paths)
+    if provider.name == "azure":  # whole batches are throttled too, not only sub-requests
+        assert provider.server.requests.count("BlobBatch", status=503) > 0
+        assert provider.server.requests.count("SetBlobTier", batched=True, status=503) > 0

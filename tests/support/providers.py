@@ -175,6 +175,34 @@ def quick_restores(provider: Provider) -> None:
         server.set_restore_delay(1.0)
 
 
+# the operations each twin throttles in the throttling scenario (one seeded rule each,
+# so each operation's sequence of faults repeats run to run; S3: one rule for all), and
+# the status a throttled request is answered with
+THROTTLED_OPS: dict[str, list[str] | None] = {
+    "s3": None,
+    "azure": ["BlobBatch", "SetBlobTier", "ListBlobs", "GetBlobProperties"],
+    "oracle": ["RestoreObjects", "ListObjects"],
+}
+THROTTLE_STATUS = {"s3": 503, "azure": 503, "oracle": 429}
+
+
+def throttle(provider: Provider, fraction: float) -> None:
+    """Answer ``fraction`` of the requests with the provider's throttling error."""
+    ops = THROTTLED_OPS[provider.name]
+    if ops is None:
+        provider.server.faults.throttle(fraction=fraction, seed=3)
+        return
+    for rng_seed, op in enumerate(ops):
+        provider.server.throttle(fraction=fraction, ops=[op], seed=rng_seed)
+
+
+def faults_injected(provider: Provider) -> int:
+    """How many requests the server answered with an injected fault."""
+    server = provider.server
+    injected: int = (server.faults if provider.name == "s3" else server).injected
+    return injected
+
+
 # the request that asks for one object's restore, as each server logs it (an Azure Set
 # Blob Tier may be a sub-request of a Blob Batch: batched=None counts both)
 RESTORE_REQUEST: dict[str, tuple[str, dict[str, Any]]] = {
