@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
-from tests.support.groups import DASK_WORKERS, HEAVY_SERVERS
+from tests.support.groups import DASK_WORKERS, HEAVY_SERVERS, name_with_group
 from tests.support.providers import Provider, fs_factory, provider_for, provider_params
 
 if TYPE_CHECKING:
@@ -25,13 +25,15 @@ pytest_plugins = ["archivefs.testing.pytest_plugin", "pytester"]
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Put each test in the xdist group of the heavy server it uses (HEAVY_SERVERS)."""
     for item in items:
         groups = {HEAVY_SERVERS[f] for f in getattr(item, "fixturenames", ()) if f in HEAVY_SERVERS}
         assert len(groups) <= 1, f"{item.nodeid} uses two heavy servers: {sorted(groups)}"
         if groups and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(groups.pop()))
+        if config.getvalue("loadgroup"):  # an xdist worker of a --dist loadgroup run
+            name_with_group(item)
 
 
 @pytest.fixture(scope="session")
