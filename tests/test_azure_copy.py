@@ -17,7 +17,8 @@ import pytest
 
 from archivefs.model import Action
 from archivefs.stores.azure import copy_path
-from tests.conftest import assert_each_once, kill_when
+from tests.support.counts import assert_each_once
+from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -26,6 +26,7 @@ from archivefs.stores.credentials import (
     redact_library_logs,
     withhold,
 )
+from archivefs.stores.sessions import drop_unrunnable_finalizers
 from archivefs.stores.translate import raise_translated
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def open_cold(
         redact_library_logs()  # ocifs logs its config, private key included, at DEBUG
         try:
             fs = fsspec.filesystem(protocol, **options)
+            drop_unrunnable_finalizers(fs)  # adlfs's, on an asynchronous instance
         except Exception as error:
             if cold.keys_withheld:  # adlfs and ocifs refuse to start without a credential
                 raise MissingCredentialsError(
