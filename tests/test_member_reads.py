@@ -266,3 +266,22 @@ def test_a_thousand_small_members_take_one_get_per_8_mib_on_every_path(
     assert sum(map(len, files.values())) <= archive.requests.bytes_sent("GET")
     assert archive.requests.bytes_sent("GET") <= _served(catalog, paths)
     assert not [p for p in out.rglob("*") if ".archivefs-partial-" in p.name]
+
+
+def test_a_large_member_gets_from_a_promoted_copy_of_its_bundle(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
+) -> None:
+    size = BLOCK + 12345  # above BLOCK: read in ranged parts, not coalesced
+    files, _, catalog = _packed(archive, bucket, tmp_path, _tree(tmp_path / "src", 1, 2, size))
+    (key,) = catalog.bundles
+    data = s3(archive).cat_file(key)
+    hot = tmp_path / "hot"
+    (hot / key).parent.mkdir(parents=True)
+    (hot / key).write_bytes(data)  # the bundle promoted; then its restored copy expired
+    archive.put_object(bucket, key.split("/", 1)[1], data, storage_class="GLACIER")
+    afs = make_fs(hot=str(hot), part_size=2**20)
+    path = sorted(files)[0]
+    archive.requests.clear()
+    afs.get(path, str(tmp_path / "out"))
+    assert (tmp_path / "out").read_bytes() == files[path]
+    assert archive.requests.count("GET", key=key.split("/", 1)[1]) == 0

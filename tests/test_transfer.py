@@ -1,4 +1,4 @@
-"""Downloads in ranged parts (archivefs.transfer): request counts, the memory bound, and
+"""Downloads in ranged parts (archivefs.access.transfer): request counts, the memory bound, and
 no partial file left under the final name when a part fails."""
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ import tracemalloc
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from fsspec.asyn import sync
 from fsspec.callbacks import Callback
 
 from archivefs import ArchiveFileSystem
+from archivefs.access.transfer import PART_SIZE
 from archivefs.errors import ArchiveError, InvalidOptionsError
-from archivefs.transfer import PART_SIZE, download_object
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -158,7 +157,7 @@ def test_an_object_changed_between_parts_is_an_error_naming_it(
 
     target = tmp_path / "obj"
     with pytest.raises(ArchiveError, match="changed while it was downloaded") as excinfo:
-        sync(afs.loop, download_object, afs, f"{bucket}/obj", target, ReplacedAfterFirstPart())
+        afs.get_file(f"{bucket}/obj", str(target), callback=ReplacedAfterFirstPart())
     assert "download it again" in str(excinfo.value)
     assert f"{bucket}/obj" in str(excinfo.value)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("obj")]
