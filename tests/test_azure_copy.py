@@ -118,9 +118,14 @@ def test_a_killed_submission_resumes_with_no_duplicate_copy(
         "journal": journal,
         "paths": paths,
         "concurrency": 1,
-        "store_options": COPY,
+        # batch_size=1: one copy in flight (the submitter keeps concurrency x batch_size
+        # calls in flight to fill Blob Batches, which copies never use)
+        "store_options": {**COPY, "batch_size": 1},
     }
     azure_archive.requests.clear()
+    # each copy's answer held a moment: the 100 copies after the kill point take seconds,
+    # so a test process starved of CPU still kills the worker before it sends them all
+    azure_archive.stall_next("CopyBlob", 120, seconds=0.1)
     assert kill_when(
         WORKER, config, lambda: azure_archive.requests.count("CopyBlob") >= 20, server=azure_archive
     )
