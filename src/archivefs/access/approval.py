@@ -42,12 +42,7 @@ class Approval:
     def approve_reads(self, plan: Plan) -> None:
         """Show the fee-charging reads of ``plan`` to the budget and estimate hooks.
 
-        Raises :class:`BudgetExceededError` if ``max_cost`` or an ``on_estimate``
-        hook refuses them; does nothing without fee-charging reads or without hooks.
-        Bulk reads (``cat``/``get`` of many paths), ``plan_dataset`` and ``prefetch``
-        call it before the first byte; restores are approved when they are sent.
-        What was approved before (by any call on this filesystem) is not counted
-        again: ``max_cost`` bounds the running total (docs/cost-model.md).
+        The contract is documented on ``ArchiveFileSystem.approve_reads``.
         """
         if self.parts.hooks.wants_estimate and plan.fee_reads:
             self.parts.hooks.approve(plan.only(plan.fee_reads), self.estimate_plan)
@@ -67,8 +62,7 @@ class Approval:
     def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
         """The cost and latency of a plan with this filesystem's price sheet and egress path.
 
-        Unless ``read_amplification`` is given, the amplification this
-        filesystem has measured on its own reads so far is used (1.0 before any).
+        The contract is documented on ``ArchiveFileSystem.estimate_plan``.
         """
         kwargs.setdefault("egress", self.egress)
         if getattr(self.parts.store, "copies", False):  # Azure, rehydrate="copy"

@@ -99,9 +99,7 @@ class Promotion:
     async def promote_in_place(self, paths: str | list[str]) -> list[str]:
         """Make restored objects permanent: copy each onto itself in STANDARD.
 
-        The S3 way to keep a restored object readable after its copy expires
-        (it then bills as STANDARD). Bundle members promote their bundle.
-        Objects up to 5 GiB (a single CopyObject).
+        The contract is documented on ``ArchiveFileSystem.promote_in_place``.
         """
         resolved = await self.resolver.resolve(paths)
         missing = resolved.missing

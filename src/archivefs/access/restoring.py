@@ -83,8 +83,7 @@ class Restoring:
     ) -> Plan:
         """What restoring ``paths`` involves: groups, states, actions. Sends no restore.
 
-        Bundle members map to their bundle: many members, one group, one request.
-        ``upgrade=True`` plans a request at ``tier`` for groups already restoring.
+        The contract is documented on ``ArchiveFileSystem.plan``.
         """
         resolved = await self.resolver.resolve(paths)
         return self.parts.engine.plan_known(
@@ -203,13 +202,7 @@ class Restoring:
     ) -> Iterator[PlannedGroup]:
         """Yield each planned group as soon as it reads (blocking iterator).
 
-        Readable groups come first, at once; the rest as bulk polls find them
-        restored. Start reading each one while the others are still restoring:
-        polling goes on in the background while the caller reads, so a group
-        that comes back meanwhile is handed over at the next ``next()``.
-        ``on_round`` hears the states each bulk poll found; ``started`` is when
-        the restores were sent (``time.monotonic()``; default: now), which the
-        poll schedule counts from.
+        The contract is documented on ``ArchiveFileSystem.as_ready``.
         """
         ready: queue.Queue[PlannedGroup | BaseException | None] = queue.Queue()
 
