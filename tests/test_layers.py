@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"stores"},
     {"catalog"},
     {"restore"},
-    {"filesystem", "localcopy"},
+    {"filesystem", "localcopy", "s3compat"},
     {"coordinator"},
     {"xarray", "dask", "datasets", "selection"},
     {"testing"},

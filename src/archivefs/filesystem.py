@@ -74,6 +74,7 @@ from archivefs.readahead import ReadaheadCache
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
+from archivefs.s3compat import call_target, split_version, versioned_info
 from archivefs.stats import ReadStats
 from archivefs.stores import before_connect, make_store, provider_of
 from archivefs.stores.credentials import (
@@ -572,7 +573,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     # -- metadata ------------------------------------------------------------------------
 
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
-        path = self._strip_protocol(path)
+        path, version = split_version(self._strip_protocol(path), kwargs.pop("version_id", None))
+        if version is not None:  # one version of an object: the target's to describe
+            return await versioned_info(self.fs, path, version)
         if not split_path(path)[1]:
             return await self._info_of(path, **kwargs)
         return await self._or_unregistered(path, lambda: self._info_of(path, **kwargs))
@@ -617,6 +620,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
         path = self._strip_protocol(path)
+        if kwargs.get("versions"):  # every version of every object: the target's listing
+            return list(await call_target(self.fs, "ls", path, detail=detail, **kwargs))
         refresh = kwargs.get("refresh", False)
         entries = None if refresh else self.dircache.get(path)
         found = await self.catalogs.root_for(path) if entries is None else None
@@ -1000,9 +1005,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _fetch_uncounted(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
     ) -> bytes:
-        path = self._strip_protocol(path)
+        path, version = split_version(self._strip_protocol(path), kwargs.pop("version_id", None))
         if _empty_range(start, end):
             return b""  # e.g. readline() at the end of a file: no backwards range is sent
+        if version is not None:  # that version, from the store (hot copies are current ones)
+            return await self._guarded(
+                path, lambda: self.fs._cat_file(path, start=start, end=end, version_id=version)
+            )
         hot = await self._hot_store()
         if hot is not None:
             hot_fs, root = hot
@@ -2164,8 +2173,24 @@ class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
     which is how the filesystem measures read amplification.
     """
 
+    def __init__(self, fs: ArchiveFileSystem, path: str, mode: str = "rb", **kwargs: Any) -> None:
+        path, self.version_id = split_version(path, kwargs.pop("version_id", None))
+        details = None
+        if self.version_id is None and getattr(fs.fs, "version_aware", False):
+            # as s3fs: a version-aware read is pinned to the version current at open
+            details = sync(fs.loop, call_target, fs.fs, "info", path)
+            self.version_id = details.get("VersionId")
+        elif self.version_id is not None:
+            details = fs.info(path, version_id=self.version_id)
+        if details is not None:
+            kwargs.setdefault("size", details["size"])
+        super().__init__(fs, path, mode, **kwargs)
+        if details is not None:
+            self.details = details
+
     def _fetch_range(self, start: int, end: int) -> bytes:
-        data: bytes = sync(self.fs.loop, self.fs._fetch, self.path, start, end)
+        version = {} if self.version_id is None else {"version_id": self.version_id}
+        data: bytes = sync(self.fs.loop, self.fs._fetch, self.path, start, end, **version)
         return data
 
     def read(self, length: int = -1) -> bytes:

@@ -1,0 +1,192 @@
+"""What ArchiveFileSystem answers as its target filesystem (s3fs, adlfs, gcsfs, ocifs) does.
+
+archivefs behaves as its target on objects that need no restore. The calls here have no
+archive meaning of their own (object versions, tags, metadata, URLs, bucket listings), so
+they are the target's: answered by the target's own method, or refused with an error
+naming the method and the target when that library has none. Bundle members are not
+objects of the store: a call about a member's own object is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from fsspec.asyn import sync_wrapper
+
+from archivefs.errors import InvalidPathError
+
+if TYPE_CHECKING:
+    from archivefs.catalog.view import CatalogView
+
+VERSION_QUERY = "?versionId="
+
+
+def split_version(path: str, version_id: str | None = None) -> tuple[str, str | None]:
+    """``path`` without a ``?versionId=`` suffix, and the version it or ``version_id`` names.
+
+    Raises ``ValueError`` when both name a version and they differ (as s3fs does)."""
+    bare, _, suffix = path.partition(VERSION_QUERY)
+    named = suffix or None
+    if named is not None and version_id is not None and named != version_id:
+        raise ValueError(
+            f"{path!r} names version {named!r} but version_id={version_id!r}: name one."
+        )
+    return bare, named or version_id
+
+
+def target_method(target: Any, name: str) -> Any:
+    """The target filesystem's method ``name`` (its async ``_name`` if it has one)."""
+    inner = getattr(target, "fs", target)  # AsyncFileSystemWrapper keeps the sync one as .fs
+    for owner in (target, inner):
+        for candidate in (f"_{name}", name):
+            method = getattr(owner, candidate, None)
+            if method is not None and not _inherited_stub(owner, candidate):
+                return method
+    protocol = getattr(inner, "protocol", "?")
+    raise NotImplementedError(
+        f"{name}(): the target filesystem {type(inner).__name__} ({protocol}) has no {name}; "
+        "archivefs answers it only through the target's own method."
+    )
+
+
+def _inherited_stub(owner: Any, name: str) -> bool:
+    """Whether ``owner.name`` is fsspec's base-class placeholder (which raises)."""
+    from fsspec.asyn import AsyncFileSystem
+    from fsspec.spec import AbstractFileSystem
+
+    own = getattr(type(owner), name, None)
+    return own is not None and own in (
+        getattr(AbstractFileSystem, name, None),
+        getattr(AsyncFileSystem, name, None),
+    )
+
+
+async def call_target(target: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    """Call the target's ``name`` (async or blocking) and return its answer."""
+    method = target_method(target, name)
+    if inspect.iscoroutinefunction(method):
+        return await method(*args, **kwargs)
+    # a blocking method (s3fs's get_tags, modified) runs its own sync() on the I/O loop:
+    # called from a worker thread, never from the loop it waits on
+    return await asyncio.to_thread(method, *args, **kwargs)
+
+
+async def refuse_member(catalogs: CatalogView, path: str, verb: str) -> None:
+    """Raise if ``path`` is a bundle member: it has no object of its own to ask about."""
+    where = await catalogs.locate(path)
+    if where.member is not None:
+        raise InvalidPathError(
+            f"is a member of bundle {where.member.bundle!r}, not an object of its own: "
+            f"{verb} is about the store's objects.",
+            path=path,
+            fix=f"ask about the bundle ({where.member.bundle!r}), or read the member "
+            "with fs.open()/fs.cat().",
+        )
+
+
+class TargetCalls:
+    """The target filesystem's own calls, on ArchiveFileSystem (``self.fs`` the target,
+    ``self.catalogs`` its CatalogView): see the module docstring."""
+
+    fs: Any
+    catalogs: CatalogView
+    if TYPE_CHECKING:
+
+        def _strip_protocol(self, path: Any) -> Any: ...
+
+        def invalidate_cache(self, path: str | None = None) -> None: ...
+
+    async def _object_call(self, name: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        path = self._strip_protocol(path)
+        await refuse_member(self.catalogs, split_version(path)[0], f"{name}()")
+        return await call_target(self.fs, name, path, *args, **kwargs)
+
+    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
+        """A URL that reads ``path`` without credentials (the target's presigned URL)."""
+        return await self._object_call("url", path, expires=expires, **kwargs)
+
+    async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
+        """One user-metadata value of ``path`` (the target's ``getxattr``)."""
+        return await self._object_call("getxattr", path, attr_name, **kwargs)
+
+    async def _setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
+        """Set user metadata of ``path`` (the target's ``setxattr``)."""
+        self.invalidate_cache(self._strip_protocol(path))
+        return await self._object_call("setxattr", path, copy_kwargs=copy_kwargs, **kwargs)
+
+    async def _metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
+        """The user metadata of ``path`` (the target's ``metadata``)."""
+        return await self._object_call("metadata", path, refresh=refresh, **kwargs)
+
+    async def _checksum(self, path: str, refresh: bool = False) -> Any:
+        """A number that changes when ``path``'s content does (the target's ``checksum``)."""
+        path = self._strip_protocol(path)
+        if refresh:
+            self.invalidate_cache(path)
+        return await self._object_call("checksum", path, refresh=refresh)
+
+    async def _modified(self, path: str, **kwargs: Any) -> Any:
+        """When ``path`` was last written (the target's ``modified``)."""
+        return await self._object_call("modified", path, **kwargs)
+
+    async def _get_tags(self, path: str) -> Any:
+        """The object tags of ``path`` (the target's ``get_tags``)."""
+        return await self._object_call("get_tags", path)
+
+    async def _put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
+        """Set the object tags of ``path`` (the target's ``put_tags``)."""
+        return await self._object_call("put_tags", path, tags, mode=mode)
+
+    async def _merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
+        """Write ``path`` as the concatenation of ``filelist`` (the target's ``merge``)."""
+        path = self._strip_protocol(path)
+        self.invalidate_cache(path)
+        for part in filelist:
+            await refuse_member(self.catalogs, self._strip_protocol(part), "merge()")
+        return await self._object_call("merge", path, filelist, **kwargs)
+
+    async def _list_multipart_uploads(self, bucket: str) -> Any:
+        """Unfinished multipart uploads in ``bucket`` (the target's)."""
+        return await call_target(self.fs, "list_multipart_uploads", self._strip_protocol(bucket))
+
+    async def _is_bucket_versioned(self, bucket: str) -> Any:
+        """Whether ``bucket`` keeps object versions (the target's)."""
+        return await call_target(self.fs, "is_bucket_versioned", self._strip_protocol(bucket))
+
+    async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
+        """Every version of ``path`` (the target's ``object_version_info``)."""
+        return await self._object_call("object_version_info", path, **kwargs)
+
+    url = sync_wrapper(_url)
+    getxattr = sync_wrapper(_getxattr)
+    setxattr = sync_wrapper(_setxattr)
+    metadata = sync_wrapper(_metadata)
+    checksum = sync_wrapper(_checksum)
+    modified = sync_wrapper(_modified)
+    get_tags = sync_wrapper(_get_tags)
+    put_tags = sync_wrapper(_put_tags)
+    merge = sync_wrapper(_merge)
+    list_multipart_uploads = sync_wrapper(_list_multipart_uploads)
+    is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
+    object_version_info = sync_wrapper(_object_version_info)
+
+    def split_path(self, path: str) -> tuple[str, str, str | None]:
+        """``(bucket, key, version)`` of ``path``, as s3fs's ``split_path``."""
+        stripped, version = split_version(self._strip_protocol(path).lstrip("/"))
+        bucket, _, key = stripped.partition("/")
+        return bucket, key, version
+
+
+async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]:
+    """The target's info of one version of ``path`` (its ``VersionId`` included), with
+    the provider-neutral class fields archivefs adds to every entry."""
+    from archivefs.model import StorageClass
+
+    info = dict(await call_target(target, "info", path, version_id=version))
+    storage_class = StorageClass.parse(info.get("StorageClass"))
+    info.setdefault("storage_class", storage_class.value)
+    info.setdefault("provider", storage_class.provider)
+    info.setdefault("access", storage_class.access.value)
+    return info

@@ -1,0 +1,77 @@
+"""ArchiveFileSystem answers as s3fs does where nothing needs a restore (issue 31)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from archivefs.filesystem import ArchiveFileSystem
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from archivefs.testing import EmulatedArchive
+
+
+def fs_over(archive: EmulatedArchive, tmp_path: Path, **target: Any) -> ArchiveFileSystem:
+    return ArchiveFileSystem(
+        target_protocol="s3",
+        target_options={**archive.storage_options(), **target},
+        journal=str(tmp_path / "journal.sqlite"),
+        skip_instance_cache=True,
+    )
+
+
+@pytest.fixture
+def versioned(archive: EmulatedArchive, bucket: str) -> tuple[str, str, str]:
+    """``bucket/obj`` written twice in a versioned bucket: (path, first, second version)."""
+    client = archive.client()
+    client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    first = client.put_object(Bucket=bucket, Key="obj", Body=b"one")["VersionId"]
+    second = client.put_object(Bucket=bucket, Key="obj", Body=b"second")["VersionId"]
+    return f"{bucket}/obj", first, second
+
+
+def test_open_with_version_id_reads_that_version(
+    archive: EmulatedArchive, tmp_path: Path, versioned: tuple[str, str, str]
+) -> None:
+    path, first, second = versioned
+    fs = fs_over(archive, tmp_path, version_aware=True)
+    with fs.open(path, version_id=first) as f:
+        assert f.version_id == first
+        assert f.size == 3
+        assert f.read() == b"one"
+    with fs.open(f"{path}?versionId={first}") as f:
+        assert f.version_id == first
+        assert f.read() == b"one"
+    with fs.open(path) as f:  # pinned to the version current at open, as s3fs does
+        assert f.version_id == second
+        assert f.read() == b"second"
+    assert fs.cat_file(path, version_id=first) == b"one"
+    assert fs.cat_file(f"{path}?versionId={first}") == b"one"
+
+
+def test_versions_in_info_exists_and_ls(
+    archive: EmulatedArchive, tmp_path: Path, versioned: tuple[str, str, str]
+) -> None:
+    path, first, second = versioned
+    fs = fs_over(archive, tmp_path, version_aware=True)
+    assert fs.info(path, version_id=first)["VersionId"] == first
+    assert fs.info(f"{path}?versionId={first}")["size"] == 3
+    assert fs.exists(f"{path}?versionId={first}")
+    assert not fs.exists(f"{path}?versionId=nosuchversion")
+    bucket = path.split("/")[0]
+    assert set(fs.ls(bucket, detail=False, versions=True)) == {
+        f"{path}?versionId={first}",
+        f"{path}?versionId={second}",
+    }
+
+
+def test_version_id_on_a_filesystem_that_is_not_version_aware_is_refused(
+    archive: EmulatedArchive, tmp_path: Path, versioned: tuple[str, str, str]
+) -> None:
+    path, first, _ = versioned
+    fs = fs_over(archive, tmp_path)
+    with pytest.raises(ValueError, match="version"):
+        fs.open(path, version_id=first)
