@@ -75,3 +75,40 @@ def test_version_id_on_a_filesystem_that_is_not_version_aware_is_refused(
     fs = fs_over(archive, tmp_path)
     with pytest.raises(ValueError, match="version"):
         fs.open(path, version_id=first)
+
+
+@pytest.fixture
+def tree(archive: EmulatedArchive, bucket: str, tmp_path: Path) -> ArchiveFileSystem:
+    archive.put_objects(bucket, {"d/a": b"1", "d/sub/b": b"2", "top": b"3", "d2/c": b"4"})
+    return fs_over(archive, tmp_path)
+
+
+def test_ls_gives_names_by_default_and_the_root_lists_buckets(
+    tree: ArchiveFileSystem, bucket: str
+) -> None:
+    assert tree.ls(f"{bucket}/d") == [f"{bucket}/d/a", f"{bucket}/d/sub"]
+    assert f"{bucket}/top" in tree.ls(bucket)
+    assert tree.ls(f"{bucket}/d", detail=True)[0]["storage_class"] == "STANDARD"
+    assert bucket in tree.ls("")
+    assert bucket in tree.ls("/")
+    assert {e["name"] for e in tree.ls("", detail=True)} == set(tree.ls(""))
+    assert tree.isdir("")
+
+
+def test_find_with_prefix_and_withdirs_as_s3fs(tree: ArchiveFileSystem, bucket: str) -> None:
+    assert tree.find(bucket, prefix="d/") == [f"{bucket}/d/a", f"{bucket}/d/sub/b"]
+    assert tree.find(bucket, prefix="d") == [f"{bucket}/d/a", f"{bucket}/d/sub/b", f"{bucket}/d2/c"]
+    assert tree.find(f"{bucket}/d/", prefix="s") == [f"{bucket}/d/sub/b"]
+    assert list(tree.find(bucket, prefix="to", detail=True)) == [f"{bucket}/top"]
+    found = tree.find(bucket, withdirs=True)
+    assert bucket not in found  # s3fs never lists the bucket in its own whole-depth find
+    assert f"{bucket}/d/sub" in found
+    assert bucket in tree.find(bucket, maxdepth=1, withdirs=True)  # fsspec's walk, as s3fs
+
+
+def test_rm_recursive_returns_the_removed_paths(tree: ArchiveFileSystem, bucket: str) -> None:
+    removed = tree.rm(f"{bucket}/d", recursive=True)
+    # s3fs's answer: every path it expanded (the files, and the folders it walked)
+    assert {f"{bucket}/d/a", f"{bucket}/d/sub/b"} <= set(removed)
+    assert all(p.startswith(f"{bucket}/d") for p in removed)
+    assert not tree.exists(f"{bucket}/d/a")

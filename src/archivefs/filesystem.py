@@ -74,7 +74,7 @@ from archivefs.readahead import ReadaheadCache
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
-from archivefs.s3compat import call_target, split_version, versioned_info
+from archivefs.s3compat import call_target, find_as_s3fs, split_version, versioned_info
 from archivefs.stats import ReadStats
 from archivefs.stores import before_connect, make_store, provider_of
 from archivefs.stores.credentials import (
@@ -573,6 +573,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     # -- metadata ------------------------------------------------------------------------
 
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        if self._strip_protocol(path) == "":
+            return {"name": "", "size": 0, "type": "directory"}  # the root: every bucket
         path, version = split_version(self._strip_protocol(path), kwargs.pop("version_id", None))
         if version is not None:  # one version of an object: the target's to describe
             return await versioned_info(self.fs, path, version)
@@ -618,9 +620,9 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             fix="check the path; fs.ls() of its parent shows what exists.",
         )
 
-    async def _ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+    async def _ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
         path = self._strip_protocol(path)
-        if kwargs.get("versions"):  # every version of every object: the target's listing
+        if kwargs.get("versions") or path == "":  # versions, buckets: the target's listing
             return list(await call_target(self.fs, "ls", path, detail=detail, **kwargs))
         refresh = kwargs.get("refresh", False)
         entries = None if refresh else self.dircache.get(path)
@@ -709,6 +711,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         **kwargs: Any,
     ) -> Any:
         path = self._strip_protocol(path)
+        found = await self._find_unshaped(path, maxdepth, withdirs, **kwargs)
+        return find_as_s3fs(found, path, kwargs.get("prefix"), withdirs, maxdepth)
+
+    async def _find_unshaped(
+        self, path: str, maxdepth: int | None, withdirs: bool, **kwargs: Any
+    ) -> Any:
         detail = kwargs.get("detail", False)
         # members' states: their bundles probed, unless the caller probes them itself
         probe = detail and kwargs.get("probe_bundles", True)
@@ -770,7 +778,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 states = {}
                 if detail and kwargs.get("probe_bundles", True):  # one bulk probe, as ls
                     states = sync(self.loop, self._find_states, found, stripped, timeout=timeout)
-                return _catalog_find(found[1], stripped, detail, states)
+                names = _catalog_find(found[1], stripped, detail, states)
+                return find_as_s3fs(names, stripped, kwargs.get("prefix"), withdirs, maxdepth)
         return sync(
             self.loop,
             self._find,
@@ -1609,7 +1618,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.invalidate_cache(path)
         await self.fs._rm_file(path, **kwargs)
 
-    async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> None:
+    async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
         """Remove objects; removing a catalog root (or a folder above one) also removes it
         from the bucket's registry in the same call. Paths inside a catalog root are refused."""
         paths: list[str] = []
@@ -1621,10 +1630,11 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             for root in await self._removable(one):
                 dropped.setdefault(split_path(root)[0], []).append(root)
         self.invalidate_cache()
-        await self.fs._rm(paths, recursive=recursive, **kwargs)
+        removed = await self.fs._rm(paths, recursive=recursive, **kwargs)
         for bucket, roots in dropped.items():
             if recursive:
                 await self._unregister(bucket, roots)
+        return removed  # the target's answer (s3fs: the removed paths)
 
     async def _removable(self, path: str) -> list[str]:
         """The catalog roots at or below ``path``; refuses paths strictly inside a root."""

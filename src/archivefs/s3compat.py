@@ -190,3 +190,21 @@ async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]
     info.setdefault("provider", storage_class.provider)
     info.setdefault("access", storage_class.access.value)
     return info
+
+
+def find_as_s3fs(
+    found: Any, path: str, prefix: str | None, withdirs: bool, maxdepth: int | None
+) -> Any:
+    """``find``'s answer (names or a dict by name) shaped as s3fs shapes it: with ``prefix``
+    only names that start ``path/prefix``; a whole-depth find of a bucket with ``withdirs``
+    does not list the bucket itself (with ``maxdepth``, fsspec's walk does, as in s3fs)."""
+    start = f"{path}/{prefix}" if path else str(prefix or "")
+
+    def keep(name: str) -> bool:
+        if prefix and not name.startswith(start):
+            return False
+        return not (withdirs and maxdepth is None and name == path and "/" not in path)
+
+    if isinstance(found, dict):
+        return {name: info for name, info in found.items() if keep(name)}
+    return [name for name in found if keep(name)]
