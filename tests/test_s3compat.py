@@ -112,3 +112,33 @@ def test_rm_recursive_returns_the_removed_paths(tree: ArchiveFileSystem, bucket:
     assert {f"{bucket}/d/a", f"{bucket}/d/sub/b"} <= set(removed)
     assert all(p.startswith(f"{bucket}/d") for p in removed)
     assert not tree.exists(f"{bucket}/d/a")
+
+
+def test_rmdir_removes_an_empty_bucket_and_refuses_a_full_one(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_objects(bucket, {"x": b"1"})
+    fs = fs_over(archive, tmp_path)
+    with pytest.raises(OSError):  # noqa: PT011 - s3fs raises a bare OSError (BucketNotEmpty)
+        fs.rmdir(bucket)
+    fs.rm(f"{bucket}/x")
+    fs.rmdir(bucket)
+    assert bucket not in fs.ls("", refresh=True)
+
+
+def test_writes_without_autocommit_and_in_a_transaction_wait_for_commit(
+    tree: ArchiveFileSystem, bucket: str
+) -> None:
+    f = tree.open(f"{bucket}/later", "wb", autocommit=False)
+    f.write(b"data")
+    f.close()
+    assert not tree.exists(f"{bucket}/later")
+    f.commit()
+    tree.invalidate_cache()
+    assert tree.cat(f"{bucket}/later") == b"data"
+    with tree.transaction:
+        with tree.open(f"{bucket}/in-tx", "wb") as g:
+            g.write(b"tx")
+        assert not tree.exists(f"{bucket}/in-tx")
+    tree.invalidate_cache()
+    assert tree.cat(f"{bucket}/in-tx") == b"tx"

@@ -1571,7 +1571,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         if "r" not in mode:
             if not self.asynchronous:
                 sync(self.loop, self._writable, path, "overwritten")
-            return self.fs.open(path, mode, block_size=block_size, **kwargs)
+            # autocommit=False (and fs.transaction) defers the write to commit(), as in s3fs
+            return self.fs.open(path, mode, block_size=block_size, autocommit=autocommit, **kwargs)
         kwargs.setdefault("cache_type", self.read_cache_type)
         return ArchiveFile(
             self,
@@ -1683,6 +1684,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _rmdir(self, path: str) -> None:
         self.invalidate_cache()
         await self.fs._rmdir(self._strip_protocol(path))
+
+    rmdir = sync_wrapper(_rmdir)  # fsspec mirrors no _rmdir: its rmdir was a silent no-op
 
     def invalidate_cache(self, path: str | None = None) -> None:
         if path is None:
