@@ -142,3 +142,47 @@ def test_writes_without_autocommit_and_in_a_transaction_wait_for_commit(
         assert not tree.exists(f"{bucket}/in-tx")
     tree.invalidate_cache()
     assert tree.cat(f"{bucket}/in-tx") == b"tx"
+
+
+def test_the_targets_own_calls_answer_as_s3fs(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    import datetime
+
+    client = archive.client()
+    client.put_object(Bucket=bucket, Key="f", Body=b"abc", Metadata={"owner": "me"})
+    fs = fs_over(archive, tmp_path)
+    path = f"{bucket}/f"
+    assert fs.getxattr(path, "owner") == "me"
+    assert fs.metadata(path) == {"owner": "me"}
+    fs.setxattr(path, owner="you")
+    assert fs.getxattr(path, "owner") == "you"
+    with fs.open(path) as f:
+        assert f.metadata() == {"owner": "you"}
+        assert f.getxattr("owner") == "you"
+        assert f.url().startswith(archive.endpoint_url)
+    fs.put_tags(path, {"k": "v"})
+    assert fs.get_tags(path) == {"k": "v"}
+    assert fs.url(path).startswith(archive.endpoint_url)
+    assert isinstance(fs.modified(path), datetime.datetime)
+    with pytest.raises(IsADirectoryError):
+        fs.modified(bucket)
+    assert fs.split_path(f"s3://{bucket}/a/b?versionId=v1") == (bucket, "a/b", "v1")
+    assert fs.split_path(bucket) == (bucket, "", None)
+    assert fs.is_bucket_versioned(bucket) is False
+    assert fs.list_multipart_uploads(bucket) == []
+    before = fs.checksum(path)
+    client.put_object(Bucket=bucket, Key="f", Body=b"changed")
+    assert fs.checksum(path, refresh=True) != before
+    fs.pipe(f"{bucket}/p1", b"12345" * 1024 * 1024)  # parts of at least 5 MiB
+    fs.pipe(f"{bucket}/p2", b"67")
+    fs.merge(f"{bucket}/joined", [f"{bucket}/p1", f"{bucket}/p2"])
+    assert fs.cat(f"{bucket}/joined")[-3:] == b"567"
+
+
+def test_touch_of_an_existing_object_without_truncate_is_a_value_error(
+    tree: ArchiveFileSystem, bucket: str
+) -> None:
+    with pytest.raises(ValueError, match="touching existent"):
+        tree.touch(f"{bucket}/top", truncate=False)
+    assert tree.cat(f"{bucket}/top") == b"3"

@@ -74,7 +74,14 @@ from archivefs.readahead import ReadaheadCache
 from archivefs.restore.journal import Journal
 from archivefs.restore.planner import PathInGroup, PathsInGroup
 from archivefs.restore.schedule import PollSchedule
-from archivefs.s3compat import call_target, find_as_s3fs, split_version, versioned_info
+from archivefs.s3compat import (
+    TargetCalls,
+    TargetFileCalls,
+    call_target,
+    find_as_s3fs,
+    split_version,
+    versioned_info,
+)
 from archivefs.stats import ReadStats
 from archivefs.stores import before_connect, make_store, provider_of
 from archivefs.stores.credentials import (
@@ -142,7 +149,7 @@ _GET_BATCH: contextvars.ContextVar[list[tuple[MemberInfo, Location, str]] | None
 )
 
 
-class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
+class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
     """An fsspec filesystem over archival object storage.
 
     Parameters
@@ -1593,6 +1600,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             raise self._refuse_member_write(member, verb)
         return str(path)
 
+    async def _touch(self, path: str, truncate: bool = True, **kwargs: Any) -> Any:
+        path = await self._writable(path, "touched")
+        self.invalidate_cache(path)
+        return await self.fs._touch(path, truncate=truncate, **kwargs)  # s3fs: ValueError if kept
+
+    touch = sync_wrapper(_touch)  # fsspec mirrors no _touch
+
     async def _pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
         path = await self._writable(path, "overwritten")
         self.invalidate_cache(path)
@@ -2179,7 +2193,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return f"{protocol}|{endpoint or options.get('account_name', '')}"
 
 
-class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
+class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
     """A read-only file whose ranges come through the filesystem's read policy.
 
     Counts bytes fetched (per block) and bytes read by the caller separately,

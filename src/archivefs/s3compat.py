@@ -208,3 +208,36 @@ def find_as_s3fs(
     if isinstance(found, dict):
         return {name: info for name, info in found.items() if keep(name)}
     return [name for name in found if keep(name)]
+
+
+class TargetFileCalls:
+    """An open file's metadata calls, as s3fs's files have them: asked of the filesystem
+    for the file's path (and version)."""
+
+    fs: Any
+    path: str
+    version_id: str | None
+    if TYPE_CHECKING:
+
+        def writable(self) -> bool: ...
+
+    def _version(self) -> dict[str, Any]:
+        return {} if self.version_id is None else {"version_id": self.version_id}
+
+    def metadata(self, refresh: bool = False, **kwargs: Any) -> Any:
+        """The file's user metadata."""
+        return self.fs.metadata(self.path, refresh=refresh, **self._version(), **kwargs)
+
+    def getxattr(self, xattr_name: str, **kwargs: Any) -> Any:
+        """One user-metadata value of the file."""
+        return self.fs.getxattr(self.path, xattr_name, **self._version(), **kwargs)
+
+    def setxattr(self, copy_kwargs: Any = None, **kwargs: Any) -> Any:
+        """Set the file's user metadata (not while it is being written, as s3fs)."""
+        if self.writable():
+            raise NotImplementedError("cannot update metadata while the file is being written")
+        return self.fs.setxattr(self.path, copy_kwargs=copy_kwargs, **kwargs)
+
+    def url(self, **kwargs: Any) -> Any:
+        """A URL that reads the file without credentials."""
+        return self.fs.url(self.path, **kwargs)
