@@ -186,3 +186,31 @@ def test_touch_of_an_existing_object_without_truncate_is_a_value_error(
     with pytest.raises(ValueError, match="touching existent"):
         tree.touch(f"{bucket}/top", truncate=False)
     assert tree.cat(f"{bucket}/top") == b"3"
+
+
+def test_missing_aws_credentials_are_access_denied_and_botocores_no_credentials(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pickle
+
+    from botocore.exceptions import NoCredentialsError
+
+    from archivefs.errors import AccessDeniedError
+
+    for name in [k for k in __import__("os").environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    fs = ArchiveFileSystem(
+        target_protocol="s3",
+        target_options={"client_kwargs": {"endpoint_url": archive.endpoint_url}},
+        journal=str(tmp_path / "journal.sqlite"),
+        skip_instance_cache=True,
+    )
+    with pytest.raises(NoCredentialsError) as raised:
+        fs.ls(bucket)
+    assert isinstance(raised.value, AccessDeniedError)
+    assert isinstance(raised.value, PermissionError)
+    assert "no usable AWS credentials" in str(raised.value)
+    assert str(pickle.loads(pickle.dumps(raised.value))) == str(raised.value)
