@@ -214,3 +214,27 @@ def test_missing_aws_credentials_are_access_denied_and_botocores_no_credentials(
     assert isinstance(raised.value, PermissionError)
     assert "no usable AWS credentials" in str(raised.value)
     assert str(pickle.loads(pickle.dumps(raised.value))) == str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"kind": "error"},  # 500 InternalError
+        {"kind": "reset", "after_bytes": 0},  # connection dropped before any answer
+        {"kind": "reset", "after_bytes": 200},  # a page cut off mid-body
+    ],
+)
+def test_a_transient_fault_on_a_listing_page_is_retried(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, fault: dict[str, Any]
+) -> None:
+    """s3fs retries a failed listing page; so does archivefs (botocore's retries, the one
+    retry layer): find answers whole, with one more LIST."""
+    archive.put_objects(bucket, {f"k{i:02}": b"x" for i in range(30)})
+    fs = fs_over(archive, tmp_path)
+    archive.requests.clear()
+    if fault["kind"] == "error":
+        archive.faults.error(count=1, ops=["LIST"])
+    else:
+        archive.faults.reset_connection(count=1, ops=["LIST"], after_bytes=fault["after_bytes"])
+    assert fs.find(bucket) == [f"{bucket}/k{i:02}" for i in range(30)]
+    assert archive.requests.count("LIST") == 2
