@@ -238,3 +238,20 @@ def test_a_transient_fault_on_a_listing_page_is_retried(
         archive.faults.reset_connection(count=1, ops=["LIST"], after_bytes=fault["after_bytes"])
     assert fs.find(bucket) == [f"{bucket}/k{i:02}" for i in range(30)]
     assert archive.requests.count("LIST") == 2
+
+
+def test_listing_entries_carry_key_and_size_and_a_bucket_does_not_open(
+    tree: ArchiveFileSystem, bucket: str
+) -> None:
+    from archivefs.errors import InvalidPathError
+
+    entries = {e["name"]: e for e in tree.ls(f"{bucket}/d", detail=True)}
+    assert entries[f"{bucket}/d/a"]["Key"] == f"{bucket}/d/a"
+    assert entries[f"{bucket}/d/a"]["Size"] == 1
+    assert entries[f"{bucket}/d/sub"]["Key"] == f"{bucket}/d/sub"
+    assert tree.ls(f"{bucket}/top", detail=True)[0]["Key"] == f"{bucket}/top"
+    assert tree.find(bucket, detail=True)[f"{bucket}/top"]["Size"] == 1
+    for mode in ("rb", "wb"):
+        with pytest.raises(ValueError, match="is a bucket") as raised:
+            tree.open(bucket, mode)
+        assert isinstance(raised.value, InvalidPathError)

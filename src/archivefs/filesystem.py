@@ -77,8 +77,10 @@ from archivefs.restore.schedule import PollSchedule
 from archivefs.s3compat import (
     TargetCalls,
     TargetFileCalls,
+    as_listed,
     call_target,
     find_as_s3fs,
+    refuse_bucket_as_file,
     split_version,
     versioned_info,
 )
@@ -645,16 +647,16 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
         if entries is None:
             bucket, key = split_path(path)
             listing = await self.store.list(path)
-            entries = [_file_entry(s) for s in listing.files if not is_reserved(s.path)]
+            entries = [as_listed(_file_entry(s)) for s in listing.files if not is_reserved(s.path)]
             entries += [
-                {"name": d, "size": 0, "type": "directory"}
+                as_listed({"name": d, "size": 0, "type": "directory"})
                 for d in listing.directories
                 if not is_reserved(d)
             ]
             if not entries:
                 if key:
                     info = await self._info(path)  # a file lists as itself; else not found
-                    entries = [info]
+                    entries = [as_listed(dict(info)) if info["type"] == "file" else info]
                     if info["type"] == "file":
                         return entries if detail else [info["name"]]
                 else:
@@ -883,7 +885,7 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
         listing = await self.store.list(path, recursive=True)
         own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
         files = {
-            s.path: _file_entry(s)
+            s.path: as_listed(_file_entry(s))
             for s in listing.files
             if not s.path.endswith("/") and (own or not is_reserved(s.path))
         }
@@ -1575,6 +1577,7 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
         **kwargs: Any,
     ) -> Any:
         path = self._strip_protocol(path)
+        refuse_bucket_as_file(path)
         if "r" not in mode:
             if not self.asynchronous:
                 sync(self.loop, self._writable, path, "overwritten")

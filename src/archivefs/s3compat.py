@@ -241,3 +241,20 @@ class TargetFileCalls:
     def url(self, **kwargs: Any) -> Any:
         """A URL that reads the file without credentials."""
         return self.fs.url(self.path, **kwargs)
+
+
+def as_listed(entry: dict[str, Any]) -> dict[str, Any]:
+    """A listing's entry with the keys s3fs's listings carry (``Key``, ``Size``)."""
+    entry["Key"] = entry["name"]
+    entry["Size"] = entry["size"]
+    return entry
+
+
+def refuse_bucket_as_file(path: str) -> None:
+    """Opening a bucket (a path without a key) is a ``ValueError``, as in s3fs."""
+    if "/" not in split_version(path)[0]:
+        raise InvalidPathError(
+            "is a bucket, not a file: only objects open.",
+            path=path or "/",
+            fix="name an object inside the bucket (bucket/key); fs.ls() lists what is there.",
+        )
