@@ -255,3 +255,19 @@ def test_listing_entries_carry_key_and_size_and_a_bucket_does_not_open(
         with pytest.raises(ValueError, match="is a bucket") as raised:
             tree.open(bucket, mode)
         assert isinstance(raised.value, InvalidPathError)
+
+
+def test_info_describes_content_type_and_version_as_s3fs(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, versioned: tuple[str, str, str]
+) -> None:
+    path, _, second = versioned
+    client = archive.client()
+    client.put_object(Bucket=bucket, Key="doc.json", Body=b"{}", ContentType="application/json")
+    fs = fs_over(archive, tmp_path)
+    info = fs.info(f"{bucket}/doc.json")
+    assert info["ContentType"] == "application/json"
+    assert fs.info(path)["VersionId"] == second
+    listed = fs.ls(f"{bucket}/doc.json", detail=True)[0]
+    assert "ContentType" not in listed  # a listing does not describe each object, as s3fs's
+    assert listed["Key"] == listed["name"] == info["name"]
+    assert listed["Size"] == info["size"] == 2

@@ -79,6 +79,7 @@ from archivefs.s3compat import (
     TargetFileCalls,
     as_listed,
     call_target,
+    described,
     find_as_s3fs,
     refuse_bucket_as_file,
     split_version,
@@ -618,7 +619,7 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
                 if entry["name"] == path:
                     return dict(entry)
         try:
-            return _file_entry(await self.store.head(path))
+            return described(_file_entry, await self.store.head(path))
         except ObjectNotFoundError:
             pass
         if await self.store.is_directory(path):
@@ -656,7 +657,7 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
             if not entries:
                 if key:
                     info = await self._info(path)  # a file lists as itself; else not found
-                    entries = [as_listed(dict(info)) if info["type"] == "file" else info]
+                    entries = [as_listed(info) if info["type"] == "file" else info]
                     if info["type"] == "file":
                         return entries if detail else [info["name"]]
                 else:

@@ -243,10 +243,25 @@ class TargetFileCalls:
         return self.fs.url(self.path, **kwargs)
 
 
+# keys only a single-object description (HEAD) has, as in s3fs's info(); never in listings
+DESCRIBED_ONLY = ("ContentType", "VersionId")
+
+
 def as_listed(entry: dict[str, Any]) -> dict[str, Any]:
-    """A listing's entry with the keys s3fs's listings carry (``Key``, ``Size``)."""
-    entry["Key"] = entry["name"]
-    entry["Size"] = entry["size"]
+    """A listing's entry with the keys s3fs's listings carry (``Key``, ``Size``), without
+    what only a single-object description has."""
+    listed = {k: v for k, v in entry.items() if k not in DESCRIBED_ONLY}
+    listed["Key"] = entry["name"]
+    listed["Size"] = entry["size"]
+    return listed
+
+
+def described(entry_of: Any, state: Any) -> dict[str, Any]:
+    """``entry_of(state)`` plus what s3fs's info() of one object adds: ``ContentType`` and
+    ``VersionId`` (``None`` where the store did not say)."""
+    entry: dict[str, Any] = entry_of(state)
+    entry["ContentType"] = state.content_type
+    entry["VersionId"] = state.version_id
     return entry
 
 
