@@ -1028,9 +1028,10 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
         if _empty_range(start, end):
             return b""  # e.g. readline() at the end of a file: no backwards range is sent
         if version is not None:  # that version, from the store (hot copies are current ones)
-            return await self._guarded(
+            versioned: bytes = await self._guarded(
                 path, lambda: self.fs._cat_file(path, start=start, end=end, version_id=version)
             )
+            return versioned
         hot = await self._hot_store()
         if hot is not None:
             hot_fs, root = hot

@@ -160,7 +160,7 @@ def raise_translated(error: BaseException, path: str, *, action: str = "access")
     raise translated from error
 
 
-class NoAwsCredentialsError(AccessDeniedError, NoCredentialsError):
+class NoAwsCredentialsError(AccessDeniedError, NoCredentialsError):  # type: ignore[misc]
     """No usable AWS credentials: an :class:`AccessDeniedError` (a ``PermissionError``) that
     code written for s3fs, catching botocore's ``NoCredentialsError``, catches too."""
 
