@@ -678,7 +678,8 @@ def test_find_and_glob_with_detail_give_members_their_bundles_probed_states(
     archive.requests.clear()
     found = fresh.find(root, detail=True)
     assert archive.requests.counts() == {"LIST": 1}  # 4 GLACIER bundles: one bulk probe
-    listed = {e["name"]: e for d in ("d0", "d1", "d2", "d3") for e in fresh.ls(f"{root}/{d}", detail=True)}
+    folders = [f"{root}/{d}" for d in ("d0", "d1", "d2", "d3")]
+    listed = {e["name"]: e for d in folders for e in fresh.ls(d, detail=True)}
     keys = ("restore", "restore_expiry", "storage_class", "StorageClass", "access", "size")
     assert {n: {k: e[k] for k in keys} for n, e in found.items()} == {
         n: {k: e[k] for k in keys} for n, e in listed.items()

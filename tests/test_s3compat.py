@@ -167,7 +167,8 @@ def test_the_targets_own_calls_answer_as_s3fs(
     assert isinstance(fs.modified(path), datetime.datetime)
     with pytest.raises(IsADirectoryError):
         fs.modified(bucket)
-    assert fs.split_path(f"s3://{bucket}/a/b?versionId=v1") == (bucket, "a/b", "v1")
+    # as s3fs: a version only on a version-aware filesystem
+    assert fs.split_path(f"s3://{bucket}/a/b?versionId=v1") == (bucket, "a/b", None)
     assert fs.split_path(bucket) == (bucket, "", None)
     assert fs.is_bucket_versioned(bucket) is False
     assert fs.list_multipart_uploads(bucket) == []
@@ -271,3 +272,14 @@ def test_info_describes_content_type_and_version_as_s3fs(
     assert "ContentType" not in listed  # a listing does not describe each object, as s3fs's
     assert listed["Key"] == listed["name"] == info["name"]
     assert listed["Size"] == info["size"] == 2
+
+
+def test_buckets_listed_with_archivefs_options_and_versioning_switched_on(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    fs = fs_over(archive, tmp_path)
+    assert bucket in fs.ls("", probe_bundles=False, refresh=True)
+    fs.make_bucket_versioned(bucket)
+    assert fs.is_bucket_versioned(bucket) is True
+    arn = "arn:aws:s3:region:123456789012:accesspoint/my-access-point-name"
+    assert fs.split_path(f"s3://{arn}/my/key") == (arn, "my/key", None)

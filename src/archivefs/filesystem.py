@@ -633,7 +633,8 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
     async def _ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
         path = self._strip_protocol(path)
         if kwargs.get("versions") or path == "":  # versions, buckets: the target's listing
-            return list(await call_target(self.fs, "ls", path, detail=detail, **kwargs))
+            own = {k: kwargs[k] for k in ("refresh", "versions") if k in kwargs}  # not ours
+            return list(await call_target(self.fs, "ls", path, detail=detail, **own))
         refresh = kwargs.get("refresh", False)
         entries = None if refresh else self.dircache.get(path)
         found = await self.catalogs.root_for(path) if entries is None else None

@@ -162,6 +162,11 @@ class TargetCalls:
         """Whether ``bucket`` keeps object versions (the target's)."""
         return await call_target(self.fs, "is_bucket_versioned", self._strip_protocol(bucket))
 
+    async def _make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
+        """Turn object versions on (or off) for ``bucket`` (the target's)."""
+        bucket = self._strip_protocol(bucket)
+        return await call_target(self.fs, "make_bucket_versioned", bucket, versioned)
+
     async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
         """Every version of ``path`` (the target's ``object_version_info``)."""
         return await self._object_call("object_version_info", path, **kwargs)
@@ -178,9 +183,14 @@ class TargetCalls:
     list_multipart_uploads = sync_wrapper(_list_multipart_uploads)
     is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
     object_version_info = sync_wrapper(_object_version_info)
+    make_bucket_versioned = sync_wrapper(_make_bucket_versioned)
 
     def split_path(self, path: str) -> tuple[str, str, str | None]:
-        """``(bucket, key, version)`` of ``path``, as s3fs's ``split_path``."""
+        """``(bucket, key, version)`` of ``path``: the target's ``split_path`` (s3fs's knows
+        access-point and Outposts ARNs), else ``bucket/key?versionId=v`` split."""
+        own = getattr(self.fs, "split_path", None)
+        if own is not None and len(parts := tuple(own(path))) == 3:
+            return parts  # type: ignore[return-value]
         stripped, version = split_version(self._strip_protocol(path).lstrip("/"))
         bucket, _, key = stripped.partition("/")
         return bucket, key, version
