@@ -190,7 +190,7 @@ class TargetCalls:
         access-point and Outposts ARNs), else ``bucket/key?versionId=v`` split."""
         own = getattr(self.fs, "split_path", None)
         if own is not None and len(parts := tuple(own(path))) == 3:
-            return parts  # type: ignore[return-value]
+            return parts
         stripped, version = split_version(self._strip_protocol(path).lstrip("/"))
         bucket, _, key = stripped.partition("/")
         return bucket, key, version
