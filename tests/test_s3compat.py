@@ -283,3 +283,9 @@ def test_buckets_listed_with_archivefs_options_and_versioning_switched_on(
     assert fs.is_bucket_versioned(bucket) is True
     arn = "arn:aws:s3:region:123456789012:accesspoint/my-access-point-name"
     assert fs.split_path(f"s3://{arn}/my/key") == (arn, "my/key", None)
+
+
+def test_find_and_glob_from_the_root_are_value_errors(tree: ArchiveFileSystem) -> None:
+    for walk in (lambda: tree.find(""), lambda: tree.glob("*"), lambda: tree.find("s3://")):
+        with pytest.raises(ValueError, match="every bucket"):
+            walk()

@@ -82,6 +82,7 @@ from archivefs.s3compat import (
     described,
     find_as_s3fs,
     refuse_bucket_as_file,
+    refuse_whole_store,
     split_version,
     versioned_info,
 )
@@ -722,6 +723,7 @@ class ArchiveFileSystem(TargetCalls, AsyncFileSystem, ChainedFileSystem):  # typ
         **kwargs: Any,
     ) -> Any:
         path = self._strip_protocol(path)
+        refuse_whole_store(path)
         found = await self._find_unshaped(path, maxdepth, withdirs, **kwargs)
         return find_as_s3fs(found, path, kwargs.get("prefix"), withdirs, maxdepth)
 

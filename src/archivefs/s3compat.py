@@ -290,3 +290,14 @@ def refuse_bucket_as_file(path: str) -> None:
             path=path or "/",
             fix="name an object inside the bucket (bucket/key); fs.ls() lists what is there.",
         )
+
+
+def refuse_whole_store(path: str) -> None:
+    """``find``/``glob`` from the root (every bucket) is a ``ValueError``, as in s3fs."""
+    if not path:
+        raise InvalidPathError(
+            "find and glob do not walk every bucket of the store.",
+            path="/",
+            fix="start from a bucket (fs.find('bucket'), fs.glob('bucket/*')); "
+            "fs.ls('') lists the buckets.",
+        )
