@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 from benchmarks._common import SAMPLES, Result, sample
 
 if TYPE_CHECKING:
-    from archivefs.model import ObjectState, Plan
+    from archivefs.model import ObjectState
+    from archivefs.plans import Plan
     from archivefs.testing import EmulatedArchive
 
 SIZES = {

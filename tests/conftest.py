@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import sys
-import time
-from collections import Counter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-import fsspec
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
+from tests.support.groups import DASK_WORKERS, HEAVY_SERVERS, name_with_group
+from tests.support.providers import Provider, fs_factory, provider_for, provider_params
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from archivefs.testing import (
@@ -29,175 +24,70 @@ if TYPE_CHECKING:
 pytest_plugins = ["archivefs.testing.pytest_plugin", "pytester"]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put each test in the xdist group of the heavy server it uses (HEAVY_SERVERS)."""
+    for item in items:
+        groups = {HEAVY_SERVERS[f] for f in getattr(item, "fixturenames", ()) if f in HEAVY_SERVERS}
+        assert len(groups) <= 1, f"{item.nodeid} uses two heavy servers: {sorted(groups)}"
+        if groups and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(groups.pop()))
+        if config.getoption("loadgroup", False):  # an xdist worker of a --dist loadgroup run
+            name_with_group(item)
+
+
+@pytest.fixture(scope="session")
+def _dask_cluster() -> Iterator[Any]:
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=DASK_WORKERS, threads_per_worker=2, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.fixture
+def dask_client(_dask_cluster: Any) -> Any:
+    """A client of the session's one local Dask cluster (DASK_WORKERS processes), with
+    all its workers up (a test may kill one: its nanny restarts it)."""
+    _dask_cluster.wait_for_workers(DASK_WORKERS, timeout=300)
+    return _dask_cluster
+
+
+# -- ArchiveFileSystem factories: one per emulated server, all from tests/support/providers
+
+
+@pytest.fixture(params=provider_params())
+def provider(request: pytest.FixtureRequest, tmp_path: Path) -> Provider:
+    """Each provider in turn (tests/support/providers.py): its server reset, a new bucket."""
+    return provider_for(request.param, request, tmp_path)
+
+
 @pytest.fixture
 def make_fs(archive: EmulatedArchive, tmp_path: Path) -> Callable[..., ArchiveFileSystem]:
-    """ArchiveFileSystem on the emulated archive: a private journal, AWS-like listings,
-    and restore times scaled so the poll schedule fits emulated delays of seconds."""
-
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        kwargs.setdefault("journal", str(tmp_path / "journal.sqlite"))
-        kwargs.setdefault("restore_status_in_listings", True)
-        kwargs.setdefault("restore_time_scale", 1 / 3600)
-        return ArchiveFileSystem(
-            target_protocol="s3",
-            target_options=archive.storage_options(),
-            skip_instance_cache=True,
-            **kwargs,
-        )
-
-    return make
-
-
-class Idles(Protocol):
-    """A server that can tell when it has answered every request it received."""
-
-    def wait_idle(self, timeout: float = ...) -> None: ...
-
-
-def kill_when(
-    script: Path, config: dict[str, Any], ready: Callable[[], bool], *, server: Idles | None
-) -> bool:
-    """Run ``script config-json``, SIGKILL it once ``ready()`` is true, and return once the
-    process is gone and ``server`` is idle: count only then.
-
-    A count read at the kill races the requests the worker sent just before it died
-    (issue #33); once the process is reaped and ``server.wait_idle()`` returned, every one
-    of them has been answered and counted. ``server=None`` waits for the process only
-    (for :class:`~archivefs.testing.LocalRGW`, a separate radosgw process without
-    ``wait_idle``). Returns False if the worker finished before ``ready()`` (it must have
-    exited 0).
-    """
-    with subprocess.Popen(
-        [sys.executable, str(script), json.dumps(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    ) as process:
-        deadline = time.monotonic() + 600  # generous: a busy machine starts slowly
-        killed = False
-        while not ready():
-            if process.poll() is not None:
-                stderr = process.stderr.read() if process.stderr else b""
-                assert process.returncode == 0, stderr.decode()
-                break
-            assert time.monotonic() < deadline, "the worker never reached the kill point"
-            time.sleep(0.005)
-        else:
-            process.send_signal(signal.SIGKILL)
-            killed = True
-        process.wait(60)
-    if server is not None:
-        server.wait_idle()
-    return killed
-
-
-def assert_each_once(started: Mapping[str, int], paths: Iterable[str]) -> None:
-    """Every path had exactly one restore started (none twice, none missed, no other)."""
-    wanted = set(paths)
-    twice = sorted(p for p, n in started.items() if n > 1)
-    never = sorted(wanted - {p for p, n in started.items() if n > 0})
-    other = sorted(set(started) - wanted)
-    assert (twice, never, other) == ([], [], []), "(restored twice, never, not asked for)"
-
-
-def s3_restores(archive: EmulatedArchive) -> Counter[str]:
-    """``bucket/key`` -> RestoreObject requests the emulated S3 archive accepted (202)."""
-    return Counter(
-        f"{r.bucket}/{r.key}" for r in archive.requests.matching(op="RestoreObject", status=202)
-    )
-
-
-def start_workers(script: Path, configs: list[dict[str, Any]]) -> list[subprocess.Popen[bytes]]:
-    """Start ``script config-json`` once per config, all at once (see :func:`finish_workers`)."""
-    return [
-        subprocess.Popen(
-            [sys.executable, str(script), json.dumps(config)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        for config in configs
-    ]
-
-
-def finish_workers(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Wait for each worker and require it to exit 0, or fail with its stderr.
-
-    When one fails the others are killed, so no process outlives the test (and no
-    Popen is left to warn, as an unraisable exception, in a later test).
-    """
-    try:
-        for proc in procs:
-            _, stderr = proc.communicate(timeout=600)
-            assert proc.returncode == 0, stderr.decode()
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate()
+    """``make(**overrides)``: an ArchiveFileSystem on the emulated S3 archive."""
+    return fs_factory("s3", archive, tmp_path)
 
 
 @pytest.fixture
 def make_az(
     azure_archive: EmulatedAzureArchive, tmp_path: Path
 ) -> Callable[..., ArchiveFileSystem]:
-    """ArchiveFileSystem on the emulated Azure archive: a private journal, Azure prices,
-    and restore times scaled so the poll schedule fits emulated delays of seconds."""
-
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        options: dict[str, Any] = {
-            "target_protocol": "az",
-            "target_options": azure_archive.storage_options(),
-            "journal": str(tmp_path / "journal.sqlite"),
-            "restore_time_scale": 1 / 3600,
-            "price_sheet": "azure-eastus",
-            "skip_instance_cache": True,
-            **kwargs,
-        }
-        fs = fsspec.filesystem("archive", **options)
-        assert isinstance(fs, ArchiveFileSystem)
-        return fs
-
-    return make
+    """``make(**overrides)``: an ArchiveFileSystem on the emulated Azure archive."""
+    return fs_factory("azure", azure_archive, tmp_path)
 
 
 @pytest.fixture
 def make_gs(gcs_archive: EmulatedGcsArchive, tmp_path: Path) -> Callable[..., ArchiveFileSystem]:
-    """ArchiveFileSystem on the emulated GCS server: a private journal and GCS prices."""
-
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        options: dict[str, Any] = {
-            "target_protocol": "gs",
-            "target_options": gcs_archive.storage_options(),
-            "journal": str(tmp_path / "journal.sqlite"),
-            "price_sheet": "gcs-us-central1",
-            "skip_instance_cache": True,
-            **kwargs,
-        }
-        fs = fsspec.filesystem("archive", **options)
-        assert isinstance(fs, ArchiveFileSystem)
-        return fs
-
-    return make
+    """``make(**overrides)``: an ArchiveFileSystem on the emulated GCS server."""
+    return fs_factory("gcs", gcs_archive, tmp_path)
 
 
 @pytest.fixture
 def make_oci(
     oracle_archive: EmulatedOracleArchive, tmp_path: Path
 ) -> Callable[..., ArchiveFileSystem]:
-    """ArchiveFileSystem on the emulated Oracle archive: a private journal, OCI prices,
-    and restore times scaled so the poll schedule fits emulated delays of seconds."""
-
-    def make(**kwargs: Any) -> ArchiveFileSystem:
-        options: dict[str, Any] = {
-            "target_protocol": "oci",
-            "target_options": oracle_archive.storage_options(),
-            "journal": str(tmp_path / "journal.sqlite"),
-            "restore_time_scale": 1 / 3600,
-            "price_sheet": "oci-us-ashburn-1",
-            "skip_instance_cache": True,
-            **kwargs,
-        }
-        fs = fsspec.filesystem("archive", **options)
-        assert isinstance(fs, ArchiveFileSystem)
-        return fs
-
-    return make
+    """``make(**overrides)``: an ArchiveFileSystem on the emulated Oracle archive."""
+    return fs_factory("oracle", oracle_archive, tmp_path)

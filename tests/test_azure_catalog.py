@@ -16,8 +16,9 @@ import fsspec
 import pytest
 
 from archivefs.catalog import Catalog
-from archivefs.catalog.index import POINTER, POINTER_CHECKSUM, BundleInfo, pointer_digest
+from archivefs.catalog.index import POINTER, POINTER_CHECKSUM, pointer_digest
 from archivefs.catalog.layout import catalog_dir
+from archivefs.catalog.table import BundleInfo
 from archivefs.catalog.writer import bundle_tree
 from archivefs.errors import CatalogError
 from archivefs.model import StorageClass

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.restore.claims import Claim, claim_path
-from tests.conftest import assert_each_once, finish_workers, kill_when, start_workers
+from tests.support.counts import assert_each_once
+from tests.support.processes import finish_workers, kill_when, start_workers
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -17,7 +17,8 @@ import pytest
 
 from archivefs.model import Action
 from archivefs.stores.azure import copy_path
-from tests.conftest import assert_each_once, kill_when
+from tests.support.counts import assert_each_once
+from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -187,3 +188,23 @@ def test_a_pending_copy_is_raised_to_high_with_one_set_blob_tier_on_the_copy(
     assert "CopyBlob" not in azure_archive.requests.counts()  # no second copy
     assert azure_archive.pending() == {copy_path(path): ("Hot", "High")}
     assert azure_archive.tier_of(path) == "Archive"
+
+
+def test_prefetch_to_a_directory_reads_the_rehydrated_copies(
+    azure_archive: EmulatedAzureArchive,
+    azure_container: str,
+    make_az: Callable[..., Any],
+    tmp_path: Path,
+) -> None:
+    azure_archive.rehydrate_delay["Standard"] = 1.0
+    data = _seed(azure_archive, azure_container, 3)
+    paths = sorted(data)
+    fs = make_az(store_options=COPY)
+    fs.prefetch(paths, to=tmp_path / "out", timeout=600)
+    for path, content in data.items():
+        assert (tmp_path / "out" / path).read_bytes() == content
+    got = [f"{r.container}/{r.blob}" for r in azure_archive.requests.records if r.op == "GetBlob"]
+    assert sorted(set(got) & (set(paths) | {copy_path(p) for p in paths})) == sorted(
+        copy_path(p) for p in paths
+    )  # the copies, never the archived originals
+    assert {azure_archive.tier_of(p) for p in paths} == {"Archive"}

@@ -11,7 +11,6 @@ import archivefs.datasets as ads
 from tests.zarr_data import make_source, upload_zarr_azure
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from archivefs.testing import EmulatedAzureArchive
@@ -19,17 +18,6 @@ if TYPE_CHECKING:
 distributed = pytest.importorskip("distributed")
 
 pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as dask_client,
-    ):
-        yield dask_client
 
 
 def options(archive: EmulatedAzureArchive, tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -46,7 +34,7 @@ def options(archive: EmulatedAzureArchive, tmp_path: Path, **extra: Any) -> dict
 
 
 def test_prefetch_once_then_workers_read(
-    client: Any, azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
+    dask_client: Any, azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
 ) -> None:
     source = make_source()
     url = upload_zarr_azure(azure_archive, azure_container, tmp_path, source)
@@ -55,7 +43,7 @@ def test_prefetch_once_then_workers_read(
     assert len(ads.plan_dataset(selection).to_restore) == 8
     azure_archive.requests.clear()
     ads.prefetch(selection, wait=True, timeout=600)
-    total = client.compute(selection.sum()).result()
+    total = dask_client.compute(selection.sum()).result()
     assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
     assert azure_archive.requests.count("BlobBatch") == 1  # 8 chunks in one request
     assert azure_archive.requests.count("SetBlobTier", batched=None) == 8
@@ -63,7 +51,7 @@ def test_prefetch_once_then_workers_read(
 
 
 def test_restore_aware_graph_on_the_cluster(
-    client: Any, azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
+    dask_client: Any, azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
 ) -> None:
     azure_archive.rehydrate_delay["Standard"] = 1.0
     source = make_source()
@@ -72,7 +60,7 @@ def test_restore_aware_graph_on_the_cluster(
     selection = ds["q"].isel(time=slice(20, 32))
     azure_archive.requests.clear()
     gated = ads.restore_aware(selection, timeout=600, poll_interval=0.2)
-    total = client.compute(gated.sum()).result()
+    total = dask_client.compute(gated.sum()).result()
     assert np.isclose(float(total), float(source["q"].isel(time=slice(20, 32)).sum()))
     assert azure_archive.requests.count("SetBlobTier", batched=None, status=202) == 6
     assert azure_archive.requests.count("SetBlobTier", batched=None) == 6

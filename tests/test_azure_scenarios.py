@@ -16,17 +16,13 @@ import fsspec
 import numpy as np
 import pytest
 
-from archivefs.filesystem import ArchiveFileSystem
-from archivefs.model import Action
 from archivefs.stores.azure import LIST_PAGE
-from tests.conftest import assert_each_once, kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from archivefs.testing import EmulatedAzureArchive
 
-WORKER = Path(__file__).with_name("_azure_restore_worker.py")
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -64,92 +60,6 @@ def test_500_blobs_are_two_batches_one_wait_and_one_list_per_poll_round(
     assert fs.engine.poll_rounds >= 1
     assert counts["ListBlobs"] == 1 + fs.engine.poll_rounds * math.ceil(500 / LIST_PAGE)
     assert fs.cat_file(paths[123]) == b"blob 123"
-
-
-def test_a_repeat_while_pending_sends_nothing(
-    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
-) -> None:
-    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # stays pending
-    paths = seed(azure_archive, azure_container, 300)
-    make_az().restore(paths)
-    assert azure_archive.requests.count("BlobBatch") == 2
-    azure_archive.requests.clear()
-
-    again = make_az().restore(paths)  # a new instance sharing the journal
-    assert again.requests_sent == 0
-    assert {g.action for g in again.plan} == {Action.WAIT}
-    no_journal = make_az(journal=False).restore(paths)  # the listing alone also knows
-    assert no_journal.requests_sent == 0
-
-    # per new instance: one look for a catalog registry (absent), one probe listing
-    assert azure_archive.requests.counts() == {"GetBlob": 2, "ListBlobs": 2}
-    assert {r.blob for r in azure_archive.requests.records if r.op == "GetBlob"} == {
-        ".archivefs/catalogs.json"
-    }
-    assert sub_requests(azure_archive) == 0
-
-
-def test_killed_submission_resumes_without_a_duplicate(
-    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
-) -> None:
-    azure_archive.rehydrate_delay["Standard"] = 1.0
-    paths = seed(azure_archive, azure_container, 300)
-    journal = str(tmp_path / "journal.sqlite")
-    azure_archive.requests.clear()
-    config = {
-        "storage_options": azure_archive.storage_options(),
-        "journal": journal,
-        "paths": paths,
-        "concurrency": 1,
-        "store_options": {"batch_size": 20},  # small batches: a kill lands between them
-    }
-    assert kill_when(
-        WORKER, config, lambda: sub_requests(azure_archive) >= 60, server=azure_archive
-    )
-    before_kill = sum(azure_archive.rehydrations.values())
-    assert 60 <= before_kill < 300
-
-    fs = ArchiveFileSystem(
-        target_protocol="az",
-        target_options=azure_archive.storage_options(),
-        journal=journal,
-        restore_time_scale=1 / 3600,
-        price_sheet="azure-eastus",
-        skip_instance_cache=True,
-    )
-    result = fs.restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert result.requests_sent == 300 - before_kill
-    azure_archive.wait_idle()
-    assert_each_once(azure_archive.rehydrations, paths)  # across both runs
-    assert sub_requests(azure_archive) == 300  # no 409: no blob asked twice
-    assert fs.cat_file(paths[-1]) == b"blob 299"
-
-
-def test_throttling_30_percent_every_blob_rehydrated_once(
-    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
-) -> None:
-    azure_archive.rehydrate_delay["Standard"] = 1.0
-    paths = seed(azure_archive, azure_container, 200)
-    azure_archive.requests.clear()
-    # the batch as a whole, each sub-request, listings and properties: 30 % answered 503
-    # (one seeded rule per operation, so each operation's sequence of faults repeats)
-    for rng_seed, op in enumerate(["BlobBatch", "SetBlobTier", "ListBlobs", "GetBlobProperties"]):
-        azure_archive.throttle(fraction=0.3, ops=[op], seed=rng_seed)
-    result = make_az().restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert azure_archive.injected > 0
-    assert azure_archive.requests.count("BlobBatch", status=503) > 0  # whole batches too
-    assert azure_archive.requests.count("SetBlobTier", batched=True, status=503) > 0
-    # a blob throttled on every try of a batch's retries is sent again by the engine's
-    # submitter (a plain Set Blob Tier): accepted once either way
-    assert sub_requests(azure_archive, status=202) == 200
-    assert set(azure_archive.rehydrations.values()) == {1}
-    assert len(azure_archive.rehydrations) == 200
-    # throttled sub-requests were sent again; accepted ones never were
-    assert sub_requests(azure_archive) == 200 + sub_requests(azure_archive, status=503)
 
 
 def test_refused_batches_fall_back_to_one_set_tier_per_blob(

@@ -29,7 +29,8 @@ from archivefs.catalog import BundleInfo, Catalog, MemberInfo
 from archivefs.catalog import members as catalog_members
 from archivefs.catalog.layout import catalog_dir, registry_path
 from archivefs.catalog.registry import dump_registry
-from archivefs.filesystem import ArchiveFileSystem, _member_entry
+from archivefs.entries import member_entry as _member_entry
+from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import StorageClass
 
 if TYPE_CHECKING:

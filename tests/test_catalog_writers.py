@@ -24,6 +24,7 @@ from archivefs.catalog.layout import catalog_dir, registry_path
 from archivefs.catalog.writer import bundle_tree, rebuild_catalog
 from archivefs.errors import CatalogError
 from archivefs.stores.conditional import is_local, read_versioned, write_versioned
+from tests.support.groups import RGW_GROUP
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,7 +44,9 @@ SERVERS = {
 }
 
 
-@pytest.fixture(params=[*SERVERS, "local"])
+@pytest.fixture(
+    params=[*(p if p != "rgw" else pytest.param(p, marks=RGW_GROUP) for p in SERVERS), "local"]
+)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Callable[[], Any], str, str]:
     """(a new raw filesystem each call, a bucket or directory, the hot class to bundle in)."""
     if request.param == "local":

@@ -770,3 +770,57 @@ def test_small_calls_import_only_what_they_use(
     assert "archivefs.filesystem" in imported
     heavy = {"xarray", "dask", "zarr", "moto", "tenacity", "tornado", "yaml", "archivefs.pricing"}
     assert heavy & imported == set()
+
+
+def test_s3a_urls_take_the_s3_options(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """s3a:// names S3 (providers/s3.py): --endpoint-url and --profile apply to it as to
+    s3://. The options were chosen by the scheme's spelling, so s3a:// was taken for
+    Azure: --profile was refused with Azure's advice and --endpoint-url dropped."""
+    archive.put_object(bucket, "a/x.nc", b"12345", storage_class="GLACIER")
+    credentials = tmp_path / "credentials"
+    credentials.write_text("[emu]\naws_access_key_id = testing\naws_secret_access_key = testing\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_SHARED_CREDENTIALS_FILE=str(credentials), AWS_DEFAULT_REGION="us-east-1",
+               AWS_CONFIG_FILE=str(tmp_path / "no-config"))  # fmt: skip
+    completed = subprocess.run(
+        [ARCHIVEFS, "ls", "-l", f"s3a://{bucket}/a/", "--endpoint-url", archive.endpoint_url,
+         "--profile", "emu", "--journal", str(tmp_path / "j.sqlite")],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split()[1:3] == ["GLACIER", "archived"]
+    assert completed.stdout.split()[-1] == f"{bucket}/a/x.nc"
+
+
+def test_prefetch_to_a_hot_bucket_takes_what_reads_at_once_within_the_budget(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    """``prefetch --to s3://HOT`` is ``prefetch`` then a copy: objects that read at once for
+    a retrieval fee are part of the job and their fees are within --max-cost. It ran
+    ``restore(promote=True)`` instead, which refused a selection with nothing to restore
+    (only STANDARD_IA) as "nothing to restore" (exit 1), where ``prefetch`` without --to
+    takes it."""
+    archive.create_bucket("hot-copies")
+    archive.put_object(bucket, "ia/a.nc", b"a" * 1000, storage_class="STANDARD_IA")
+    refused = cli("prefetch", f"s3://{bucket}/ia/", "--to", "s3://hot-copies/c", "--max-cost",
+                  "0", "--timeout", "300", "--json")  # fmt: skip
+    assert refused.returncode == 3, refused.stderr
+    assert json.loads(refused.stdout)["error"]["exit_code"] == 3
+    assert archive.client().list_objects_v2(Bucket="hot-copies")["KeyCount"] == 0
+    done = cli("prefetch", f"s3://{bucket}/ia/", "--to", "s3://hot-copies/c", "--timeout", "300",
+               "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["groups"], summary["requests_sent"], summary["ready"]) == (1, 0, 1)
+    assert summary["readable_for_a_fee"] == 1
+    listed = archive.client().list_objects_v2(Bucket="hot-copies")
+    assert listed["KeyCount"] == 1, listed
+    archive.put_object(bucket, "gl/b.nc", b"b" * 10, storage_class="GLACIER")
+    restored = cli("prefetch", f"s3://{bucket}/gl/", "--to", "s3://hot-copies/c", "--timeout",
+                   "300", "--json")  # fmt: skip
+    assert restored.returncode == 0, restored.stderr
+    summary = json.loads(restored.stdout)
+    assert (summary["groups"], summary["requests_sent"], summary["ready"]) == (1, 1, 1)
+    assert archive.client().list_objects_v2(Bucket="hot-copies")["KeyCount"] == 2

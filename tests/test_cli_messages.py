@@ -315,3 +315,42 @@ def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
     again = cli("restore", f"s3://{bucket}/w/")
     assert again.returncode == 0, again.stderr
     assert archive.requests.count("RestoreObject") == 2  # resumed: nothing sent twice
+
+
+def test_estimate_and_restore_refuse_a_tier_the_class_lacks_with_the_same_fix(
+    cli: Any, archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.put_object(bucket, "deep", b"x", storage_class="DEEP_ARCHIVE")
+    url = f"s3://{bucket}/deep"
+    said, codes = set(), set()
+    for command in (["restore", url], ["estimate", url],
+                    ["estimate", "--objects", "3", "--size", "1MiB",
+                     "--storage-class", "DEEP_ARCHIVE"]):  # fmt: skip
+        result = cli(*command, "--tier", "Expedited")
+        codes.add(result.returncode)
+        assert "the Expedited tier is not available for DEEP_ARCHIVE objects" in result.stderr
+        assert "use tier='Standard' (within 12 hours) or tier='Bulk'" in result.stderr
+        assert "price sheet" not in result.stderr, result.stderr
+        said.add(result.stderr[result.stderr.index("the Expedited") :])
+    assert len(said) == 1, said  # one check, one message, one exit code
+    assert len(codes) == 1, codes
+    assert 0 not in codes
+    assert archive.requests.count("RestoreObject") == 0
+
+
+def test_advise_tables_show_small_amounts_with_their_digits(tmp_path: Path) -> None:
+    def advise(*args: str) -> str:
+        result = subprocess.run(
+            [ARCHIVEFS, "advise", "--objects", "1", "--size", "1MiB", *args],
+            capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    for text in (advise(), advise("--price-sheet", "aws-us-east-1", "--price-sheet",
+                                  "azure-eastus", "--reads-per-month", "1")):  # fmt: skip
+        rows = [line.split() for line in text.splitlines() if "STANDARD_IA" in line]
+        assert rows, text
+        amounts = [cell for row in rows for cell in row if re.fullmatch(r"[\d.,]+", cell)]
+        assert not [a for a in amounts if re.fullmatch(r"0\.0+", a)], text  # never 0.0000
+        assert any(re.fullmatch(r"0\.0+[1-9]\d{0,2}", a) for a in amounts), text

@@ -87,3 +87,16 @@ def test_options_are_checked_for_oci_urls(cli: Any, oracle_bucket: str) -> None:
     account = cli("ls", "--account-name", "acct", f"oci://{oracle_bucket}/")
     assert account.returncode == EXIT_USAGE
     assert "--profile" in account.stderr
+
+
+def test_estimate_refuses_a_restore_tier_oracle_lacks_as_restore_does(
+    cli: Any, oracle_archive: EmulatedOracleArchive, oracle_bucket: str
+) -> None:
+    oracle_archive.put_objects(oracle_bucket, {"t/a.bin": b"1"}, tier="Archive")
+    for command in ("restore", "estimate"):
+        result = cli(command, f"oci://{oracle_bucket}/t/", "--tier", "Bulk")
+        assert result.returncode == EXIT_USAGE, (command, result.stderr)
+        assert "has no restore speed (Oracle has one) 'Bulk'" in result.stderr, result.stderr
+        assert "use one of: Standard" in result.stderr
+        assert "price sheet" not in result.stderr
+    assert oracle_archive.requests.count("RestoreObjects") == 0

@@ -9,26 +9,15 @@ import pytest
 
 import archivefs.datasets as ads
 from archivefs import ObjectArchivedError
+from tests.support.groups import DASK_WORKERS
 from tests.zarr_data import make_source, upload_zarr
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from archivefs.testing import EmulatedArchive
 
 distributed = pytest.importorskip("distributed")
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as dask_client,
-    ):
-        yield dask_client
 
 
 def options(archive: EmulatedArchive, tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -45,17 +34,17 @@ def options(archive: EmulatedArchive, tmp_path: Path, **extra: Any) -> dict[str,
 
 
 def test_raise_policy_fails_the_task_with_our_error(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     url = upload_zarr(archive, bucket, tmp_path, make_source())
     ds = ads.open_zarr(url, **options(archive, tmp_path))
     with pytest.raises(ObjectArchivedError, match="must be restored"):
-        client.compute(ds["t"].isel(time=slice(0, 8)).sum()).result()
+        dask_client.compute(ds["t"].isel(time=slice(0, 8)).sum()).result()
     assert archive.requests.count("RestoreObject") == 0
 
 
 def test_prefetch_once_then_workers_read(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     source = make_source()
     url = upload_zarr(archive, bucket, tmp_path, source)
@@ -64,13 +53,13 @@ def test_prefetch_once_then_workers_read(
     plan = ads.plan_dataset(selection)
     assert len(plan.to_restore) == 8  # 4 time chunks x 2 y chunks
     ads.prefetch(selection, wait=True, timeout=600)
-    total = client.compute(selection.sum()).result()
+    total = dask_client.compute(selection.sum()).result()
     assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
     assert archive.requests.count("RestoreObject") == 8
 
 
 def test_wait_policy_on_workers_restores_each_chunk_once(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     archive.set_restore_delay(1.0)
     source = make_source()
@@ -82,7 +71,7 @@ def test_wait_policy_on_workers_restores_each_chunk_once(
     a = ds["t"].isel(time=slice(0, 12)).sum()
     b = other["t"].isel(time=slice(0, 12)).mean()
     assert not set(a.data.__dask_graph__()) & set(b.data.__dask_graph__())
-    total, mean = client.gather(client.compute([a, b]))
+    total, mean = dask_client.gather(dask_client.compute([a, b]))
     expected = source["t"].isel(time=slice(0, 12))
     assert np.isclose(float(total), float(expected.sum()))
     assert np.isclose(float(mean), float(expected.mean()))
@@ -91,7 +80,7 @@ def test_wait_policy_on_workers_restores_each_chunk_once(
 
 
 def test_restore_aware_graph_on_the_cluster(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     archive.set_restore_delay(1.0)
     source = make_source()
@@ -99,14 +88,14 @@ def test_restore_aware_graph_on_the_cluster(
     ds = ads.open_zarr(url, **options(archive, tmp_path))
     selection = ds["q"].isel(time=slice(20, 32))
     gated = ads.restore_aware(selection, timeout=600, poll_interval=0.2)
-    total = client.compute(gated.sum()).result()
+    total = dask_client.compute(gated.sum()).result()
     assert np.isclose(float(total), float(source["q"].isel(time=slice(20, 32)).sum()))
     assert archive.requests.count("RestoreObject", status=202) == 6
     assert archive.requests.count("RestoreObject") == 6
 
 
 def test_bundled_store_on_the_cluster_one_restore_per_bundle(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     import fsspec
     import s3fs
@@ -137,13 +126,13 @@ def test_bundled_store_on_the_cluster_one_restore_per_bundle(
     assert {g.key for g in plan} == expected
     assert len(expected) == 2
     ads.prefetch(selection, wait=True, timeout=600)
-    total = client.compute(selection.sum()).result()
+    total = dask_client.compute(selection.sum()).result()
     assert np.isclose(float(total), float(source["t"].isel(time=slice(8, 24)).sum()))
     assert archive.requests.count("RestoreObject") == 2  # one per bundle, not per chunk
 
 
 def test_workers_without_credentials_report_the_error_instead_of_dying(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     from archivefs.errors import MissingCredentialsError
 
@@ -154,8 +143,8 @@ def test_workers_without_credentials_report_the_error_instead_of_dying(
     # before: raising while the task was unpickled killed each worker in turn, and an
     # error chained to itself hung Dask's error report; now the task fails with our error
     with pytest.raises(MissingCredentialsError, match="pickled without its explicit keys"):
-        client.compute(ds["t"].isel(time=slice(0, 8)).sum()).result(timeout=600)
-    assert len(client.scheduler_info()["workers"]) == 2  # no worker died
+        dask_client.compute(ds["t"].isel(time=slice(0, 8)).sum()).result(timeout=600)
+    assert len(dask_client.scheduler_info()["workers"]) == DASK_WORKERS  # none died
 
 
 def test_an_archivefs_error_is_never_its_own_cause() -> None:

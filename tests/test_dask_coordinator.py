@@ -1,4 +1,4 @@
-"""One coordinator polls for a whole restore-aware computation on a real 4-process cluster.
+"""One coordinator polls for a whole restore-aware computation on the session's Dask cluster.
 
 Server-side counts: one restore per group, status requests per poll round bounded by
 the bulk listing (never a HEAD per object), and a killed worker costs no second restore.
@@ -18,11 +18,10 @@ import xarray as xr
 
 import archivefs.datasets as ads
 from archivefs import coordinator
-from tests.conftest import assert_each_once, s3_restores
+from tests.support.counts import assert_each_once, s3_restores
 from tests.zarr_data import METADATA
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from archivefs.testing import EmulatedArchive
@@ -34,17 +33,6 @@ LIST_PAGE = 1000
 # constant is 0: a round lists under the restoring keys' common prefix (the chunks of
 # "v", nothing else) from just before the first one, so no page is spent elsewhere.
 EXTRA_PAGES_PER_ROUND = 0
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with (
-        distributed.LocalCluster(
-            n_workers=4, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as dask_client,
-    ):
-        yield dask_client
 
 
 def archived_store(archive: EmulatedArchive, bucket: str, tmp_path: Path, groups: int) -> Any:
@@ -74,7 +62,7 @@ def options(archive: EmulatedArchive, tmp_path: Path) -> dict[str, Any]:
 
 
 def test_one_coordinator_polls_for_the_whole_cluster(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     groups = 1000
     archive.set_restore_delay(2.0)
@@ -84,7 +72,7 @@ def test_one_coordinator_polls_for_the_whole_cluster(
     assert archive.requests.count("RestoreObject") == groups  # submitted once, here
     archive.requests.clear()
 
-    total = client.compute(gated.sum()).result(timeout=600)
+    total = dask_client.compute(gated.sum()).result(timeout=600)
 
     assert float(total) == float(source["v"].sum())
     assert archive.requests.count("RestoreObject") == 0  # workers never send restores
@@ -101,7 +89,7 @@ def test_one_coordinator_polls_for_the_whole_cluster(
 
 
 def test_listeners_stop_when_the_coordinator_is_done(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     """Each worker's listener ends on the coordinator's last (empty) batch, not on its
     next look at the coordinator (here only every 600 s): nothing is left waiting."""
@@ -110,7 +98,7 @@ def test_listeners_stop_when_the_coordinator_is_done(
     ds = ads.open_zarr(f"s3://{bucket}/store.zarr", **options(archive, tmp_path))
     gated = ads.restore_aware(ds["v"], timeout=600, poll_interval=600)
 
-    assert float(client.compute(gated.sum()).result(timeout=600)) == float(source["v"].sum())
+    assert float(dask_client.compute(gated.sum()).result(timeout=600)) == float(source["v"].sum())
 
     [token] = [k.removeprefix(f"{coordinator.KEY_PREFIX}-") for k in coordinator_keys(gated)]
 
@@ -120,28 +108,28 @@ def test_listeners_stop_when_the_coordinator_is_done(
         return [t.name for t in threading.enumerate() if t.name.endswith(token[:8])]
 
     deadline = time.monotonic() + 120
-    while any(client.run(listening).values()):
-        assert time.monotonic() < deadline, client.run(listening)
+    while any(dask_client.run(listening).values()):
+        assert time.monotonic() < deadline, dask_client.run(listening)
         time.sleep(0.2)
 
 
 def test_a_killed_worker_costs_no_second_restore(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     groups = 300
     archive.set_restore_delay(3.0)
     source = archived_store(archive, bucket, tmp_path, groups)
     ds = ads.open_zarr(f"s3://{bucket}/store.zarr", **options(archive, tmp_path))
     gated = ads.restore_aware(ds["v"] * 2, timeout=600, poll_interval=0.5)
-    future = client.compute(gated.sum())
+    future = dask_client.compute(gated.sum())
 
     # kill the worker running the coordinator while groups are still restoring
     key = next(iter(coordinator_keys(gated)))
     deadline = time.monotonic() + 600
-    while (worker := running_on(client, key)) is None:
+    while (worker := running_on(dask_client, key)) is None:
         assert time.monotonic() < deadline, "the coordinator never started"
         time.sleep(0.1)
-    pid = client.run(os.getpid, workers=[worker])[worker]
+    pid = dask_client.run(os.getpid, workers=[worker])[worker]
     os.kill(pid, signal.SIGKILL)
 
     total = future.result(timeout=600)
@@ -158,7 +146,7 @@ def test_a_killed_worker_costs_no_second_restore(
 
 
 def test_notifications_reach_the_coordinator_so_no_scheduled_poll_is_needed(
-    client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
+    dask_client: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     groups = 50
     archived_store(archive, bucket, tmp_path, groups)
@@ -170,7 +158,7 @@ def test_notifications_reach_the_coordinator_so_no_scheduled_poll_is_needed(
     assert archive.requests.count("RestoreObject") == groups  # restored at once (delay 0)
     keys = chunk_keys(ds["v"])
     archive.requests.clear()
-    future = client.compute(gated.sum())
+    future = dask_client.compute(gated.sum())
     # what an SQS consumer would forward: one S3 event notification naming every object
     notes.put({"Records": [s3_restore_completed(bucket, k) for k in keys]})
     assert float(future.result(timeout=600)) == float(np.arange(groups * 4).sum())
@@ -210,8 +198,8 @@ def coordinator_keys(obj: Any) -> set[str]:
     return keys
 
 
-def running_on(client: Any, key: str) -> str | None:
-    for worker, keys in client.processing().items():
+def running_on(dask_client: Any, key: str) -> str | None:
+    for worker, keys in dask_client.processing().items():
         if key in keys:
             return str(worker)
     return None

@@ -264,3 +264,32 @@ def test_open_mfdataset_of_plain_objects_lists_once(
     assert float(ds["tb"].isel(time=-1).sum()) == 4 * float(count - 1)
     with pytest.raises(ObjectNotFoundError, match="1 of 2 files do not exist"):
         ads.open_mfdataset([urls[0], urls[0] + "x"], fs=fs)
+
+
+def test_restore_aware_without_a_client_polls_on_the_tier_aware_schedule(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    """DEEP_ARCHIVE Standard is expected back within 12 h, 12 s at this time scale; a
+    restore that takes 4 s is polled at the schedule's early times, never once a minute."""
+    from archivefs.model import RestoreTier, StorageClass
+    from archivefs.restore.schedule import PollSchedule
+
+    source = make_source()
+    url = upload_zarr(archive, bucket, tmp_path, source)
+    ds = ads.open_zarr(url, **options)
+    selection = ds["t"].isel(time=slice(0, 4), y=slice(0, 4))
+    archive.set_restore_delay(4.0)
+    gated = ads.restore_aware(selection, timeout=600)
+    ready = [k for k in dict(gated.data.__dask_graph__()) if k[0] == "archivefs-ready"]
+    groups = [k[1].split("/", 1)[1] for k in ready]
+    assert groups
+    archive.requests.clear()
+    np.testing.assert_array_equal(gated.values, source["t"].isel(time=slice(0, 4), y=slice(0, 4)))
+    schedule = PollSchedule.for_restore(
+        StorageClass.DEEP_ARCHIVE, RestoreTier.STANDARD, time_scale=1 / 3600
+    )
+    before_window = [t for t in schedule.poll_times() if t < 3.5]  # restoring still
+    assert len(before_window) >= 2
+    for key in groups:  # each group's own polls: its HEADs
+        polls = archive.requests.count("HEAD", key=key)
+        assert len(before_window) + 1 <= polls <= schedule.max_polls + 1, (key, polls)

@@ -52,3 +52,17 @@ def test_demo_prints_the_whole_archived_error_with_its_fix() -> None:
     assert "global mean 2 m temperature" in text
     assert " K (source: " in text
     assert "wall time" in text
+
+
+def test_the_listing_step_says_what_it_sent() -> None:
+    import ast
+
+    text = _demo()
+    section = text.split("\n1. ", 1)[1].split("\n2. ", 1)[0]
+    heading = section.splitlines()[0]
+    counts = ast.literal_eval(section.rsplit("requests: ", 1)[1].strip())
+    assert "no HEAD" in heading
+    assert "HEAD" not in counts, (heading, counts)
+    assert counts.get("LIST") == 1, counts  # the bundles' states: one bulk listing
+    assert "one LIST" in heading
+    assert counts["GET"] == 3  # the registry, the catalog pointer, its one shard

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.docs import run_page_code, section_code
+
 ROOT = Path(__file__).parents[1]
 GETTING_STARTED = ROOT / "docs" / "getting-started.md"
 
@@ -77,24 +79,7 @@ def test_getting_started_quickstart_gives_the_quoted_results(tmp_path: Path) -> 
     )
     assert code.count("archive.stop()") == 1
     code = code.replace("archive.stop()", CHECKS + "archive.stop()")
-    _run_page_code(tmp_path, "getting_started.py", code, "getting-started: ok")
-
-
-def _run_page_code(tmp_path: Path, name: str, code: str, ok_line: str) -> None:
-    """Run a page's code in its own process (the page starts an EmulatedArchive, and a
-    process holds one at a time) and check that its checks printed ``ok_line``."""
-    script = tmp_path / name
-    script.write_text(code, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert ok_line in done.stdout
+    run_page_code(tmp_path, "getting_started.py", code, "getting-started: ok")
 
 
 # What the "your own files" section promises, checked against what its code does.
@@ -114,12 +99,6 @@ print("own files: ok")
 """
 
 
-def section_code(title: str) -> str:
-    text = GETTING_STARTED.read_text(encoding="utf-8")
-    section = text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
-    return "\n".join(re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL))
-
-
 def test_getting_started_own_files_job_gives_the_quoted_results(tmp_path: Path) -> None:
     """A job shaped like a real one: a date/instrument tree, one month of one instrument."""
     pytest.importorskip("h5netcdf")
@@ -128,7 +107,7 @@ def test_getting_started_own_files_job_gives_the_quoted_results(tmp_path: Path) 
         assert quoted in code, f"the page no longer quotes {quoted}"
     assert code.count("archive.stop()") == 1
     code = code.replace("archive.stop()", OWN_FILES_CHECKS + "archive.stop()")
-    _run_page_code(tmp_path, "own_files.py", code, "own files: ok")
+    run_page_code(tmp_path, "own_files.py", code, "own files: ok")
 
 
 def test_clusters_page_quotes_the_shipped_prices() -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.test_docs import _run_page_code, section_code
+from tests.support.docs import run_page_code, section_code
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,4 +32,4 @@ def test_getting_started_azure_section_gives_the_quoted_results(tmp_path: Path) 
     assert code.count("azure.stop()") == 1
     code = code.replace("azure.stop()", AZURE_CHECKS + "azure.stop()")
     # not azure.py: a script of that name would shadow the azure package
-    _run_page_code(tmp_path, "azure_quickstart.py", code, "azure: ok")
+    run_page_code(tmp_path, "azure_quickstart.py", code, "azure: ok")

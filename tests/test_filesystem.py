@@ -12,7 +12,6 @@ import s3fs
 
 from archivefs import (
     ObjectArchivedError,
-    ObjectNotFoundError,
     RestoreInProgressError,
     RestoreTimeoutError,
 )
@@ -23,6 +22,7 @@ from archivefs.errors import (
     NotArchivedError,
 )
 from archivefs.filesystem import ArchiveFileSystem
+from tests.support.reads import LINES, check_missing_bucket_and_key, read_every_way
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -309,23 +309,6 @@ def test_reads_match_s3fs_bytes_and_request_counts(
     assert our_bytes == raw_bytes
 
 
-def read_every_way(fs: Any, path: str, tmp_path: Path) -> list[bytes]:
-    """``path`` (at least 70,100 bytes) read whole, by range, by ranges, through a
-    readahead file and by ``get_file``: the reads compared with s3fs's (also on radosgw)."""
-    out = [
-        fs.cat_file(path),
-        fs.cat_file(path, start=100, end=5000),
-        *fs.cat_ranges([path, path], [0, 1000], [10, 2000]),
-    ]
-    with fs.open(path, block_size=2**16, cache_type="readahead") as f:
-        f.seek(70_000)
-        out.append(f.read(100))
-    local = tmp_path / f"{type(fs).__name__}.bin"
-    fs.get_file(path, str(local))
-    out.append(local.read_bytes())
-    return out
-
-
 def test_a_whole_read_of_a_known_object_is_one_request(
     archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, make_fs: Any
 ) -> None:
@@ -402,21 +385,6 @@ def test_missing_bucket_and_key(
     archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
 ) -> None:
     check_missing_bucket_and_key(afs, bucket)
-
-
-def check_missing_bucket_and_key(afs: ArchiveFileSystem, bucket: str) -> None:
-    """The errors for a missing key of ``bucket`` and for a missing bucket (also on radosgw)."""
-    with pytest.raises(ObjectNotFoundError, match="no such object") as info:
-        afs.cat_file(f"{bucket}/nope")
-    assert isinstance(info.value, FileNotFoundError)
-    with pytest.raises(FileNotFoundError):
-        afs.info(f"{bucket}/nope")
-    with pytest.raises(ObjectNotFoundError, match="does not exist"):
-        afs.cat_file("no-such-bucket-anywhere/key")
-    with pytest.raises(FileNotFoundError):
-        afs.ls("no-such-bucket-anywhere")
-    with pytest.raises(ObjectNotFoundError, match="do not exist"):
-        afs.restore(f"{bucket}/nope")
 
 
 def test_a_glob_that_cannot_list_raises_instead_of_matching_nothing(
@@ -534,9 +502,6 @@ def _lines_read_without_416(archive: EmulatedArchive, fs: ArchiveFileSystem, pat
     gets = archive.requests.records
     assert [r.status for r in gets if r.op == "GET" and r.range] == [206]  # one ranged GET
     assert archive.requests.count("GET", status=416) == 0
-
-
-LINES = b"line one\nline two\nthe third line, the last\n"
 
 
 def test_line_by_line_reads_of_objects_and_members(

@@ -9,7 +9,8 @@ import pytest
 
 from archivefs import BudgetExceededError, ObjectArchivedError
 from archivefs.hooks import Hooks, Progress
-from archivefs.model import Action, ObjectState, Plan, PlannedGroup, RestoreState, StorageClass
+from archivefs.model import Action, ObjectState, PlannedGroup, RestoreState, StorageClass
+from archivefs.plans import Plan
 from archivefs.pricing import Estimate, estimate, load_price_sheet
 
 if TYPE_CHECKING:

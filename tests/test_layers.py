@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
         "plans",
         "paths",
         "stats",
-        "keyed_paths",
+        "entries",
         "member_reads",
         "readahead",
         "hints",
@@ -29,7 +29,8 @@ LAYERS: list[set[str]] = [
     {"stores"},
     {"catalog"},
     {"restore"},
-    {"filesystem", "localcopy", "s3compat"},
+    {"access", "s3compat"},
+    {"filesystem"},
     {"coordinator"},
     {"xarray", "dask", "datasets", "selection"},
     {"testing"},
@@ -103,3 +104,121 @@ def test_catalog_shard_modules_keep_their_place() -> None:
         if "archivefs.catalog.opened" in imported_modules(path)
     )
     assert importers == ["catalog.view"]
+
+
+def module_name(path: Path) -> str:
+    """``archivefs.stores.base`` for ``stores/base.py``; a package is its ``__init__``."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the archivefs modules it imports: at the top, in functions and under
+    ``TYPE_CHECKING`` alike (``from archivefs.x import y`` is module ``x.y`` when there is one)."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    targets.add(sub if sub in modules else node.module)
+            elif isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+        graph[module] = {t for t in targets if t in modules and t != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected components of two or more
+    modules (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circles() -> None:
+    """Not one circle between the files of src/, lazy and typing-only imports counted."""
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_sees_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+
+
+PROVIDER_SDKS = frozenset(
+    {
+        "aiobotocore",
+        "botocore",
+        "boto3",
+        "s3fs",
+        "adlfs",
+        "azure",
+        "gcsfs",
+        "google",
+        "ocifs",
+        "oci",
+    }
+)
+
+
+def test_only_stores_and_testing_import_a_provider_sdk() -> None:
+    """DESIGN section 10: a provider's client library is named by its adapter in stores/
+    (and by the emulators in testing/), never by the engine, catalog, face or CLI."""
+    importers = []
+    for path in PACKAGE.rglob("*.py"):
+        module = module_name(path)
+        if layer_of(module) in {"stores", "testing"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            importers += [
+                f"{module} imports {n}" for n in names if n.split(".")[0] in PROVIDER_SDKS
+            ]
+    assert importers == []
+
+
+def test_nothing_below_the_face_imports_it() -> None:
+    """The face (archivefs.filesystem) is used by the layers above it (datasets, the CLI,
+    testing, the package root); its collaborators and everything below never import it."""
+    above = {name for name, rank in RANK.items() if rank > RANK["filesystem"]}
+    importers = sorted(
+        module
+        for module, targets in import_graph().items()
+        if "archivefs.filesystem" in targets
+        and module != "archivefs"
+        and layer_of(module) not in above
+    )
+    assert importers == []

@@ -354,3 +354,22 @@ def test_pickles_and_round_trips_through_json(
     assert pickle.loads(pickle.dumps(fs)).cat_file(f"{oracle_bucket}/a.bin") == b"data"
     rebuilt = AbstractFileSystem.from_json(fs.to_json())
     assert rebuilt.cat_file(f"{oracle_bucket}/a.bin") == b"data"
+
+
+def test_info_after_a_listing_gives_a_restored_objects_expiry(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    oracle_archive.put_object(oracle_bucket, "d/a.bin", b"data", tier="Archive")
+    oracle_archive.put_object(oracle_bucket, "d/b.bin", b"hot")
+    make_oci(store_options={"hours": 5}).restore(f"{oracle_bucket}/d/a.bin")
+    oracle_archive.complete_restores()
+    fs = make_oci()
+    [listed] = [e for e in fs.ls(f"{oracle_bucket}/d", detail=True) if e["name"].endswith("/a.bin")]
+    assert listed["restore_expiry"] is None  # ListObjects does not carry it
+    oracle_archive.requests.clear()
+    info = fs.info(f"{oracle_bucket}/d/a.bin")
+    assert info["restore"] == "restored"
+    assert info["restore_expiry"] is not None
+    assert 4 * 3600 < info["restore_expiry"].timestamp() - time.time() <= 5 * 3600
+    assert fs.info(f"{oracle_bucket}/d/b.bin")["restore"] == "hot"  # from the listing
+    assert oracle_archive.requests.counts() == {"HeadObject": 1}

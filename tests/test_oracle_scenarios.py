@@ -17,16 +17,13 @@ import numpy as np
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
-from archivefs.model import Action
 from archivefs.stores.oracle import LIST_PAGE
-from tests.conftest import assert_each_once, kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from archivefs.testing import EmulatedOracleArchive
 
-WORKER = Path(__file__).with_name("_oracle_restore_worker.py")
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -74,92 +71,6 @@ def test_1001_objects_one_restore_each_and_two_listobjects_per_poll_round(
     # bulk polling from listings: per round ceil(1001 / 1000) ListObjects, no HeadObject
     assert oracle_archive.requests.counts() == {"ListObjects": pages * len(rounds)}
     assert fs.cat_file(paths[123]) == b"object 123"
-
-
-def test_a_repeat_while_restoring_sends_nothing(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
-) -> None:
-    oracle_archive.restore_delay = 3600.0  # stays Restoring
-    paths = seed(oracle_archive, oracle_bucket, 300)
-    make_oci().restore(paths)
-    assert oracle_archive.requests.count("RestoreObjects") == 300
-    oracle_archive.requests.clear()
-
-    again = make_oci().restore(paths)  # a new instance sharing the journal
-    assert again.requests_sent == 0
-    assert {g.action for g in again.plan} == {Action.WAIT}
-    no_journal = make_oci(journal=False).restore(paths)  # the listing alone also knows
-    assert no_journal.requests_sent == 0
-
-    # per new instance: one look for a catalog registry (absent), one probe listing
-    assert oracle_archive.requests.counts() == {"GetObject": 2, "ListObjects": 2}
-    assert oracle_archive.requests.count("GetObject", name=".archivefs/catalogs.json") == 2
-    assert set(oracle_archive.restores.values()) == {1}
-
-
-def test_killed_submission_resumes_without_a_duplicate(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, tmp_path: Path
-) -> None:
-    paths = seed(oracle_archive, oracle_bucket, 300)
-    journal = str(tmp_path / "journal.sqlite")
-    oracle_archive.requests.clear()
-    config = {
-        "endpoint": {
-            "endpoint": oracle_archive.endpoint,
-            "key_file": oracle_archive.key_file,
-            "fingerprint": oracle_archive.fingerprint,
-        },
-        "journal": journal,
-        "paths": paths,
-        "concurrency": 1,
-    }
-    assert kill_when(
-        WORKER,
-        config,
-        lambda: oracle_archive.requests.count("RestoreObjects") >= 60,
-        server=oracle_archive,
-    )
-    before_kill = sum(oracle_archive.restores.values())
-    assert 60 <= before_kill < 300
-
-    fs = ArchiveFileSystem(
-        target_protocol="oci",
-        target_options=oracle_archive.storage_options(),
-        journal=journal,
-        restore_time_scale=1 / 3600,
-        price_sheet="oci-us-ashburn-1",
-        skip_instance_cache=True,
-    )
-    result = fs.restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert result.requests_sent == 300 - before_kill
-    oracle_archive.wait_idle()
-    assert_each_once(oracle_archive.restores, paths)  # across both runs
-    others = [r for r in oracle_archive.requests.records if r.op == "RestoreObjects"]
-    assert [r for r in others if r.status != 202] == []  # none sent twice
-    assert len(others) == 300
-    assert fs.cat_file(paths[-1]) == b"object 299"
-
-
-def test_throttling_30_percent_every_object_restored_once(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
-) -> None:
-    paths = seed(oracle_archive, oracle_bucket, 200)
-    oracle_archive.requests.clear()
-    # restores and listings: 30 % answered 429 TooManyRequests (one seeded rule each)
-    for rng_seed, op in enumerate(["RestoreObjects", "ListObjects"]):
-        oracle_archive.throttle(fraction=0.3, ops=[op], seed=rng_seed)
-    result = make_oci().restore(paths, wait=True, timeout=600)
-
-    assert sorted(result.ready) == paths
-    assert oracle_archive.injected > 0
-    throttled = oracle_archive.requests.count("RestoreObjects", status=429)
-    assert throttled > 0
-    assert oracle_archive.requests.count("RestoreObjects", status=202) == 200
-    assert oracle_archive.requests.count("RestoreObjects") == 200 + throttled
-    assert set(oracle_archive.restores.values()) == {1}
-    assert len(oracle_archive.restores) == 200
 
 
 def test_as_ready_yields_objects_as_their_restores_finish(

@@ -15,12 +15,12 @@ from archivefs.model import (
     Action,
     ArchiveAccessTier,
     ObjectState,
-    Plan,
     PlannedGroup,
     RestoreState,
     RestoreTier,
     StorageClass,
 )
+from archivefs.plans import Plan
 from archivefs.pricing import estimate, estimate_batches, load_price_sheet
 from archivefs.restore.planner import (
     PathInGroup,

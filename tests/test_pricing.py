@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from archivefs.errors import PriceSheetError
-from archivefs.model import Action, ObjectState, Plan, PlannedGroup, RestoreState, RestoreTier
+from archivefs.model import Action, ObjectState, PlannedGroup, RestoreState, RestoreTier
 from archivefs.model import StorageClass as SC
+from archivefs.plans import Plan
 from archivefs.pricing import (
     COMPONENTS,
     Option,

@@ -153,8 +153,8 @@ def test_table_costs_and_json() -> None:
     advice = compare([S3, BULK], grid=[0.0, 2.0])
     assert advice.table() == [
         ["option", "per month", "per access", "0/mo", "2/mo"],
-        ["S3 Standard", "15.8000", "0.0310", "15.8000", "15.8620"],
-        ["Glacier bulk", "3.2000", "2.3530", "3.2000", "7.9060"],
+        ["S3 Standard", "15.80", "0.031", "15.80", "15.86"],  # significant digits
+        ["Glacier bulk", "3.20", "2.35", "3.20", "7.91"],
     ]
     assert advice.costs() == {
         "S3 Standard": [15.8, pytest.approx(15.862)],

@@ -212,9 +212,9 @@ classes:
     # Bulk in Tokyo: free requests and data; the copy is STANDARD (0.025) for 1 + 1 days
     assert glacier.per_access == pytest.approx(10 * 0.0 + 10 * 0.025 * 2 / 30 + 10 * 0.00037 / 1000)
     # Azure: Standard rehydration 0.55/1000 and 0.022/GB, then Hot for 1 + 1 days at
-    # azure-eastus's 0.018 (this sheet gives Hot no 2018 price), and the GETs
+    # azure-eastus's 0.018 (this sheet gives Hot no 2018 price), and the GETs at Hot's read price
     assert archive.per_access == pytest.approx(
-        10 * 0.55 / 1000 + 10 * 0.022 + 10 * 0.018 * 2 / 30 + 10 * 0.55 / 1000
+        10 * 0.55 / 1000 + 10 * 0.022 + 10 * 0.018 * 2 / 30 + 10 * 0.00044 / 1000
     )
 
 

@@ -9,9 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from archivefs.errors import PriceSheetError
-from archivefs.model import Action, ObjectState, Plan, PlannedGroup, RestoreState, RestoreTier
+from archivefs.errors import InvalidRestoreRequestError, PriceSheetError
+from archivefs.model import Action, ObjectState, PlannedGroup, RestoreState, RestoreTier
 from archivefs.model import StorageClass as SC
+from archivefs.plans import Plan
 from archivefs.pricing import COMPONENTS, Estimate, Workload, estimate, load_price_sheet
 
 GiB = 2**30
@@ -245,8 +246,18 @@ def test_storage_per_month_bills_minimum_size_and_overhead() -> None:
 
 def test_unavailable_tier_and_unpriced_class_are_clear_errors() -> None:
     deep = Plan(groups=(group("b/d", SC.DEEP_ARCHIVE, Action.RESTORE, 1),))
-    with pytest.raises(PriceSheetError, match="no Expedited restore price for DEEP_ARCHIVE"):
-        estimate(deep, US, tier="Expedited")
+    with pytest.raises(InvalidRestoreRequestError, match="Expedited tier is not available") as e:
+        estimate(deep, US, tier="Expedited")  # as a restore says it: the class lacks the tier
+    assert "tier='Bulk'" in str(e.value.fix)
+    oracle = SC.parse("Archive", provider="oracle")
+    bulk = Plan(groups=(group("b/o", oracle, Action.RESTORE, 1),))
+    with pytest.raises(InvalidRestoreRequestError, match="Oracle has no restore tiers"):
+        estimate(bulk, load_price_sheet("oci-us-ashburn-1"), tier="Bulk")
+    glacier = Plan(groups=(group("b/g", SC.GLACIER, Action.RESTORE, 1),))
+    unpriced = US.model_copy(deep=True)
+    del unpriced.classes[SC.GLACIER].restore[RestoreTier.EXPEDITED]
+    with pytest.raises(PriceSheetError, match="no Expedited restore price for GLACIER"):
+        estimate(glacier, unpriced, tier="Expedited")  # offered, not priced: the sheet's fix
     outposts = Plan(groups=(group("b/o", SC.OUTPOSTS, Action.READ, 1),))
     with pytest.raises(PriceSheetError, match="b/o: price sheet 'aws-us-east-1' has no prices"):
         estimate(outposts, US)
@@ -421,3 +432,17 @@ def test_totals_add_up_and_nothing_is_negative(
         work, US, tier=tier, reads=reads + 1, read_amplification=amplification, egress=egress
     )
     assert more.total >= result.total
+
+
+def test_reads_of_rehydrated_azure_blobs_pay_hot_reads_not_the_rehydration() -> None:
+    """A rehydrated blob is a Hot blob: its GETs are Hot read operations; the Archive read
+    operation (Set Blob Tier / Copy Blob out of Archive) is the rehydration's own request."""
+    azure = load_price_sheet("azure-eastus")
+    archive = SC.parse("Archive", provider="azure")
+    hot_read = azure.price(SC.parse("Hot", provider="azure")).get_per_1000
+    rehydrated = Plan(groups=(group("c/r", archive, Action.READ, MiB, gets=1000),))
+    assert estimate(rehydrated, azure).components["requests"] == pytest.approx(hot_read)
+    restore = Plan(groups=(group("c/a", archive, Action.RESTORE, GiB, gets=1000),))
+    result = estimate(restore, azure, tier="Standard")
+    assert result.components["requests"] == pytest.approx(hot_read)
+    assert result.components["restore_requests"] == pytest.approx(0.55 / 1000)

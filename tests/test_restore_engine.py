@@ -11,17 +11,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.errors import RestoreFailedError, RestoreTimeoutError
-from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import Action, RestoreTier, StorageClass
 from archivefs.restore.journal import Journal
 from archivefs.restore.notify import CallbackNotificationSource
 from archivefs.restore.schedule import PollSchedule
-from tests.conftest import assert_each_once, kill_when, s3_restores
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
-
-WORKER = Path(__file__).with_name("_restore_worker.py")
 
 
 def seed(archive: EmulatedArchive, bucket: str, n: int, prefix: str = "o") -> list[str]:
@@ -47,21 +43,6 @@ def test_500_objects_one_request_each_and_one_wait(
     assert fs.cat_file(paths[123]) == b"object 123"
 
 
-def test_second_restore_while_in_progress_sends_nothing(
-    archive: EmulatedArchive, bucket: str, make_fs: Any
-) -> None:
-    archive.set_restore_delay(30)
-    paths = seed(archive, bucket, 20)
-    make_fs().restore(paths)
-    assert archive.requests.count("RestoreObject") == 20
-    again = make_fs().restore(paths)  # a new instance sharing the journal
-    assert again.requests_sent == 0
-    assert {g.action for g in again.plan} == {Action.WAIT}
-    no_journal = make_fs(journal=False).restore(paths)  # the probe alone also knows
-    assert no_journal.requests_sent == 0
-    assert archive.requests.count("RestoreObject") == 20
-
-
 def test_threads_restoring_overlapping_paths_send_one_request_per_object(
     archive: EmulatedArchive, bucket: str, make_fs: Any
 ) -> None:
@@ -83,52 +64,6 @@ def test_threads_restoring_overlapping_paths_send_one_request_per_object(
     assert not errors
     assert archive.requests.count("RestoreObject", status=202) == 60
     assert archive.requests.count("RestoreObject") == 60
-
-
-def test_killed_submission_resumes_without_paying_twice(
-    archive: EmulatedArchive, bucket: str, tmp_path: Path
-) -> None:
-    archive.set_restore_delay(1.0)
-    paths = seed(archive, bucket, 600)
-    journal = str(tmp_path / "journal.sqlite")
-    config = {
-        "storage_options": archive.storage_options(),
-        "journal": journal,
-        "paths": paths,
-        "concurrency": 1,
-    }
-    assert kill_when(
-        WORKER, config, lambda: archive.requests.count("RestoreObject") >= 100, server=archive
-    )
-    sent_before_kill = archive.requests.count("RestoreObject")  # the worker gone, all answered
-    assert 100 <= sent_before_kill < 600
-    fs = ArchiveFileSystem(
-        target_options=archive.storage_options(),
-        journal=journal,
-        restore_status_in_listings=True,
-        restore_time_scale=1 / 3600,
-        skip_instance_cache=True,
-    )
-    result = fs.restore(paths, wait=True, timeout=600)
-    assert sorted(result.ready) == paths
-    assert result.requests_sent == 600 - sent_before_kill
-    archive.wait_idle()
-    assert_each_once(s3_restores(archive), paths)
-    assert archive.requests.count("RestoreObject") == 600  # no 409: no object asked twice
-    assert fs.cat_file(paths[-1]) == b"object 599"
-
-
-def test_throttling_30_percent_every_object_restored_once(
-    archive: EmulatedArchive, bucket: str, make_fs: Any
-) -> None:
-    archive.set_restore_delay(1.0)
-    paths = seed(archive, bucket, 200)
-    archive.faults.throttle(fraction=0.3, seed=3)  # every operation type
-    result = make_fs().restore(paths, wait=True, timeout=600)  # adaptive retries slow the whole run
-    assert sorted(result.ready) == paths
-    assert archive.requests.count("RestoreObject", status=202) == 200
-    assert archive.requests.count("RestoreObject", status=409) == 0
-    assert archive.faults.injected > 0
 
 
 def test_permanent_errors_are_reported_per_group(
@@ -344,7 +279,7 @@ def test_outcomes_of_one_wave_are_committed_in_one_journal_write(
     from archivefs.model import ObjectState, RestoreState
     from archivefs.restore.planner import make_plan, single_object_groups
     from archivefs.restore.submitter import Submitter
-    from archivefs.stores.s3 import RestoreOutcome
+    from archivefs.stores.base import RestoreOutcome
 
     n = 50
     states = {
@@ -440,3 +375,24 @@ def test_a_read_that_waits_too_long_says_it_sent_the_restore(
     with pytest.raises(RestoreTimeoutError, match="this call sent 1 of their restore requests"):
         fs.cat_file(f"{bucket}/w")
     assert archive.requests.count("RestoreObject") == 1
+
+
+@pytest.mark.parametrize(
+    ("klass", "tier", "hours"),
+    [("GLACIER", "Bulk", 12), ("GLACIER", "Expedited", 5 / 60), ("DEEP_ARCHIVE", "Bulk", 48)],
+)
+def test_expected_ready_uses_the_restores_own_tier_and_class(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, tmp_path: Path,
+    klass: str, tier: str, hours: float,
+) -> None:  # fmt: skip
+    archive.set_restore_delay(600)  # stays restoring
+    archive.put_objects(bucket, {"e/a": b"a"}, storage_class=klass)
+    fs = make_fs(restore_time_scale=1.0)
+    before = datetime.now(UTC)
+    fs.restore([f"{bucket}/e/a"], tier=tier)
+    after = datetime.now(UTC)
+    with Journal(tmp_path / "journal.sqlite", namespace=archive.endpoint_url) as journal:
+        [record] = journal.records([f"{bucket}/e/a"])
+    assert record.expected_ready_at is not None
+    window = timedelta(hours=hours)
+    assert before + window <= record.expected_ready_at <= after + window

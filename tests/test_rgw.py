@@ -35,14 +35,14 @@ from archivefs.errors import RestoresNotImplementedError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import RestoreState, RestoreTier
 from archivefs.stores import s3 as s3_store
-from tests.conftest import kill_when
-from tests.test_bundling import flipped_byte_is_caught, make_tree
-from tests.test_conformance import (
+from tests.support.conformance import (
     BundledFixtures,
     GlacierSources,
     StandardFixtures,
 )
-from tests.test_filesystem import LINES, check_missing_bucket_and_key, read_every_way
+from tests.support.processes import kill_when
+from tests.support.reads import LINES, check_missing_bucket_and_key, read_every_way
+from tests.support.trees import flipped_byte_is_caught, make_tree
 
 BUNDLE_WORKER = Path(__file__).with_name("_bundle_worker.py")
 

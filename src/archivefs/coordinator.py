@@ -16,9 +16,9 @@ few messages per poll round and worker, however many groups wait.
 (The first version set one event per group, and each waiting task waited on its
 own event, re-asking the scheduler every ``check_interval``: with 1,000 groups
 the scheduler handled over a thousand waits a second, and the coordinator's
-1,000 one-by-one ``Event.set`` calls released the readers over ~30 s after the
-last poll had found every group back, so the first result came 3x later than
-with per-group HEAD polling. ``benchmarks/cluster_coordination.py`` measures it.)
+1,000 one-by-one ``Event.set`` calls released the readers long after the last poll
+had found every group back, so the first result came later than with per-group
+HEAD polling. ``benchmarks/cluster_coordination.py`` measures it.)
 
 Why a long-running task, of the three ways ``distributed`` offers:
 
@@ -50,7 +50,8 @@ from archivefs.errors import ArchiveError, RestoreTimeoutError
 
 if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
-    from archivefs.model import ObjectState, Plan
+    from archivefs.model import ObjectState
+    from archivefs.plans import Plan
 
 KEY_PREFIX = "archivefs-coordinator"
 

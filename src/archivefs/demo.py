@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
-    from archivefs.model import Plan
+    from archivefs.plans import Plan
     from archivefs.testing import EmulatedArchive
 
 BUCKET = "archivefs-demo"
@@ -223,6 +223,7 @@ def _run(*, delay: float, keep: bool, quiet: bool) -> dict[str, Any]:
             target_options=archive.storage_options(),
             journal=str(workdir / "journal.sqlite"),
             restore_time_scale=delay / (12 * 3600),  # Deep Archive Standard: "within 12 h"
+            restore_status_in_listings=True,  # the emulated archive's listings say it, as AWS's
             skip_instance_cache=True,
         )
         summary = _story(fs, archive, ds, quiet=quiet, started=started)
@@ -244,7 +245,11 @@ def _story(
     from archivefs.pricing.amounts import format_amount
 
     store = f"{BUCKET}/{STORE}"
-    _say(quiet, "\n1. listing comes from the catalog, with class and state (no LIST, no HEAD):")
+    _say(
+        quiet,
+        "\n1. listing comes from the catalog (registry, pointer, shard: 3 GETs), with class "
+        "and state (the bundles' states: one LIST; no HEAD, nothing per chunk):",
+    )
     archive.requests.clear()
     entries = list(fs.find(f"{store}/t2m", detail=True).values())
     for entry in entries[:3]:

@@ -16,7 +16,7 @@ from archivefs.model import RestoreState
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from archivefs.model import Plan
+    from archivefs.plans import Plan
     from archivefs.pricing.estimate import Estimate
 
     Pricer = Callable[[Plan], Estimate]

@@ -1,4 +1,4 @@
-"""Core value types: storage classes, restore tiers and states, objects, groups, plans.
+"""Core value types: storage classes, restore tiers and states, objects, groups.
 
 These are plain, slotted, frozen dataclasses rather than pydantic models because
 plans hold up to millions of them and must be built in well under a second;
@@ -11,14 +11,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from archivefs.errors import (
     InvalidRestoreRequestError,
-    NotArchivedError,
     UnknownStorageClassError,
 )
 from archivefs.providers import PROVIDERS, RESTORE_CHECKS, Access, ClassSpec, provider_named
+from archivefs.providers.base import not_archived
 
 
 class _Registry(type):
@@ -294,9 +294,6 @@ class RestoreState(StrEnum):
         return self in (RestoreState.HOT, RestoreState.RESTORED)
 
 
-MAX_RESTORE_DAYS = 2_147_483_647  # S3 accepts any positive 32-bit integer of days
-
-
 def check_restore_request(
     storage_class: StorageClass,
     tier: RestoreTier,
@@ -308,67 +305,55 @@ def check_restore_request(
     pending_tier: str | None = None,
     pending_target: str | None = None,
 ) -> int | None:
-    """Validate a restore request against its provider's rules before anything is sent.
+    """Validate a restore request against its provider's rules (``providers/``) before
+    anything is sent.
 
-    Returns the ``Days`` to send (``None`` for Intelligent-Tiering archive tiers,
-    which restore into the frequent tier and take no days, and for providers
-    whose restores take no days, such as Azure's rehydration). ``target``,
-    ``pending_tier`` and ``pending_target`` matter to Azure only: the tier to
+    Returns what the provider's verb is sent: S3 the ``Days`` (``None`` for
+    Intelligent-Tiering archive tiers, which restore into the frequent tier and take no
+    days), Oracle the hours, Azure nothing (a rehydrated blob stays online).
+    ``target``, ``pending_tier`` and ``pending_target`` matter to Azure only: the tier to
     rehydrate to, and the priority and target of a rehydration already pending.
     """
-    if storage_class.provider != "s3":
-        check = RESTORE_CHECKS.get(storage_class.provider)
-        if check is None:
-            raise_not_archived(path, storage_class)
-        check(
-            storage_class.value,
-            str(tier),
-            days,
-            path=path,
-            target=target,
-            pending_priority=pending_tier,
-            pending_target=pending_target,
-        )
-        return None
-    if storage_class is StorageClass.INTELLIGENT_TIERING and archive_access is not None:
-        deep = archive_access is ArchiveAccessTier.DEEP_ARCHIVE_ACCESS
-        if tier is RestoreTier.EXPEDITED and deep:
-            raise InvalidRestoreRequestError(
-                "the Expedited tier is not available for the Deep Archive Access tier.",
-                path=path,
-                fix="use tier='Standard' or tier='Bulk'.",
-            )
-        return None
-    if not storage_class.needs_restore:
+    check = RESTORE_CHECKS.get(storage_class.provider)
+    if check is None:
         raise_not_archived(path, storage_class)
-    if tier is RestoreTier.EXPEDITED and storage_class is StorageClass.DEEP_ARCHIVE:
-        raise InvalidRestoreRequestError(
-            "the Expedited tier is not available for DEEP_ARCHIVE objects.",
-            path=path,
-            fix="use tier='Standard' (within 12 hours) or tier='Bulk' (within 48 hours).",
-        )
-    if days is None or isinstance(days, bool) or not isinstance(days, int):
-        raise InvalidRestoreRequestError(
-            f"days must be a whole number of days, got {days!r}.",
-            path=path,
-            fix="pass days=1 (or more) for how long the restored copy should stay readable.",
-        )
-    if not 1 <= days <= MAX_RESTORE_DAYS:
-        raise InvalidRestoreRequestError(
-            f"days must be between 1 and {MAX_RESTORE_DAYS}, got {days}.",
-            path=path,
-            fix="pass days=1 (or more) for how long the restored copy should stay readable.",
-        )
-    return days
+    state: dict[str, Any] = {"archive_access": archive_access} if archive_access else {}
+    return check(
+        storage_class.value,
+        str(tier),
+        days,
+        path=path,
+        target=target,
+        pending_priority=pending_tier,
+        pending_target=pending_target,
+        **state,
+    )
+
+
+def check_tier(
+    storage_class: StorageClass,
+    tier: RestoreTier,
+    *,
+    archive_access: ArchiveAccessTier | None = None,
+    path: str | None = None,
+) -> None:
+    """Refuse a restore speed that ``storage_class`` does not offer, in its provider's words.
+
+    The one check of "does this class restore at this speed" that restores and
+    estimates share (each provider's restore check, speeds only); a price sheet lacking
+    a price for a speed the class does offer is the sheet's problem and is reported by
+    the sheet. Classes that read at once have no speeds to refuse here.
+    """
+    check = RESTORE_CHECKS.get(storage_class.provider)
+    if check is None or not (storage_class.needs_restore or archive_access is not None):
+        return
+    state: dict[str, Any] = {"archive_access": archive_access} if archive_access else {}
+    check(storage_class.value, str(tier), None, path=path, speed_only=True, **state)
 
 
 def raise_not_archived(path: str | None, storage_class: StorageClass) -> NoReturn:
     """Raise :class:`NotArchivedError` for an object that reads at once."""
-    raise NotArchivedError(
-        f"object is in {storage_class.value}, which reads at once; there is nothing to restore.",
-        path=path,
-        fix="read it directly, or leave it out of the restore.",
-    )
+    raise not_archived(path, storage_class.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,17 +443,3 @@ class PlannedGroup:
 
 def total_size(states: Iterable[ObjectState]) -> int:
     return sum(s.size for s in states)
-
-
-# Plans keep their groups in numpy columns (archivefs.plans); numpy loads when a plan is
-# first used, so that importing archivefs stays light.
-if TYPE_CHECKING:
-    from archivefs.plans import Plan as Plan
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Plan":
-        from archivefs.plans import Plan
-
-        return Plan
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

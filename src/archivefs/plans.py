@@ -64,8 +64,8 @@ class PlanTable:
     ``keys[i]`` is the group's cold object; its requested paths are
     ``paths[starts[i]:starts[i + 1]]``, or just ``(keys[i],)`` when ``paths`` is
     ``None`` (a plan of single objects asked for by their own names). Both are tuples,
-    which the cyclic GC stops walking: a list of 10^7 paths cost every full collection
-    in the process 0.2 s.
+    which the cyclic GC stops walking (it walks every item of a list at every full
+    collection in the process).
     ``classes[klass[i]]`` is its storage class; ``extra`` holds, by row, the
     states that carry more than path, size, class and restore state.
     """

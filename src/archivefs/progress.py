@@ -55,8 +55,8 @@ class ProgressDisplay:
 
     While restores are awaited it keeps showing that time passes: the elapsed
     time, the expected window and when the next status check happens (redrawn
-    every second on a terminal; a log line at every check and every
-    ``interval`` seconds otherwise).
+    every second on a terminal; otherwise a log line every ``interval`` seconds,
+    and at a check that announces a wait of ``interval`` or longer).
 
     Parameters
     ----------
@@ -87,9 +87,13 @@ class ProgressDisplay:
             self._progress = progress
             new_check = progress.next_check_at != self._last_check
             self._last_check = progress.next_check_at
+            # a check is news when the wait it announces is long; checks seconds apart
+            # (a window polled late) are covered by the line every ``interval``
+            wait = progress.next_check_in
+            long_wait = new_check and wait is not None and wait >= self.interval
             if self.tty:
                 self._update_bar(progress)
-            elif progress.done or new_check or time.monotonic() - self._last_line >= self.interval:
+            elif progress.done or long_wait or time.monotonic() - self._last_line >= self.interval:
                 self._write_line(progress)
             if not progress.done and self._ticker is None:
                 self._ticker = threading.Thread(

@@ -13,11 +13,13 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from fsspec.asyn import sync_wrapper
-
+from archivefs.entries import version_entry
 from archivefs.errors import InvalidPathError
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from archivefs.access.parts import Parts
     from archivefs.catalog.view import CatalogView
 
 VERSION_QUERY = "?versionId="
@@ -87,111 +89,106 @@ async def refuse_member(catalogs: CatalogView, path: str, verb: str) -> None:
 
 
 class TargetCalls:
-    """The target filesystem's own calls, on ArchiveFileSystem (``self.fs`` the target,
-    ``self.catalogs`` its CatalogView): see the module docstring."""
+    """The target filesystem's own calls (see the module docstring): ``parts`` gives the
+    target (``parts.fs``), the catalogs, path stripping and cache invalidation, and
+    ``info`` is the filesystem's own ``info`` (checksum's fallback)."""
 
-    fs: Any
-    catalogs: CatalogView
-    if TYPE_CHECKING:
+    def __init__(self, parts: Parts, info: Callable[..., Awaitable[dict[str, Any]]]) -> None:
+        self.parts = parts
+        self.info = info
 
-        def _strip_protocol(self, path: Any) -> Any: ...
+    async def object_call(self, name: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        path = self.parts.strip(path)
+        await refuse_member(self.parts.catalogs, split_version(path)[0], f"{name}()")
+        return await call_target(self.parts.fs, name, path, *args, **kwargs)
 
-        def invalidate_cache(self, path: str | None = None) -> None: ...
-
-        async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]: ...
-
-    async def _object_call(self, name: str, path: str, *args: Any, **kwargs: Any) -> Any:
-        path = self._strip_protocol(path)
-        await refuse_member(self.catalogs, split_version(path)[0], f"{name}()")
-        return await call_target(self.fs, name, path, *args, **kwargs)
-
-    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
+    async def url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
         """A URL that reads ``path`` without credentials (the target's presigned URL)."""
-        return await self._object_call("url", path, expires=expires, **kwargs)
+        return await self.object_call("url", path, expires=expires, **kwargs)
 
-    async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
+    async def getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
         """One user-metadata value of ``path`` (the target's ``getxattr``)."""
-        return await self._object_call("getxattr", path, attr_name, **kwargs)
+        return await self.object_call("getxattr", path, attr_name, **kwargs)
 
-    async def _setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
+    async def setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
         """Set user metadata of ``path`` (the target's ``setxattr``)."""
-        self.invalidate_cache(self._strip_protocol(path))
-        return await self._object_call("setxattr", path, copy_kwargs=copy_kwargs, **kwargs)
+        self.parts.invalidate_cache(self.parts.strip(path))
+        return await self.object_call("setxattr", path, copy_kwargs=copy_kwargs, **kwargs)
 
-    async def _metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
+    async def metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
         """The user metadata of ``path`` (the target's ``metadata``)."""
-        return await self._object_call("metadata", path, refresh=refresh, **kwargs)
+        return await self.object_call("metadata", path, refresh=refresh, **kwargs)
 
-    async def _checksum(self, path: str, refresh: bool = False) -> Any:
+    async def checksum(self, path: str, refresh: bool = False) -> Any:
         """A number that changes when ``path``'s content does (the target's ``checksum``)."""
-        path = self._strip_protocol(path)
+        path = self.parts.strip(path)
         if refresh:
-            self.invalidate_cache(path)
+            self.parts.invalidate_cache(path)
         try:
-            return await self._object_call("checksum", path, refresh=refresh)
+            return await self.object_call("checksum", path, refresh=refresh)
         except NotImplementedError:  # fsspec's own answer: a token of the info dict
             from fsspec.utils import tokenize
 
-            return int(tokenize(await self._info(path)), 16)
+            return int(tokenize(await self.info(path)), 16)
 
-    async def _modified(self, path: str, **kwargs: Any) -> Any:
+    async def modified(self, path: str, **kwargs: Any) -> Any:
         """When ``path`` was last written (the target's ``modified``)."""
-        return await self._object_call("modified", path, **kwargs)
+        return await self.object_call("modified", path, **kwargs)
 
-    async def _get_tags(self, path: str) -> Any:
+    async def get_tags(self, path: str) -> Any:
         """The object tags of ``path`` (the target's ``get_tags``)."""
-        return await self._object_call("get_tags", path)
+        return await self.object_call("get_tags", path)
 
-    async def _put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
+    async def put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
         """Set the object tags of ``path`` (the target's ``put_tags``)."""
-        return await self._object_call("put_tags", path, tags, mode=mode)
+        return await self.object_call("put_tags", path, tags, mode=mode)
 
-    async def _merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
+    async def merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
         """Write ``path`` as the concatenation of ``filelist`` (the target's ``merge``)."""
-        path = self._strip_protocol(path)
-        self.invalidate_cache(path)
+        path = self.parts.strip(path)
+        self.parts.invalidate_cache(path)
         for part in filelist:
-            await refuse_member(self.catalogs, self._strip_protocol(part), "merge()")
-        return await self._object_call("merge", path, filelist, **kwargs)
+            await refuse_member(self.parts.catalogs, self.parts.strip(part), "merge()")
+        return await self.object_call("merge", path, filelist, **kwargs)
 
-    async def _list_multipart_uploads(self, bucket: str) -> Any:
+    async def list_multipart_uploads(self, bucket: str) -> Any:
         """Unfinished multipart uploads in ``bucket`` (the target's)."""
-        return await call_target(self.fs, "list_multipart_uploads", self._strip_protocol(bucket))
+        return await call_target(self.parts.fs, "list_multipart_uploads", self.parts.strip(bucket))
 
-    async def _is_bucket_versioned(self, bucket: str) -> Any:
+    async def is_bucket_versioned(self, bucket: str) -> Any:
         """Whether ``bucket`` keeps object versions (the target's)."""
-        return await call_target(self.fs, "is_bucket_versioned", self._strip_protocol(bucket))
+        return await call_target(self.parts.fs, "is_bucket_versioned", self.parts.strip(bucket))
 
-    async def _make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
+    async def make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
         """Turn object versions on (or off) for ``bucket`` (the target's)."""
-        bucket = self._strip_protocol(bucket)
-        return await call_target(self.fs, "make_bucket_versioned", bucket, versioned)
+        bucket = self.parts.strip(bucket)
+        return await call_target(self.parts.fs, "make_bucket_versioned", bucket, versioned)
 
-    async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
+    async def object_version_info(self, path: str, **kwargs: Any) -> Any:
         """Every version of ``path`` (the target's ``object_version_info``)."""
-        return await self._object_call("object_version_info", path, **kwargs)
+        return await self.object_call("object_version_info", path, **kwargs)
 
-    url = sync_wrapper(_url)
-    getxattr = sync_wrapper(_getxattr)
-    setxattr = sync_wrapper(_setxattr)
-    metadata = sync_wrapper(_metadata)
-    checksum = sync_wrapper(_checksum)
-    modified = sync_wrapper(_modified)
-    get_tags = sync_wrapper(_get_tags)
-    put_tags = sync_wrapper(_put_tags)
-    merge = sync_wrapper(_merge)
-    list_multipart_uploads = sync_wrapper(_list_multipart_uploads)
-    is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
-    object_version_info = sync_wrapper(_object_version_info)
-    make_bucket_versioned = sync_wrapper(_make_bucket_versioned)
+    async def pinned(
+        self, path: str, version_id: str | None
+    ) -> tuple[str, str | None, dict[str, Any] | None]:
+        """What a read of ``path`` opens: the path without ``?versionId=``, the version read
+        and its info (``None``, None: the current object, read as archivefs reads it). As
+        s3fs, a version-aware target's read is pinned to the version current at open."""
+        path, version = split_version(path, version_id)
+        if version is None and getattr(self.parts.fs, "version_aware", False):
+            details = dict(await call_target(self.parts.fs, "info", path))
+            return path, details.get("VersionId"), details
+        if version is not None:
+            return path, version, await self.info(path, version_id=version)
+        return path, None, None
 
     def split_path(self, path: str) -> tuple[str, str, str | None]:
         """``(bucket, key, version)`` of ``path``: the target's ``split_path`` (s3fs's knows
         access-point and Outposts ARNs), else ``bucket/key?versionId=v`` split."""
-        own = getattr(self.fs, "split_path", None)
+        own = getattr(self.parts.fs, "split_path", None)
         if own is not None and len(parts := tuple(own(path))) == 3:
             return parts
-        stripped, version = split_version(self._strip_protocol(path).lstrip("/"))
+        stripped, version = split_version(self.parts.strip(path).lstrip("/"))
         bucket, _, key = stripped.partition("/")
         return bucket, key, version
 
@@ -199,14 +196,7 @@ class TargetCalls:
 async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]:
     """The target's info of one version of ``path`` (its ``VersionId`` included), with
     the provider-neutral class fields archivefs adds to every entry."""
-    from archivefs.model import StorageClass
-
-    info = dict(await call_target(target, "info", path, version_id=version))
-    storage_class = StorageClass.parse(info.get("StorageClass"))
-    info.setdefault("storage_class", storage_class.value)
-    info.setdefault("provider", storage_class.provider)
-    info.setdefault("access", storage_class.access.value)
-    return info
+    return version_entry(await call_target(target, "info", path, version_id=version))
 
 
 def find_as_s3fs(
@@ -258,28 +248,6 @@ class TargetFileCalls:
     def url(self, **kwargs: Any) -> Any:
         """A URL that reads the file without credentials."""
         return self.fs.url(self.path, **kwargs)
-
-
-# keys only a single-object description (HEAD) has, as in s3fs's info(); never in listings
-DESCRIBED_ONLY = ("ContentType", "VersionId")
-
-
-def as_listed(entry: dict[str, Any]) -> dict[str, Any]:
-    """A listing's entry with the keys s3fs's listings carry (``Key``, ``Size``), without
-    what only a single-object description has."""
-    listed = {k: v for k, v in entry.items() if k not in DESCRIBED_ONLY}
-    listed["Key"] = entry["name"]
-    listed["Size"] = entry["size"]
-    return listed
-
-
-def described(entry_of: Any, state: Any) -> dict[str, Any]:
-    """``entry_of(state)`` plus what s3fs's info() of one object adds: ``ContentType`` and
-    ``VersionId`` (``None`` where the store did not say)."""
-    entry: dict[str, Any] = entry_of(state)
-    entry["ContentType"] = state.content_type
-    entry["VersionId"] = state.version_id
-    return entry
 
 
 def refuse_bucket_as_file(path: str) -> None:

@@ -16,7 +16,8 @@ from archivefs.model import RestoreState
 
 if TYPE_CHECKING:
     from archivefs.catalog.index import Catalog
-    from archivefs.model import Plan
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.plans import Plan
 
 OVER_RESTORE_RATIO = 2.0
 """Warn when the restores bring back more than this many times the bytes needed."""
@@ -106,6 +107,35 @@ def better_grouping(catalog: Catalog, root: str, selected: list[str]) -> int | N
         if sum(1 for p in everything if _key(p, depth) in keys) == len(set(relative)):
             return depth
     return None
+
+
+def grouping_advice(
+    fs: ArchiveFileSystem, plan: Plan, summary: SelectionSummary
+) -> dict[str, int | None] | None:
+    """When the plan's restores bring back far more than its files need because they share
+    bundles with files not asked for: each catalog root involved and the ``prefix:DEPTH``
+    that would bundle the selection apart (None: no directory depth does; a key function,
+    ``ByKey``, would). ``None`` when there is nothing to warn about.
+
+    Only the catalogs are read (``fs.catalog_root_for``); no request per file."""
+    if summary.over_restore <= OVER_RESTORE_RATIO:
+        return None
+    by_root: dict[str, tuple[Catalog, list[str]]] = {}
+    shared = False  # some bundle holds files that were not asked for (not just zip headers)
+    for group in plan.groups:
+        if group.paths == (group.key,) or group.state.readable:
+            continue
+        found = fs.catalog_root_for(group.paths[0])
+        if found is not None:
+            by_root.setdefault(found[0], (found[1], []))[1].extend(group.paths)
+            info = found[1].bundles.get(group.key)
+            shared = shared or (info is not None and info.members > len(group.paths))
+    if not shared:
+        return None
+    return {
+        root: better_grouping(catalog, root, selected)
+        for root, (catalog, selected) in by_root.items()
+    }
 
 
 def _key(relative: str, depth: int) -> str:

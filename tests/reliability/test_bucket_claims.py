@@ -15,14 +15,9 @@ import pytest
 
 from archivefs.model import RestoreState
 from archivefs.restore.claims import Claim, claim_path
-from tests.conftest import (
-    assert_each_once,
-    finish_workers,
-    kill_when,
-    s3_restores,
-    start_workers,
-)
 from tests.reliability._support import make_fs, seed_cold
+from tests.support.counts import assert_each_once, s3_restores
+from tests.support.processes import finish_workers, kill_when, start_workers
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive

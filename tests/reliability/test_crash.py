@@ -16,7 +16,6 @@ import pytest
 from archivefs.catalog import Catalog
 from archivefs.catalog.layout import catalog_dir
 from archivefs.errors import CatalogError
-from tests.conftest import assert_each_once, kill_when, s3_restores
 from tests.reliability._support import (
     assert_catalog_consistent,
     bundle,
@@ -25,6 +24,8 @@ from tests.reliability._support import (
     s3,
     seed_cold,
 )
+from tests.support.counts import assert_each_once, s3_restores
+from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive

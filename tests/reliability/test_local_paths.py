@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from archivefs.access.copies import local_target
 from archivefs.errors import InvalidPathError
-from archivefs.localcopy import local_target
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive

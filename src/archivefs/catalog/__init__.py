@@ -11,8 +11,9 @@ from archivefs.catalog.grouping import (
     SourceItem,
     chunk_key,
 )
-from archivefs.catalog.index import BundleInfo, Catalog, MemberInfo
+from archivefs.catalog.index import Catalog
 from archivefs.catalog.names import normalize_member_name, safe_target_path
+from archivefs.catalog.table import BundleInfo, MemberInfo
 
 __all__ = [
     "BundleInfo",

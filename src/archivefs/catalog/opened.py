@@ -60,10 +60,6 @@ class OpenCatalog:
         """Open from a parsed pointer (a format-1 catalog's one file is read now)."""
         return cls(directory, pointer, fetch, await _legacy(directory, pointer, fetch))
 
-    @property
-    def shard_count(self) -> int:
-        return len(self._entries)
-
     async def covering(self, path: str) -> Catalog:
         """A catalog holding every member at or below ``path`` (and the plain objects)."""
         if self._whole is not None:

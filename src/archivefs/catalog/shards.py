@@ -40,9 +40,9 @@ SHARD_MEMBERS = 4096
 """The target rows per shard of a new catalog (shards hold target/4 .. 2*target rows).
 
 Each shard is one GET when a whole catalog is opened, and each GET costs the
-client ~1.5 ms of botocore CPU: at 10^6 members, 2,048-row shards (650 GETs)
-opened in ~1.8 s, 4,096-row shards (276 GETs) in ~1.0 s, while listing one
-directory of 1,000 members still reads < 1% of the catalog (pointer + one shard).
+client CPU: larger shards open a whole catalog in fewer GETs, while listing one
+directory of 1,000 members still reads the pointer and one shard
+(``benchmarks/`` measures both).
 """
 LEGACY_SHARD_MEMBERS = 2048
 """The target of catalogs whose pointer records none (written before it did):

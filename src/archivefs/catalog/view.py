@@ -15,11 +15,19 @@ root only; the rest of the bucket works. A registry the caller may not read
 the path asked about (one GET per ancestor not yet seen, shallowest first). A
 readable registry can be stale (it does not list a root): :meth:`CatalogView.adopt`
 makes the same search for a path the store did not find, and keeps what it finds.
+
+Catalogs change under a long-lived filesystem (another ``bundle`` run adds a root or
+rewrites a catalog). What the view read is trusted for ``ttl`` seconds (default
+:data:`DEFAULT_CATALOG_TTL`); after that, the next use of a bucket reads its registry
+again (one GET) and the next use of a catalog reads its pointer again (one GET): an
+unchanged pointer keeps the shards already loaded, a changed one is opened anew.
+``ttl=None`` trusts them until :meth:`CatalogView.invalidate`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,7 +40,10 @@ from archivefs.errors import ArchiveError, CatalogError
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection
 
-    from archivefs.catalog.index import BundleInfo, MemberInfo
+    from archivefs.catalog.table import BundleInfo, MemberInfo
+
+DEFAULT_CATALOG_TTL = 60.0
+"""Seconds a filesystem trusts the registry and catalog pointers it read (``catalog_ttl``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +78,30 @@ class Location:
 class CatalogView:
     """Lazy, cached access to the catalogs in the buckets a filesystem touches.
 
-    The registry is read once per bucket; a catalog is loaded only when a path
-    at or below its root (or a listing above it) is asked about.
+    The registry is read once per bucket and ``ttl``; a catalog is loaded only when a
+    path at or below its root (or a listing above it) is asked about, and its pointer
+    is read again once per ``ttl`` while it is used. ``on_change(bucket)`` hears that
+    a bucket's registry or one of its catalogs changed (listings of it are stale).
     """
 
-    def __init__(self, fetch: Callable[[str], Awaitable[bytes]]) -> None:
+    def __init__(
+        self,
+        fetch: Callable[[str], Awaitable[bytes]],
+        *,
+        ttl: float | None = DEFAULT_CATALOG_TTL,
+        on_change: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if ttl is not None and (isinstance(ttl, bool) or not ttl >= 0):
+            raise ValueError(
+                f"catalog_ttl must be a number of seconds (0 or more) or None, got {ttl!r}."
+            )
         self.fetch = fetch  # one GET of a whole small object; FileNotFoundError if absent
+        self.ttl = ttl
+        self.on_change = on_change
+        self.clock = clock
+        self._read_at: dict[str, float] = {}  # bucket (registry) or root (pointer) -> when read
+        self._pointers: dict[str, bytes] = {}  # root -> the pointer its open catalog came from
         self._registry: dict[str, list[str]] = {}  # bucket -> registered roots, longest first
         self._loaded: dict[str, OpenCatalog | ArchiveError] = {}  # root -> catalog, or why not
         self._denied: dict[str, PermissionError] = {}  # buckets whose registry was refused
@@ -82,13 +111,44 @@ class CatalogView:
     async def _cat(self, path: str) -> bytes:
         return await self.fetch(path)
 
+    def _stale(self, key: str) -> bool:
+        """Whether what was read for ``key`` (a bucket's registry, a root's pointer) is
+        older than the ttl."""
+        at = self._read_at.get(key)
+        return self.ttl is not None and at is not None and self.clock() - at >= self.ttl
+
     async def roots(self, bucket: str) -> list[str]:
-        """The catalog roots registered in ``bucket`` (one GET, on first use)."""
-        if bucket not in self._registry:
+        """The catalog roots registered in ``bucket`` (one GET on first use, and again
+        once the ttl has passed)."""
+        if bucket not in self._registry or self._stale(bucket):
             async with self._lock:
                 if bucket not in self._registry:
+                    self._read_at[bucket] = self.clock()
                     self._registry[bucket] = await self._read_registry(bucket)
+                elif self._stale(bucket):
+                    await self._reread_registry(bucket)
         return self._registry[bucket]
+
+    async def _reread_registry(self, bucket: str) -> None:
+        """The registry again: roots it no longer lists are dropped, searches are made
+        again (an adopted root stays only if the registry lists it now)."""
+        before = self._registry[bucket]
+        was_denied = self._denied.pop(bucket, None)
+        self._read_at[bucket] = self.clock()
+        roots = await self._read_registry(bucket)
+        for root in set(before) - set(roots):
+            self._loaded.pop(root, None)
+            self._pointers.pop(root, None)
+        searched = [r for r in self._searched if r.split("/", 1)[0] == bucket]
+        for root in searched:
+            del self._searched[root]
+        self._registry[bucket] = roots
+        if roots != before or was_denied is not None or searched:
+            self._changed(bucket)
+
+    def _changed(self, bucket: str) -> None:
+        if self.on_change is not None:
+            self.on_change(bucket)
 
     async def _read_registry(self, bucket: str) -> list[str]:
         path = layout.registry_path(bucket)
@@ -103,12 +163,15 @@ class CatalogView:
 
     async def _entry(self, root: str) -> OpenCatalog | ArchiveError:
         """A registered root's catalog (opened on first use), or the error that says why not."""
-        if root not in self._loaded:
+        if root not in self._loaded or self._stale(root):
             async with self._lock:
-                if root not in self._loaded:
-                    entry = await self._load_root(root, registered=True)
+                if root not in self._loaded or self._stale(root):
+                    known = self._loaded.get(root)
+                    entry = await self._load_root(root, registered=True, known=known)
                     assert entry is not None  # registered roots get a catalog or an error
                     self._loaded[root] = entry
+                    if entry is not known and OpenCatalog in (type(known), type(entry)):
+                        self._changed(root.split("/", 1)[0])
         return self._loaded[root]
 
     async def _opened(self, bucket: str) -> list[tuple[str, OpenCatalog | ArchiveError]]:
@@ -156,21 +219,33 @@ class CatalogView:
         """Registered roots whose catalog is missing or damaged, with the error for each."""
         return [(r, c) for r, c in await self._entries(bucket) if isinstance(c, ArchiveError)]
 
-    async def _load_root(self, root: str, *, registered: bool) -> OpenCatalog | ArchiveError | None:
+    async def _load_root(
+        self,
+        root: str,
+        *,
+        registered: bool,
+        known: OpenCatalog | ArchiveError | None = None,
+    ) -> OpenCatalog | ArchiveError | None:
         """The catalog at ``root``, or the error that says why it cannot be used.
 
         ``None``: an unregistered ``root`` (a search) has no catalog pointer.
+        ``known``: the catalog opened before; kept if the pointer has not changed.
         """
         directory = layout.catalog_dir(root)
         pointer_path = f"{directory}/{POINTER}"
+        self._read_at[root] = self.clock()
         try:
             raw = await self._cat(pointer_path)
         except FileNotFoundError as error:
+            self._pointers.pop(root, None)
             return self._gone(root, error) if registered else None
         except ArchiveError as error:
             if not registered and isinstance(error, PermissionError):
                 raise
             return error.in_context(f"(catalog of {root!r})")
+        if isinstance(known, OpenCatalog) and self._pointers.get(root) == raw:
+            return known  # unchanged: the shards already loaded stay
+        self._pointers[root] = raw
         try:
             pointer = parse_pointer(raw, pointer_path)
             return await OpenCatalog.from_pointer(directory, pointer, self._cat)
@@ -277,17 +352,24 @@ class CatalogView:
         )
 
     def invalidate(self, bucket: str | None = None) -> None:
+        """Forget what was read (of ``bucket``, or of every bucket): the next use reads
+        the registry and the pointers again."""
         if bucket is None:
             self._registry.clear()
             self._loaded.clear()
             self._searched.clear()
             self._denied.clear()
+            self._read_at.clear()
+            self._pointers.clear()
         else:
             for root in self._registry.pop(bucket, []):
                 self._loaded.pop(root, None)
             self._denied.pop(bucket, None)
             for root in [r for r in self._searched if r.split("/", 1)[0] == bucket]:
                 del self._searched[root]
+            for key in [k for k in self._read_at if k.split("/", 1)[0] == bucket]:
+                del self._read_at[key]
+                self._pointers.pop(key, None)
 
     async def root_for(self, path: str) -> tuple[str, Catalog] | None:
         """The catalog whose root contains ``path`` (or is it); loads only that one.

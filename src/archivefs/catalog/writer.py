@@ -31,9 +31,10 @@ from archivefs.catalog import layout
 from archivefs.catalog.bundle import Source, read_entries, verify_bundle_bytes, write_bundle
 from archivefs.catalog.grouping import ByPrefix, GroupingPolicy, SourceItem
 from archivefs.catalog.hot import HotArrays, hot_items
-from archivefs.catalog.index import POINTER, BundleInfo, Catalog, CatalogVersion, modified_time
+from archivefs.catalog.index import POINTER, Catalog, CatalogVersion, modified_time
 from archivefs.catalog.registry import change_registry, parse_registry
 from archivefs.catalog.sources import list_sources
+from archivefs.catalog.table import BundleInfo
 from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
 from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass

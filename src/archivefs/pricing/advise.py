@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from archivefs.model import RestoreTier, StorageClass
+from archivefs.pricing.amounts import format_amount
 from archivefs.pricing.comparison import ComparisonSheet, with_storage_prices
 from archivefs.pricing.estimate import DAYS_PER_MONTH, Workload, estimate
 from archivefs.pricing.sheet import sheet_provider
@@ -99,8 +100,8 @@ class Advice(BaseModel):
         rows = [header]
         for option in self.options:
             rows.append(
-                [option.name, f"{option.monthly:.4f}", f"{option.per_access:.4f}"]
-                + [f"{option.cost(a):.4f}" for a in self.grid]
+                [option.name, format_amount(option.monthly), format_amount(option.per_access)]
+                + [format_amount(option.cost(a)) for a in self.grid]
             )
         return rows
 
@@ -300,9 +301,9 @@ class ProviderAdvice(BaseModel):
                     str(rank),
                     o.name if o.name.startswith(o.label) else f"{o.name} [{o.label}]",
                     str(o.min_storage_days),
-                    f"{o.monthly:.2f}",
-                    f"{o.per_access:.2f}" if o.reads_priced else "not incl.",
-                    f"{o.cost(self.reads_per_month):.2f}",
+                    format_amount(o.monthly),
+                    format_amount(o.per_access) if o.reads_priced else "not incl.",
+                    format_amount(o.cost(self.reads_per_month)),
                 ]
             )
         return rows

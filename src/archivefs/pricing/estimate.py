@@ -16,8 +16,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from archivefs.errors import PriceSheetError
-from archivefs.model import Action, Plan, RestoreTier, StorageClass
-from archivefs.plans import ACTIONS, PlanTable
+from archivefs.model import Action, RestoreTier, StorageClass
+from archivefs.plans import ACTIONS, Plan, PlanTable
 from archivefs.pricing.copy_days import CopyBasis, copy_days
 from archivefs.pricing.sheet import PriceSheet
 

@@ -25,6 +25,7 @@ from archivefs.pricing.comparison import (
 )
 from archivefs.pricing.sheet import PriceSheet, sheet_provider
 from archivefs.pricing.workload_file import ArchiveWorkload, Placement, load_workload
+from archivefs.providers import S3
 
 REFERENCE_TIB_PER_MONTH = 1.0  # the slope's reference volume when the workload reads nothing
 
@@ -79,11 +80,11 @@ def resolve_sheet(
 ) -> tuple[PriceSheet, str, list[str]]:
     """The price sheet that prices the workload, its provider, and notes saying whence.
 
-    ``sheet`` (else the workload's ``price_sheet``, else ``aws-us-east-1``) may be a
+    ``sheet`` (else the workload's ``price_sheet``, else S3's shipped sheet) may be a
     provider's sheet, or a comparison sheet: then its storage prices and minimum
     days, with the rest from the sheet it names for the provider under ``access_prices``.
     """
-    chosen = sheet if sheet is not None else (workload.price_sheet or "aws-us-east-1")
+    chosen = sheet if sheet is not None else (workload.price_sheet or S3.price_sheet)
     loaded = chosen if isinstance(chosen, PriceSheet | ComparisonSheet) else load_any_sheet(chosen)
     if isinstance(loaded, PriceSheet):
         provider = workload.provider or sheet_provider(loaded)

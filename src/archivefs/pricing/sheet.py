@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from archivefs.errors import ArchiveError, PriceSheetError
-from archivefs.model import RestoreTier, StorageClass
+from archivefs.model import RestoreTier, StorageClass, check_tier
 from archivefs.providers import PROVIDERS
 
 if TYPE_CHECKING:
@@ -149,6 +149,13 @@ class PriceSheet(_Strict):
             ) from None
 
     def restore_price(self, storage_class: StorageClass, tier: RestoreTier) -> RestorePrice:
+        """The price of restoring ``storage_class`` at ``tier``.
+
+        A tier the class does not offer is refused as a restore would refuse it
+        (:func:`~archivefs.model.check_tier`); a tier it offers that the sheet does
+        not price is a :class:`PriceSheetError`.
+        """
+        check_tier(storage_class, tier)
         prices = self.price(storage_class).restore
         if tier not in prices:
             raise PriceSheetError(

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from archivefs.errors import ArchiveError
 from archivefs.providers.azure import AZURE, check_rehydrate
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, RestoreCheck, Window
+from archivefs.providers.base import (
+    Access,
+    ClassSpec,
+    CommandLineOptions,
+    ProviderSpec,
+    RestoreCheck,
+    Window,
+)
 from archivefs.providers.gcs import GCS
 from archivefs.providers.oracle import ORACLE, check_restore_objects
-from archivefs.providers.s3 import S3
+from archivefs.providers.s3 import S3, check_restore_object
 
 PROVIDERS: dict[str, ProviderSpec] = {p.name: p for p in (S3, AZURE, GCS, ORACLE)}
 SECRET_OPTIONS: frozenset[str] = frozenset().union(*(p.secret_options for p in PROVIDERS.values()))
@@ -26,10 +33,12 @@ CREDENTIAL_MODES: dict[str, frozenset[str]] = {
 SECRET_HEADERS: frozenset[str] = frozenset().union(*(p.secret_headers for p in PROVIDERS.values()))
 SDK_LOGGERS: tuple[str, ...] = tuple(n for p in PROVIDERS.values() for n in p.sdk_loggers)
 RESTORE_CHECKS: dict[str, RestoreCheck] = {
+    "s3": check_restore_object,
     "azure": check_rehydrate,
     "oracle": check_restore_objects,
 }
-"""Pre-send rules of providers other than S3 (S3's live in ``model.check_restore_request``)."""
+"""Each provider's pre-send rules for its restore verb (a provider without one, GCS, has
+nothing to restore)."""
 
 
 def provider_named(name: str) -> ProviderSpec:
@@ -55,6 +64,20 @@ def provider_for_protocol(protocol: str) -> ProviderSpec:
     )
 
 
+def url_protocol(url: str) -> str:
+    """The store protocol ``url`` names: its last chained URL's scheme
+    (``archivefs::az://c/p`` -> ``az``); ``s3`` when it names none, or only archivefs's own."""
+    last = url.rsplit("::", 1)[-1]
+    protocol = last.split("://", 1)[0] if "://" in last else "s3"
+    return "s3" if protocol in ("archive", "archivefs") else protocol
+
+
+def provider_for_url(url: str) -> ProviderSpec:
+    """The provider whose store ``url`` names (``az://c/p`` -> Azure, ``bucket/key`` -> S3);
+    a clear error for a scheme no provider has."""
+    return provider_for_protocol(url_protocol(url))
+
+
 __all__ = [
     "AZURE",
     "CREDENTIAL_MODES",
@@ -68,9 +91,12 @@ __all__ = [
     "SECRET_OPTIONS",
     "Access",
     "ClassSpec",
+    "CommandLineOptions",
     "ProviderSpec",
     "RestoreCheck",
     "Window",
     "provider_for_protocol",
+    "provider_for_url",
     "provider_named",
+    "url_protocol",
 ]

@@ -11,7 +11,7 @@ High but never lowered, and its target tier cannot be changed.
 from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec, Window
 
 _HOUR = 3600.0
 
@@ -28,6 +28,7 @@ def check_rehydrate(
     target: str | None = None,
     pending_priority: str | None = None,
     pending_target: str | None = None,
+    **_: object,
 ) -> None:
     """Azure's rules for a rehydration, checked before anything is sent.
 
@@ -41,7 +42,7 @@ def check_rehydrate(
             path=path,
             fix="read it directly, or leave it out of the restore.",
         )
-    priority = next((p for p in PRIORITIES if p.lower() == speed.lower()), None)
+    priority = AZURE.find_speed(speed)
     if priority is None:
         raise InvalidRestoreRequestError(
             f"Azure has no rehydrate priority {speed!r}.",
@@ -76,7 +77,16 @@ def check_rehydrate(
 AZURE = ProviderSpec(
     name="azure",
     price_sheet="azure-eastus",
+    command_line=CommandLineOptions(  # --endpoint-url is S3's; Azure's comes with the account
+        takes={"account_name": ("account_name",)},
+        refused=("profile",),
+        refusal="--profile names an AWS profile; for Azure give --account-name, or "
+        "AZURE_STORAGE_CONNECTION_STRING / AZURE_STORAGE_ACCOUNT_KEY in the environment, or "
+        "--storage-options with adlfs options.",
+    ),
     protocols=("az", "abfs", "abfss"),
+    container_word="container",
+    path_forms=("container/blob", "az://container/blob"),
     classes=(
         ClassSpec("Hot", Access.IMMEDIATE),
         ClassSpec("Cool", Access.RETRIEVAL_FEE, 30),

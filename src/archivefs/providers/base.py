@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import urlsplit, urlunsplit
 
+from archivefs.errors import NotArchivedError
+
 
 class Access(StrEnum):
     """How an object of a storage class can be read: the provider-neutral meaning."""
@@ -36,6 +38,21 @@ class Window:
 
     min_s: float
     max_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLineOptions:
+    """How the ``archivefs`` command's store options (``endpoint_url``, ``profile``,
+    ``account_name``: --endpoint-url, --profile, --account-name) apply to a provider.
+
+    ``takes`` maps each option the provider uses to where it goes in the store library's
+    fsspec options (a key path: ``("client_kwargs", "endpoint_url")``); ``refused`` are
+    the options that are a usage error for it, ``refusal`` the message then (it names the
+    provider's own way). An option in neither is ignored."""
+
+    takes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    refused: tuple[str, ...] = ()
+    refusal: str = ""
 
 
 RestoreCheck = Callable[..., "int | None"]
@@ -84,9 +101,16 @@ class ProviderSpec:
     secret_headers: frozenset[str] = frozenset()
     sdk_loggers: tuple[str, ...] = ()
     bare_namespace: bool = False
+    # the path form of its objects: what a bucket is called (Azure: "container"), the forms
+    # an error names as the fix, and whether the bucket part may carry "@namespace" (Oracle)
+    container_word: str = "bucket"
+    path_forms: tuple[str, ...] = ()
+    bucket_namespace: bool = False
     # the shipped price sheet (archivefs/pricing/sheets/) that prices this provider's
     # objects when the caller names none: the filesystem and the CLI both use it
     price_sheet: str = field(kw_only=True)
+    # what the command line's --endpoint-url, --profile and --account-name mean here
+    command_line: CommandLineOptions = field(kw_only=True, default=CommandLineOptions())
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""
@@ -132,3 +156,12 @@ def _plain_url(endpoint: str) -> str:
         return endpoint.strip().split("?", 1)[0].split("#", 1)[0]
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))
+
+
+def not_archived(path: str | None, class_name: str) -> NotArchivedError:
+    """The error for a restore asked of an object whose class reads at once."""
+    return NotArchivedError(
+        f"object is in {class_name}, which reads at once; there is nothing to restore.",
+        path=path,
+        fix="read it directly, or leave it out of the restore.",
+    )

@@ -7,12 +7,19 @@ read these objects, and budgets guard their retrieval fees (docs/cost-model.md).
 
 from __future__ import annotations
 
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec
+from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec
 
 GCS = ProviderSpec(
     name="gcs",
     price_sheet="gcs-us-central1",
+    command_line=CommandLineOptions(  # --endpoint-url is S3's (it reads AWS_ENDPOINT_URL)
+        refused=("profile", "account_name"),
+        refusal="--profile and --account-name are AWS and Azure options; for gs:// give "
+        "gcsfs options with --storage-options (token, project, endpoint_url), or "
+        "GOOGLE_APPLICATION_CREDENTIALS in the environment.",
+    ),
     protocols=("gs", "gcs"),
+    path_forms=("bucket/object", "gs://bucket/object"),
     classes=(
         ClassSpec("STANDARD", Access.IMMEDIATE),
         ClassSpec("NEARLINE", Access.RETRIEVAL_FEE, 30),

@@ -14,7 +14,7 @@ about four hours (see docs/providers.md).
 from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec, Window
 
 _HOUR = 3600.0
 
@@ -60,8 +60,9 @@ def check_restore_objects(
     *,
     path: str | None = None,
     hours: int | None = None,
+    speed_only: bool = False,
     **_: object,
-) -> int:
+) -> int | None:
     """Oracle's rules for a RestoreObjects request, checked before anything is sent.
 
     Returns the ``hours`` to send (``hours``, or ``days * 24``). Azure-only state
@@ -74,19 +75,30 @@ def check_restore_objects(
             path=path,
             fix="read it directly, or leave it out of the restore.",
         )
-    if speed.lower() != SPEED.lower():
+    if ORACLE.find_speed(speed) is None:
         raise InvalidRestoreRequestError(
             f"Oracle has no restore tiers; {speed!r} was asked for.",
             path=path,
             fix="use tier='Standard' (the only one: Oracle restores within about an hour).",
         )
+    if speed_only:  # what an estimate asks: the class and speed, not the hours
+        return None
     return hours_for(days, hours, path=path)
 
 
 ORACLE = ProviderSpec(
     name="oracle",
     price_sheet="oci-us-ashburn-1",
+    command_line=CommandLineOptions(  # ocifs: --profile is the OCI config's profile
+        takes={"profile": ("profile",)},
+        refused=("account_name", "endpoint_url"),
+        refusal="--account-name and --endpoint-url are Azure's and S3's; for oci:// URLs "
+        "give --profile (a profile of the OCI config) and --storage-options with ocifs "
+        'options, e.g. \'{"config": "~/.oci/config"}\'.',
+    ),
     protocols=("oci",),
+    path_forms=("bucket/object", "bucket@namespace/object", "oci://bucket@namespace/object"),
+    bucket_namespace=True,
     classes=(
         ClassSpec("Standard", Access.IMMEDIATE),
         ClassSpec("InfrequentAccess", Access.RETRIEVAL_FEE, 31),

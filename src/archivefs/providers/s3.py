@@ -1,8 +1,16 @@
-"""Amazon S3 described in its own names (the rules themselves: ``model.check_restore_request``)."""
+"""Amazon S3 described in its own names, and the rules of its RestoreObject request."""
 
 from __future__ import annotations
 
-from archivefs.providers.base import Access, ClassSpec, ProviderSpec, Window
+from archivefs.errors import InvalidRestoreRequestError
+from archivefs.providers.base import (
+    Access,
+    ClassSpec,
+    CommandLineOptions,
+    ProviderSpec,
+    Window,
+    not_archived,
+)
 
 _MINUTE, _HOUR = 60.0, 3600.0
 _KIB = 1024
@@ -34,7 +42,13 @@ _DEEP = {"Standard": Window(0.0, 12 * _HOUR), "Bulk": Window(0.0, 48 * _HOUR)}
 S3 = ProviderSpec(
     name="s3",
     price_sheet="aws-us-east-1",
+    command_line=CommandLineOptions(
+        takes={"endpoint_url": ("client_kwargs", "endpoint_url"), "profile": ("profile",)},
+        refused=("account_name",),
+        refusal="--account-name is an Azure storage account; use it with az:// URLs.",
+    ),
     protocols=("s3", "s3a"),
+    path_forms=("bucket/key", "s3://bucket/key"),
     classes=CLASSES,
     default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD
     speeds=("Expedited", "Standard", "Bulk"),
@@ -72,3 +86,57 @@ S3 = ProviderSpec(
         **{("DEEP_ARCHIVE_ACCESS", speed): w for speed, w in _DEEP.items()},
     },
 )
+
+
+MAX_RESTORE_DAYS = 2_147_483_647  # S3 accepts any positive 32-bit integer of days
+
+
+def check_restore_object(
+    class_name: str,
+    speed: str,
+    days: int | None,
+    *,
+    path: str | None = None,
+    archive_access: str | None = None,
+    speed_only: bool = False,
+    **_: object,
+) -> int | None:
+    """S3's rules for a RestoreObject request, checked before anything is sent.
+
+    Returns the ``Days`` to send; ``None`` for Intelligent-Tiering's archive access
+    tiers (``archive_access``), which restore into the frequent tier and take no days.
+    Azure-only state (``target``, a pending priority) is accepted and ignored.
+    ``speed_only``: check the class and speed, not the days (what an estimate asks).
+    """
+    if class_name == "INTELLIGENT_TIERING" and archive_access is not None:
+        if speed == "Expedited" and archive_access == "DEEP_ARCHIVE_ACCESS":
+            raise InvalidRestoreRequestError(
+                "the Expedited tier is not available for the Deep Archive Access tier.",
+                path=path,
+                fix="use tier='Standard' or tier='Bulk'.",
+            )
+        return None
+    spec = S3.find_class(class_name)
+    if spec is None or spec.access is not Access.RESTORE:
+        raise not_archived(path, class_name)
+    if speed == "Expedited" and class_name == "DEEP_ARCHIVE":
+        raise InvalidRestoreRequestError(
+            "the Expedited tier is not available for DEEP_ARCHIVE objects.",
+            path=path,
+            fix="use tier='Standard' (within 12 hours) or tier='Bulk' (within 48 hours).",
+        )
+    if speed_only:
+        return None
+    if days is None or isinstance(days, bool) or not isinstance(days, int):
+        raise InvalidRestoreRequestError(
+            f"days must be a whole number of days, got {days!r}.",
+            path=path,
+            fix="pass days=1 (or more) for how long the restored copy should stay readable.",
+        )
+    if not 1 <= days <= MAX_RESTORE_DAYS:
+        raise InvalidRestoreRequestError(
+            f"days must be between 1 and {MAX_RESTORE_DAYS}, got {days}.",
+            path=path,
+            fix="pass days=1 (or more) for how long the restored copy should stay readable.",
+        )
+    return days

@@ -44,8 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from archivefs.model import PlannedGroup
-    from archivefs.stores.base import ColdStore
-    from archivefs.stores.s3 import Tagged
+    from archivefs.stores.base import ColdStore, Tagged
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,8 @@ from archivefs.errors import (
     RestoresNotImplementedError,
     RestoreTimeoutError,
 )
-from archivefs.model import Action, Plan, PlannedGroup, RestoreTier, check_restore_request
+from archivefs.model import Action, PlannedGroup, RestoreTier, check_restore_request
+from archivefs.plans import Plan
 from archivefs.restore.planner import (
     PathInGroup,
     PathsInGroup,
@@ -93,7 +94,7 @@ class RestoreResult:
     plan: Plan
     submitted: SubmitReport
     ready: list[str] = field(default_factory=list)
-    # what prefetch(to=DIR) wrote there (an archivefs.localcopy.CopyReport), else None
+    # what prefetch(to=DIR) wrote there (an archivefs.access.copies.CopyReport), else None
     copied: Any = None
 
     @property
@@ -269,7 +270,7 @@ class RestoreEngine:
             plan.to_restore,
             tier=plan.tier,
             days=plan.days,
-            expected_ready=self._expected_ready,
+            expected_ready=self.expected_ready(plan.tier),
         )
 
     def schedule_for(self, tier: RestoreTier) -> Callable[[ObjectState], PollSchedule]:
@@ -300,11 +301,18 @@ class RestoreEngine:
             max(s.expected_max_s for s in schedules),
         )
 
-    def _expected_ready(self, group: PlannedGroup) -> datetime:
+    def expected_ready(self, tier: RestoreTier) -> Callable[[PlannedGroup], datetime]:
+        """When a group restored at ``tier`` from now is expected back: the end of its
+        class's window at that tier (time scale applied)."""
         from datetime import UTC, datetime, timedelta
 
-        schedule = self.schedule_for(RestoreTier.STANDARD)(group.state)
-        return datetime.now(UTC) + timedelta(seconds=schedule.expected_max_s)
+        pick = self.schedule_for(tier)
+
+        def ready(group: PlannedGroup) -> datetime:
+            schedule = pick(group.state)
+            return datetime.now(UTC) + timedelta(seconds=schedule.expected_max_s)
+
+        return ready
 
     async def as_ready(
         self,
@@ -500,7 +508,7 @@ class _TakeOver:
             groups,
             tier=self.plan.tier,
             days=self.plan.days,
-            expected_ready=self.engine._expected_ready,
+            expected_ready=self.engine.expected_ready(self.plan.tier),
         )
         if report.failed:
             raise _failed(report)

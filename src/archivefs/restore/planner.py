@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from archivefs.bulk import gc_paused
-from archivefs.model import Action, ObjectState, Plan, RestoreState, RestoreTier
-from archivefs.plans import ACTION_CODE, RESTORE_CODE, RESTORE_STATES, PlanTable
+from archivefs.model import Action, ObjectState, RestoreState, RestoreTier
+from archivefs.plans import ACTION_CODE, RESTORE_CODE, RESTORE_STATES, Plan, PlanTable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -112,7 +112,7 @@ def _make_plan(
     upgrade: bool = False,
 ) -> Plan:
     # each group's paths as the sequences they came in: copied once, into the plan's
-    # flat column (at 10^7 members every pass over the paths costs ~1 s of cache misses)
+    # flat column (at 10^7 members every pass over the paths is a pass of cache misses)
     acc: dict[str, tuple[ObjectState, list[Sequence[str]], list[int]]] = {}
     lost = list(missing)
     for placement in placements:
@@ -173,7 +173,7 @@ def plan_objects(
     """
     with gc_paused():
         found = [s for s in states.values() if s is not None]  # no (path, state) pairs:
-        lost = tuple(p for p, s in states.items() if s is None)  # they cost 64 B an object
+        lost = tuple(p for p, s in states.items() if s is None)  # they add a tuple per object
         n = len(found)
         table = PlanTable.from_states(
             found,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from archivefs.errors import ArchiveError, StoreUnavailableError
 from archivefs.model import Action, RestoreState
 from archivefs.restore.journal import Outcome, OutcomeRecord, RecordState
-from archivefs.stores.s3 import RestoreOutcome
+from archivefs.stores.base import RestoreOutcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError, InvalidOptionsError
 from archivefs.providers import S3, ProviderSpec, provider_for_protocol
-from archivefs.stores.s3 import Listing, RestoreOutcome, S3Store, split_path
+from archivefs.stores.base import Listing, RestoreOutcome, split_path
+from archivefs.stores.s3 import S3Store
 
 if TYPE_CHECKING:
     from archivefs.model import StorageClass

@@ -53,16 +53,17 @@ from archivefs.model import (
     check_restore_request,
 )
 from archivefs.providers import AZURE
-from archivefs.stores.base import BulkProbe
-from archivefs.stores.retry import StoreRetry
-from archivefs.stores.s3 import (
+from archivefs.stores.base import (
     TAGGED_LIMIT,
+    BulkProbe,
     Listing,
     RangeRead,
     RestoreOutcome,
     Tagged,
     server_age,
+    split_path,
 )
+from archivefs.stores.retry import StoreRetry
 from archivefs.stores.translate import (
     TRANSIENT_CODES,
     is_transient,
@@ -99,23 +100,10 @@ class _Queued:
     done: asyncio.Future[RestoreOutcome]
 
 
-def split_path(path: str) -> tuple[str, str]:
-    """Split ``container/blob`` (no protocol) into container and blob name."""
-    path = path.lstrip("/")
-    container, _, blob = path.partition("/")
-    if not container:
-        raise InvalidPathError(
-            "the path names no container.",
-            path=path or "''",
-            fix="use the form 'container/blob' or 'az://container/blob'.",
-        )
-    return container, blob
-
-
 def copy_path(path: str) -> str:
     """Where ``rehydrate="copy"`` puts the online copy of ``container/blob``:
     ``container/.archivefs/rehydrated/blob`` (same container, a name of its own)."""
-    container, blob = split_path(path)
+    container, blob = split_path(path, AZURE)
     return f"{container}/{COPY_DIR}/{blob}"
 
 
@@ -184,7 +172,6 @@ class AzureStore(BulkProbe):
         fee); states and reads of the original's path then follow its copy.
     """
 
-    split_path = staticmethod(split_path)
     probe_page = LIST_PAGE
 
     provider = AZURE
@@ -248,7 +235,7 @@ class AzureStore(BulkProbe):
 
     async def head(self, path: str) -> ObjectState:
         """Get Blob Properties of one blob and return its state."""
-        container, blob = split_path(path)
+        container, blob = split_path(path, AZURE)
         if not blob:
             raise InvalidPathError(
                 "a container is not a blob.", path=path, fix="name a blob inside the container."
@@ -295,14 +282,15 @@ class AzureStore(BulkProbe):
             pending_tier=state.pending_tier,
             pending_target=state.pending_target,
         )
-        priority = RestoreTier.parse(str(tier), provider="azure").value
+        priority = AZURE.find_speed(tier)  # Azure's spelling; the check refused any other
+        assert priority is not None
         if self.copies and state.restore is RestoreState.RESTORING:
             # a pending copy: Azure raises its priority with Set Blob Tier on the copy
-            container, blob = split_path(copy_path(state.path))
+            container, blob = split_path(copy_path(state.path), AZURE)
             return await self._set_tier(container, blob, priority, state.path)
         if self.copies:
             return await self._copy(state.path, priority)
-        container, blob = split_path(state.path)
+        container, blob = split_path(state.path, AZURE)
         if self.restore_batch_size > 1 and not self.batches_refused:
             return await self._enqueue(container, blob, priority, state.path)
         return await self._set_tier(container, blob, priority, state.path)
@@ -332,8 +320,8 @@ class AzureStore(BulkProbe):
         and ``priority``: Azure rehydrates the copy; the original stays in Archive."""
         from azure.storage.blob import StandardBlobTier
 
-        container, blob = split_path(path)
-        target_container, target_blob = split_path(copy_path(path))
+        container, blob = split_path(path, AZURE)
+        target_container, target_blob = split_path(copy_path(path), AZURE)
         service = self._service()
         source = service.get_blob_client(container, blob).url
         target = service.get_blob_client(target_container, target_blob)
@@ -471,7 +459,7 @@ class AzureStore(BulkProbe):
         where = self.read_path(path)
         if where != path:
             if_match = None
-        container, blob = split_path(where)
+        container, blob = split_path(where, AZURE)
         kwargs: dict[str, Any] = {}
         if if_match:
             from azure.core import MatchConditions
@@ -492,7 +480,7 @@ class AzureStore(BulkProbe):
 
     async def is_directory(self, path: str) -> bool:
         """Whether anything is stored below ``path`` (one List Blobs request)."""
-        container, blob = split_path(path)
+        container, blob = split_path(path, AZURE)
         try:
             pages = (
                 self._service()
@@ -512,7 +500,7 @@ class AzureStore(BulkProbe):
 
     async def list(self, path: str, *, recursive: bool = False) -> Listing:
         """List a directory (or everything below it) with tiers and rehydration states."""
-        container, blob = split_path(path)
+        container, blob = split_path(path, AZURE)
         prefix = blob.rstrip("/") + "/" if blob else ""
 
         async def listing() -> Listing:
@@ -551,7 +539,7 @@ class AzureStore(BulkProbe):
         """``states`` with the archived ones' copies taken into account (``rehydrate="copy"``):
         one List Blobs (per 5,000) of the copies below the archived blobs' common prefix."""
         archived = sorted(
-            split_path(p)[1]
+            split_path(p, AZURE)[1]
             for p, s in states.items()
             if s is not None and s.storage_class.needs_restore
         )
@@ -605,7 +593,7 @@ class AzureStore(BulkProbe):
     async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
         """A small blob's first ``limit`` bytes, ETag, age by Azure's clock and whole size,
         from one Get Blob (``None`` when absent)."""
-        container, blob = split_path(path)
+        container, blob = split_path(path, AZURE)
 
         async def get() -> Tagged:
             dates: list[str] = []
@@ -647,7 +635,7 @@ class AzureStore(BulkProbe):
         ``overwrite=False``, ``If-Match`` for an etag). A try that was throttled is sent
         again: if an earlier try did land, the claim found carries this filesystem's
         claimer id, which the claims treat as won."""
-        container, blob = split_path(path)
+        container, blob = split_path(path, AZURE)
         client = self._service().get_blob_client(container, blob)
         try:
             await self.retry.call(
@@ -671,7 +659,7 @@ def upload_at_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str
     from azure.storage.blob import StandardBlobTier
     from fsspec.asyn import sync
 
-    container, blob = split_path(fs._strip_protocol(path))
+    container, blob = split_path(fs._strip_protocol(path), AZURE)
     spec = AZURE.find_class(tier)
     standard = StandardBlobTier(spec.name if spec is not None else tier)
 

@@ -1,18 +1,110 @@
-"""What every cold-store adapter offers: the contract the engine and the filesystem use."""
+"""The store contract: what every cold-store adapter offers, and the value types it returns.
+
+The engine and the filesystem use these types; each adapter (``s3.py``, ``azure.py``,
+``gcs.py``, ``oracle.py``) returns them, so none of them is defined by one adapter.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from archivefs.errors import ObjectNotFoundError
+from archivefs.errors import InvalidPathError, ObjectNotFoundError
+from archivefs.providers import S3, ProviderSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
 
     from archivefs.model import ObjectState, RestoreTier
-    from archivefs.stores.s3 import Listing, RangeRead, RestoreOutcome, Tagged
+
+
+class RestoreOutcome(StrEnum):
+    """What the store answered to a restore request (S3's RestoreObject and its twins)."""
+
+    ACCEPTED = "accepted"  # 202: a new restore was started (paid)
+    IN_PROGRESS = "in_progress"  # 409 RestoreAlreadyInProgress: someone already asked
+    RESTORED = "restored"  # 200: a restored copy exists (its expiry was extended)
+
+
+@dataclass(frozen=True, slots=True)
+class RangeRead:
+    """The bytes of one ranged GET and what the response says about the whole object."""
+
+    data: bytes
+    total_size: int | None  # from Content-Range: the size of the object that answered
+    etag: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """A small object: its first bytes, its ETag (GCS: generation), its age and size."""
+
+    data: bytes  # at most the ``limit`` asked for
+    etag: str
+    age: float | None  # seconds since it was written, by the store's clock (None: not said)
+    size: int | None = None  # of the whole object (None: not said)
+
+    @property
+    def whole(self) -> bool:
+        """Whether ``data`` is the whole object."""
+        return self.size is None or self.size <= len(self.data)
+
+
+TAGGED_LIMIT = 64 * 1024  # read_tagged reads at most this much of an object by default
+
+
+_HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
+
+
+def server_age(modified: datetime | str | None, date: str | None) -> float | None:
+    """Seconds from an object's ``Last-Modified`` to a response's ``Date``: how old the
+    object is by the store's own clock, whatever the clocks of its writer and reader say
+    (``None`` when the response does not say both)."""
+    if modified is None or not date:
+        return None
+    first = _HTTP_DATE.search(date)  # a header sent twice arrives joined by ", "
+    try:
+        now = parsedate_to_datetime(first.group(0) if first else date)
+        written = parsedate_to_datetime(modified) if isinstance(modified, str) else modified
+    except (TypeError, ValueError):
+        return None
+    if now.tzinfo is None or written.tzinfo is None:
+        return None
+    return max(0.0, (now - written).total_seconds())
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One directory level (or a recursive listing): files with states, and subdirectories."""
+
+    files: list[ObjectState]
+    directories: list[str]
+
+
+def split_path(path: str, provider: ProviderSpec = S3) -> tuple[str, str]:
+    """Split ``bucket/key`` (no protocol) into ``provider``'s bucket (Azure: container) and
+    the object's name.
+
+    The bucket part is kept as written (Oracle's ``bucket@namespace`` too), so states
+    carry the caller's own path form; an empty one, or a bare ``@namespace`` where the
+    provider takes one, names no bucket.
+    """
+    path = path.lstrip("/")
+    bucket, _, key = path.partition("/")
+    if not bucket or (provider.bucket_namespace and bucket.startswith("@")):
+        forms = [f"'{form}'" for form in provider.path_forms]
+        raise InvalidPathError(
+            f"the path names no {provider.container_word}.",
+            path=path or "''",
+            fix=f"use the form {', '.join(forms[:-1])} or {forms[-1]}.",
+        )
+    return bucket, key
 
 
 class ColdStore(Protocol):
@@ -69,7 +161,7 @@ class BulkProbe:
     one request more per chunk than one sequence of pages would send.
     """
 
-    split_path: Callable[[str], tuple[str, str]]  # the adapter's "bucket/key" splitter
+    provider: ProviderSpec  # whose path form the adapter's paths are in (``split_path``)
     probe_page: int = 1000  # keys per chunk: one listing page of the provider
     probe_fanout: int = 8  # chunks listed at once
 
@@ -85,7 +177,7 @@ class BulkProbe:
         """States of many objects at once; ``None`` for objects that do not exist."""
         by_bucket: dict[str, list[str]] = defaultdict(list)
         for path in paths:
-            bucket, key = self.split_path(path)
+            bucket, key = split_path(path, self.provider)
             by_bucket[bucket].append(key)
         results: dict[str, ObjectState | None] = {}
         for bucket, keys in by_bucket.items():

@@ -34,14 +34,15 @@ from archivefs.model import (
     check_restore_request,
 )
 from archivefs.providers import GCS
-from archivefs.stores.base import BulkProbe
-from archivefs.stores.s3 import (
+from archivefs.stores.base import (
     TAGGED_LIMIT,
+    BulkProbe,
     Listing,
     RangeRead,
     RestoreOutcome,
     Tagged,
     server_age,
+    split_path,
 )
 from archivefs.stores.translate import raise_translated
 
@@ -59,7 +60,7 @@ def before_connect(options: dict[str, Any]) -> None:
 
     gcsfs (2026.x) swaps in a filesystem class that asks Google's Storage Control API
     (gRPC) for every bucket's layout, and does not remember an unanswered probe: against
-    an emulator or another GCS-compatible endpoint each call waits 45-60 s. The class is
+    an emulator or another GCS-compatible endpoint each call waits for its timeout. The class is
     chosen when gcsfs is imported, from ``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT``; so, for an
     endpoint that is not Google's (``endpoint_url``, or ``STORAGE_EMULATOR_HOST``), set it
     to ``false`` if the user has not set it, before gcsfs is imported.
@@ -75,19 +76,6 @@ def _is_google(endpoint: str) -> bool:
 
     host = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}").hostname or ""
     return host == "googleapis.com" or host.endswith(".googleapis.com")
-
-
-def split_path(path: str) -> tuple[str, str]:
-    """Split ``bucket/object`` (no protocol) into bucket and object name."""
-    path = path.lstrip("/")
-    bucket, _, name = path.partition("/")
-    if not bucket:
-        raise InvalidPathError(
-            "the path names no bucket.",
-            path=path or "''",
-            fix="use the form 'bucket/object' or 'gs://bucket/object'.",
-        )
-    return bucket, name
 
 
 def state_from_resource(bucket: str, item: dict[str, Any]) -> ObjectState:
@@ -141,8 +129,6 @@ class GcsStore(BulkProbe):
         A ``gcsfs.GCSFileSystem``.
     """
 
-    split_path = staticmethod(split_path)
-
     provider = GCS
 
     def __init__(self, fs: Any) -> None:
@@ -164,7 +150,7 @@ class GcsStore(BulkProbe):
 
     async def head(self, path: str) -> ObjectState:
         """``objects.get`` of one object (metadata only) and its state."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, GCS)
         if not name:
             raise InvalidPathError(
                 "a bucket is not an object.", path=path, fix="name an object inside the bucket."
@@ -196,7 +182,7 @@ class GcsStore(BulkProbe):
         self, path: str, start: int, end: int, *, if_match: str | None = None
     ) -> RangeRead:
         """One ranged download of ``[start, end)`` (``if_match``: the generation it must have)."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, GCS)
         params: dict[str, Any] = {"alt": "media"}
         if if_match:
             params["ifGenerationMatch"] = if_match
@@ -221,7 +207,7 @@ class GcsStore(BulkProbe):
 
     async def is_directory(self, path: str) -> bool:
         """Whether anything is stored below ``path`` (one ``objects.list`` of one entry)."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, GCS)
         page = await self._json(
             path, "list", "b/{}/o", bucket, prefix=name.rstrip("/") + "/", maxResults=1
         )
@@ -245,7 +231,7 @@ class GcsStore(BulkProbe):
 
     async def list(self, path: str, *, recursive: bool = False) -> Listing:
         """List a folder (or everything below it) with each object's class."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, GCS)
         prefix = name.rstrip("/") + "/" if name else ""
         params: dict[str, Any] = {"prefix": prefix}
         if not recursive:
@@ -302,7 +288,7 @@ class GcsStore(BulkProbe):
         again when it was replaced in between); none of an object over ``limit`` bytes."""
         import json
 
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, GCS)
         for _ in range(3):
             try:
                 headers, body = await self.fs._call("GET", "b/{}/o/{}", bucket, name)
@@ -326,7 +312,7 @@ class GcsStore(BulkProbe):
 
     async def _upload_if(self, path: str, body: bytes, generation: str) -> bool:
         """One media upload with ``ifGenerationMatch``; False on 412 (precondition failed)."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, GCS)
         try:
             await self.fs._call(
                 "POST",
@@ -359,7 +345,7 @@ def upload_in_class(
     """
     from fsspec.asyn import sync
 
-    bucket, name = split_path(fs._strip_protocol(path))
+    bucket, name = split_path(fs._strip_protocol(path), GCS)
     size = os.path.getsize(local)
 
     async def put() -> None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from typing import Any
 
-from archivefs.errors import InvalidOptionsError
+from archivefs.errors import ArchiveError, InvalidOptionsError
+from archivefs.providers import provider_for_protocol
 
 # fsspec's own instance options, accepted by every filesystem
 _FSSPEC_OPTIONS = frozenset(
@@ -63,22 +65,29 @@ def oracle_option_names() -> frozenset[str]:
     return frozenset(names) | {"namespace", "tenancy"} | _FSSPEC_OPTIONS
 
 
+_LIBRARIES: dict[str, tuple[Callable[[], frozenset[str]], str, str]] = {
+    "s3": (s3_option_names, "s3fs", '\'{"anon": false, "requester_pays": true}\''),
+    "azure": (azure_option_names, "adlfs", '\'{"account_name": "myaccount"}\''),
+    "gcs": (gcs_option_names, "gcsfs", '\'{"project": "my-project", "token": "anon"}\''),
+    "oracle": (
+        oracle_option_names,
+        "ocifs",
+        '\'{"config": "~/.oci/config", "namespace": "myns"}\'',
+    ),
+}
+"""Per provider: its fsspec library's option names, the library, an example of its options."""
+
+
 def check_storage_options(
     options: dict[str, Any], *, source: str = "--storage-options", protocol: str = "s3"
 ) -> None:
     """Refuse options the store's library does not take, and template syntax in the values."""
-    if protocol in ("gs", "gcs"):
-        allowed = gcs_option_names()
-        library, example = "gcsfs", '\'{"project": "my-project", "token": "anon"}\''
-    elif protocol in ("az", "abfs", "abfss"):
-        allowed = azure_option_names()
-        library, example = "adlfs", '\'{"account_name": "myaccount"}\''
-    elif protocol == "oci":
-        allowed = oracle_option_names()
-        library, example = "ocifs", '\'{"config": "~/.oci/config", "namespace": "myns"}\''
-    else:
-        allowed = s3_option_names()
-        library, example = "s3fs", '\'{"anon": false, "requester_pays": true}\''
+    try:
+        provider = provider_for_protocol(protocol).name
+    except ArchiveError:
+        provider = "s3"  # an unknown protocol is refused where the filesystem is made
+    names, library, example = _LIBRARIES[provider]
+    allowed = names()
 
     unknown = sorted(str(k) for k in options if k not in allowed)
     if unknown:

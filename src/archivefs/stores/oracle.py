@@ -36,16 +36,17 @@ from archivefs.errors import ArchiveError, InvalidPathError, ObjectNotFoundError
 from archivefs.model import ObjectState, RestoreState, StorageClass
 from archivefs.providers import ORACLE
 from archivefs.providers.oracle import MAX_HOURS, MIN_HOURS, check_restore_objects
-from archivefs.stores.base import BulkProbe
-from archivefs.stores.retry import StoreRetry
-from archivefs.stores.s3 import (
+from archivefs.stores.base import (
     TAGGED_LIMIT,
+    BulkProbe,
     Listing,
     RangeRead,
     RestoreOutcome,
     Tagged,
     server_age,
+    split_path,
 )
+from archivefs.stores.retry import StoreRetry
 from archivefs.stores.translate import raise_translated, s3_error_code
 
 if TYPE_CHECKING:
@@ -60,24 +61,6 @@ FIELDS = "name,size,etag,timeCreated,timeModified,storageTier,archivalState"
 
 
 OracleRetry = StoreRetry  # the retries of this adapter's own requests (stores/retry.py)
-
-
-def split_path(path: str) -> tuple[str, str]:
-    """Split ``bucket/name`` or ``bucket@namespace/name`` (no protocol) into bucket part and name.
-
-    The bucket part is kept as written (with ``@namespace`` if given), so states
-    carry the caller's own path form.
-    """
-    path = path.lstrip("/")
-    bucket, _, name = path.partition("/")
-    if not bucket or bucket.startswith("@"):
-        raise InvalidPathError(
-            "the path names no bucket.",
-            path=path or "''",
-            fix="use the form 'bucket/object', 'bucket@namespace/object' or "
-            "'oci://bucket@namespace/object'.",
-        )
-    return bucket, name
 
 
 def _time(value: Any) -> datetime | None:
@@ -148,9 +131,8 @@ class OracleStore(BulkProbe):
         :class:`OracleRetry` (or a mapping of its fields) for this adapter's requests.
     """
 
-    split_path = staticmethod(split_path)
-
     provider = ORACLE
+    lists_restore_expiry = False  # ListObjects has no time-of-archival; HeadObject has
 
     def __init__(
         self,
@@ -232,7 +214,7 @@ class OracleStore(BulkProbe):
 
     async def head(self, path: str) -> ObjectState:
         """HeadObject of one object and its state (``time-of-archival`` included)."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, ORACLE)
         if not name:
             raise InvalidPathError(
                 "a bucket is not an object.", path=path, fix="name an object inside the bucket."
@@ -268,7 +250,7 @@ class OracleStore(BulkProbe):
         hours = check_restore_objects(
             state.storage_class.value, str(tier), days, path=state.path, hours=self.hours
         )
-        bucket, name = split_path(state.path)
+        bucket, name = split_path(state.path, ORACLE)
         namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
         details = RestoreObjectsDetails(object_name=name, hours=hours)
         try:
@@ -287,7 +269,7 @@ class OracleStore(BulkProbe):
         Not through ocifs's ``cat_file``, which sends a HeadObject first and, for a
         missing object, a ListObjects to tell a directory: three requests for one answer.
         """
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, ORACLE)
         namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
         response = await self._call(path, "read", "get_object", namespace, bucket_name, name)
         data: bytes = await asyncio.to_thread(lambda: response.data.content)
@@ -297,7 +279,7 @@ class OracleStore(BulkProbe):
         self, path: str, start: int, end: int, *, if_match: str | None = None
     ) -> RangeRead:
         """One ranged GetObject of ``[start, end)`` (``if_match``: the ETag it must have)."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, ORACLE)
         namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
         kwargs: dict[str, Any] = {"range": f"bytes={start}-{max(start, end - 1)}"}
         if if_match:
@@ -313,7 +295,7 @@ class OracleStore(BulkProbe):
 
     async def is_directory(self, path: str) -> bool:
         """Whether anything is stored below ``path`` (one ListObjects request)."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, ORACLE)
         namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
         response = await self._call(
             path, "list", "list_objects", namespace, bucket_name,
@@ -325,7 +307,7 @@ class OracleStore(BulkProbe):
 
     async def list(self, path: str, *, recursive: bool = False) -> Listing:
         """List a directory (or everything below it) with tiers and archival states."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, ORACLE)
         prefix = name.rstrip("/") + "/" if name else ""
         files: list[ObjectState] = []
         dirs: list[str] = []
@@ -384,7 +366,7 @@ class OracleStore(BulkProbe):
     async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
         """A small object's first ``limit`` bytes (one ranged GetObject), ETag, age by
         Oracle's clock and whole size (``None`` when absent)."""
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, ORACLE)
         namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
         ranged = {"range": f"bytes=0-{max(0, limit - 1)}"}
         try:
@@ -420,7 +402,7 @@ class OracleStore(BulkProbe):
         return await self._put_conditional(path, body, if_match=etag)
 
     async def _put_conditional(self, path: str, body: bytes, **condition: str) -> bool:
-        bucket, name = split_path(path)
+        bucket, name = split_path(path, ORACLE)
         namespace, bucket_name = await asyncio.to_thread(self._bucket, bucket)
         try:
             await self._call(
@@ -471,7 +453,7 @@ def upload_in_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str
     an object into Archive without writing it again.
     """
     store = OracleStore(fs)
-    bucket, name = split_path(fs._strip_protocol(path))
+    bucket, name = split_path(fs._strip_protocol(path), ORACLE)
     namespace, bucket_name = store._bucket(bucket)
     spec = ORACLE.find_class(tier)
     with open(local, "rb") as body:

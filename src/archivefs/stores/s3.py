@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import (
@@ -50,7 +49,16 @@ from archivefs.model import (
     check_restore_request,
 )
 from archivefs.providers import S3
-from archivefs.stores.base import BulkProbe
+from archivefs.stores.base import (
+    TAGGED_LIMIT,
+    BulkProbe,
+    Listing,
+    RangeRead,
+    RestoreOutcome,
+    Tagged,
+    server_age,
+    split_path,
+)
 from archivefs.stores.keyspace import KeyRange, cut_points, just_before, ranges_after
 from archivefs.stores.timestamps import parse_timestamps_fast
 from archivefs.stores.translate import (
@@ -74,84 +82,6 @@ Positions = list[int]  # (``list`` is a method name inside S3Store)
 _RESTORE_RE = re.compile(r'(\w[\w-]*)="([^"]*)"')
 RGW_HEADER = "x-rgw-object-type"  # on every object radosgw answers for (HEAD, GET)
 _NO_RESTORES: set[str] = set()  # endpoints learned not to implement RestoreObject
-
-
-class RestoreOutcome(StrEnum):
-    """What S3 answered to a RestoreObject request."""
-
-    ACCEPTED = "accepted"  # 202: a new restore was started (paid)
-    IN_PROGRESS = "in_progress"  # 409 RestoreAlreadyInProgress: someone already asked
-    RESTORED = "restored"  # 200: a restored copy exists (its expiry was extended)
-
-
-@dataclass(frozen=True, slots=True)
-class RangeRead:
-    """The bytes of one ranged GET and what the response says about the whole object."""
-
-    data: bytes
-    total_size: int | None  # from Content-Range: the size of the object that answered
-    etag: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Tagged:
-    """A small object: its first bytes, its ETag (GCS: generation), its age and size."""
-
-    data: bytes  # at most the ``limit`` asked for
-    etag: str
-    age: float | None  # seconds since it was written, by the store's clock (None: not said)
-    size: int | None = None  # of the whole object (None: not said)
-
-    @property
-    def whole(self) -> bool:
-        """Whether ``data`` is the whole object."""
-        return self.size is None or self.size <= len(self.data)
-
-
-TAGGED_LIMIT = 64 * 1024  # read_tagged reads at most this much of an object by default
-
-
-_HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
-
-
-def server_age(modified: datetime | str | None, date: str | None) -> float | None:
-    """Seconds from an object's ``Last-Modified`` to a response's ``Date``: how old the
-    object is by the store's own clock, whatever the clocks of its writer and reader say
-    (``None`` when the response does not say both)."""
-    from email.utils import parsedate_to_datetime
-
-    if modified is None or not date:
-        return None
-    first = _HTTP_DATE.search(date)  # a header sent twice arrives joined by ", "
-    try:
-        now = parsedate_to_datetime(first.group(0) if first else date)
-        written = parsedate_to_datetime(modified) if isinstance(modified, str) else modified
-    except (TypeError, ValueError):
-        return None
-    if now.tzinfo is None or written.tzinfo is None:
-        return None
-    return max(0.0, (now - written).total_seconds())
-
-
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """One directory level (or a recursive listing): files with states, and subdirectories."""
-
-    files: list[ObjectState]
-    directories: list[str]
-
-
-def split_path(path: str) -> tuple[str, str]:
-    """Split ``bucket/key`` (no protocol) into bucket and key."""
-    path = path.lstrip("/")
-    bucket, _, key = path.partition("/")
-    if not bucket:
-        raise InvalidPathError(
-            "the path names no bucket.",
-            path=path or "''",
-            fix="use the form 'bucket/key' or 's3://bucket/key'.",
-        )
-    return bucket, key
 
 
 def parse_restore_header(value: str | None) -> tuple[bool | None, datetime | None]:
@@ -233,7 +163,7 @@ class S3Store(BulkProbe):
         docstring). ``False``: archive classes read at once (Ceph RGW).
     """
 
-    split_path = staticmethod(split_path)
+    provider = S3
 
     def __init__(
         self,
@@ -304,7 +234,7 @@ class S3Store(BulkProbe):
 
     async def head(self, path: str) -> ObjectState:
         """HEAD one object and return its state."""
-        bucket, key = split_path(path)
+        bucket, key = split_path(path, S3)
         if not key:
             raise InvalidPathError(
                 "a bucket is not an object.", path=path, fix="name an object inside the bucket."
@@ -348,7 +278,7 @@ class S3Store(BulkProbe):
         )
         if self.implements_restores is False:
             raise restores_not_implemented(state)
-        bucket, key = split_path(state.path)
+        bucket, key = split_path(state.path, S3)
         request: dict[str, Any] = {"GlacierJobParameters": {"Tier": tier.value}}
         if send_days is not None:
             request["Days"] = send_days
@@ -368,7 +298,7 @@ class S3Store(BulkProbe):
 
     async def get_bytes(self, path: str) -> bytes:
         """One GET of a whole (small) object; :class:`ObjectNotFoundError` if absent."""
-        bucket, key = split_path(path)
+        bucket, key = split_path(path, S3)
         out = await self._call("get_object", path, "read", Bucket=bucket, Key=key)
         body = out["Body"]
         try:
@@ -388,7 +318,7 @@ class S3Store(BulkProbe):
         """
         from s3fs.core import _error_wrapper  # s3fs's retry loop for reads, as in cat_file
 
-        bucket, key = split_path(path)
+        bucket, key = split_path(path, S3)
         request: dict[str, Any] = {
             "Bucket": bucket,
             "Key": key,
@@ -434,7 +364,7 @@ class S3Store(BulkProbe):
     async def read_tagged(self, path: str, *, limit: int = TAGGED_LIMIT) -> Tagged | None:
         """A small object's first ``limit`` bytes (one ranged GET), ETag, age by S3's
         clock and whole size (``None`` when absent)."""
-        bucket, key = split_path(path)
+        bucket, key = split_path(path, S3)
         request = {"Bucket": bucket, "Key": key, "Range": f"bytes=0-{limit - 1}"}
         try:
             try:
@@ -461,7 +391,7 @@ class S3Store(BulkProbe):
         )
 
     async def _put_conditional(self, path: str, body: bytes, **condition: str) -> bool:
-        bucket, key = split_path(path)
+        bucket, key = split_path(path, S3)
         try:
             await self.fs._call_s3("put_object", Bucket=bucket, Key=key, Body=body, **condition)
         except Exception as error:
@@ -487,7 +417,7 @@ class S3Store(BulkProbe):
 
     async def is_directory(self, path: str) -> bool:
         """Whether anything is stored below ``path`` (one LIST of at most one key)."""
-        bucket, key = split_path(path)
+        bucket, key = split_path(path, S3)
         page = await self._list_page(bucket, Prefix=key + "/", MaxKeys=1)
         return bool(page.get("Contents") or page.get("CommonPrefixes"))
 
@@ -531,7 +461,7 @@ class S3Store(BulkProbe):
         ``stores/keyspace.py``): the same entries in the same order as one
         sequence of pages, for at most ``list_fanout + CUT_PAGES`` more requests.
         """
-        bucket, key = split_path(path)
+        bucket, key = split_path(path, S3)
         prefix = key.rstrip("/") + "/" if key else ""
         kwargs: dict[str, Any] = {"Prefix": prefix, "MaxKeys": self.list_page}
         if not recursive:
@@ -698,9 +628,9 @@ def layer_retries_once(fs: Any) -> None:
 POOL_CONNECTIONS = 64
 """HTTP connections the s3fs client may hold open: the restore submitter's concurrency.
 
-botocore's default is 10, so 64 restores "in flight" queued for 10 connections:
-against a store 50 ms away that caps submission at 200 requests/s whatever the
-concurrency; with a pool as large as the concurrency, the bound is the one asked for.
+botocore's default is 10, so 64 restores "in flight" queued for 10 connections, which
+capped submission by the round trip whatever the concurrency; with a pool as large as
+the concurrency, the bound is the one asked for.
 """
 
 
@@ -728,8 +658,3 @@ def _endpoint_url(fs: Any) -> str | None:
     client_kwargs = getattr(fs, "client_kwargs", None) or {}
     endpoint = client_kwargs.get("endpoint_url") or getattr(fs, "endpoint_url", None)
     return str(endpoint) if endpoint else None
-
-
-def restore_request_code(error: BaseException) -> str | None:
-    """The S3 code of a failed restore (for journals and reports)."""
-    return s3_error_code(error)

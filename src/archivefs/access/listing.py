@@ -1,0 +1,420 @@
+"""Listings and metadata: ``info``, ``ls``, ``find``, ``glob``, ``du`` over stores and catalogs.
+
+Inside a catalog root the catalog answers (its arrays, no request per member);
+members' restore states come from one bulk probe of their bundles.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fsspec.asyn import sync
+
+from archivefs.access.bundles import missing_bundle
+from archivefs.access.parts import Parts
+from archivefs.bulk import gc_paused
+from archivefs.catalog import members as catalog_members
+from archivefs.catalog.index import POINTER
+from archivefs.catalog.layout import catalog_dir, is_reserved
+from archivefs.catalog.view import Location
+from archivefs.entries import (
+    described_entry,
+    directory_entry,
+    file_entry,
+    listed_entry,
+    member_entry,
+    root_entry,
+    with_state,
+)
+from archivefs.errors import ArchiveError, ObjectNotFoundError
+from archivefs.globbing import glob_walk
+from archivefs.model import ObjectState
+from archivefs.s3compat import (
+    call_target,
+    find_as_s3fs,
+    refuse_whole_store,
+    split_version,
+    versioned_info,
+)
+from archivefs.stores.base import split_path
+from archivefs.stores.translate import raise_translated
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping
+
+    import numpy as np
+
+    from archivefs.catalog.index import Catalog
+    from archivefs.globbing import GlobWalk
+
+
+_TYPES_ONLY = "_archivefs_types_only"  # glob -> find: names and types will do (no info dicts)
+
+
+class Lister:
+    """fsspec's listing verbs; ``generic_find``/``generic_glob`` are fsspec's own walks."""
+
+    def __init__(
+        self,
+        parts: Parts,
+        generic_find: Callable[..., Awaitable[Any]],
+        generic_glob: Callable[..., Awaitable[Any]],
+    ) -> None:
+        self.parts = parts
+        self.generic_find = generic_find
+        self.generic_glob = generic_glob
+
+    async def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        if self.parts.strip(path) == "":
+            return root_entry()  # the root: every bucket
+        path, version = split_version(self.parts.strip(path), kwargs.pop("version_id", None))
+        if version is not None:  # one version of an object: the target's to describe
+            return await versioned_info(self.parts.fs, path, version)
+        if not split_path(path)[1]:
+            return await self._info_of(path, **kwargs)
+        return await self.parts.or_unregistered(path, lambda: self._info_of(path, **kwargs))
+
+    async def _info_of(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        bucket, key = split_path(path)
+        if not key:
+            bucket_info = getattr(
+                self.parts.store, "bucket_info", None
+            )  # e.g. Oracle's: ocifs's fails
+            try:
+                if bucket_info is not None:
+                    return dict(await bucket_info(bucket))
+                return dict(await self.parts.fs._info(bucket))
+            except Exception as error:
+                raise_translated(error, bucket, action="inspect")
+        where = await self.parts.catalogs.locate(path)
+        if where.member is not None:
+            bundle = await self._bundle_state(where)  # the member's state is its bundle's
+            return member_entry(
+                where.member, bundle.storage_class, bundle.restore, bundle.restore_expiry
+            )
+        if where.is_catalog_dir and where.catalog is not None and path not in where.catalog.plain:
+            return directory_entry(path)
+        try:
+            cached = None if kwargs.get("refresh") else self.parts.ls_from_cache(path)
+        except FileNotFoundError:
+            cached = None  # not in a cached parent listing: ask the store
+        if cached is not None:
+            for entry in cached:
+                if entry["name"] == path and not self._expiry_unlisted(entry):
+                    return dict(entry)
+        try:
+            return described_entry(await self.parts.store.head(path))
+        except ObjectNotFoundError:
+            pass
+        if await self.parts.store.is_directory(path):
+            return directory_entry(path)
+        raise ObjectNotFoundError(
+            "no such object or directory.",
+            path=path,
+            fix="check the path; fs.ls() of its parent shows what exists.",
+        )
+
+    def _expiry_unlisted(self, entry: dict[str, Any]) -> bool:
+        """A listed restored object whose expiry the store's listings do not carry (Oracle):
+        ``info`` asks the store for it (one HEAD) rather than say ``None``."""
+        return (
+            entry.get("restore") == "restored"
+            and entry.get("restore_expiry") is None
+            and not getattr(self.parts.store, "lists_restore_expiry", True)
+        )
+
+    async def _bundle_state(self, where: Location) -> ObjectState:
+        """The state of a member's bundle (one HEAD); a missing bundle is damage."""
+        assert where.member is not None
+        try:
+            return await self.parts.store.head(where.member.bundle)
+        except ObjectNotFoundError as error:
+            raise missing_bundle(where.member, where.root) from error
+
+    async def ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
+        path = self.parts.strip(path)
+        if kwargs.get("versions") or path == "":  # versions, buckets: the target's listing
+            own = {k: kwargs[k] for k in ("refresh", "versions") if k in kwargs}  # not ours
+            return list(await call_target(self.parts.fs, "ls", path, detail=detail, **own))
+        refresh = kwargs.get("refresh", False)
+        entries = None if refresh else self.parts.dircache.get(path)
+        found = await self.parts.catalogs.root_for(path) if entries is None else None
+        if found is not None:  # inside a catalog root: the catalog answers, the store is not asked
+            entries = catalog_members.listing(found[1], path)
+            if not entries:
+                info = await self.info(path)
+                entries = [info]
+            elif detail and kwargs.get("probe_bundles", True):
+                await self._add_bundle_states(found, entries)
+            return list(entries) if detail else sorted(e["name"] for e in entries)
+        if entries is None:
+            bucket, key = split_path(path)
+            listing = await self.parts.store.list(path)
+            entries = [
+                listed_entry(file_entry(s)) for s in listing.files if not is_reserved(s.path)
+            ]
+            entries += [
+                listed_entry(directory_entry(d)) for d in listing.directories if not is_reserved(d)
+            ]
+            if not entries:
+                if key:
+                    info = await self.info(path)  # a file lists as itself; else not found
+                    entries = [listed_entry(info) if info["type"] == "file" else info]
+                    if info["type"] == "file":
+                        return entries if detail else [info["name"]]
+                else:
+                    await self.info(bucket)  # raises for a missing bucket
+            self.parts.dircache[path] = entries
+        return list(entries) if detail else sorted(e["name"] for e in entries)
+
+    async def _add_bundle_states(
+        self, found: tuple[str, Catalog], entries: list[dict[str, Any]]
+    ) -> None:
+        """Members' restore states from their bundles: one bulk probe, at most a request per
+        bundle (a LIST answers up to 1,000), none for bundles in classes that read at once."""
+        catalog = found[1]
+        cold = sorted(
+            {
+                e["bundle"]
+                for e in entries
+                if "bundle" in e and catalog.bundles[e["bundle"]].storage_class.needs_restore
+            }
+        )
+        states = await self.probe_bundles(found, cold)
+        for entry in entries:
+            state = states.get(entry.get("bundle", ""))
+            if state is None:
+                continue
+            with_state(entry, state)
+
+    async def probe_bundles(
+        self, found: tuple[str, Catalog], keys: list[str]
+    ) -> dict[str, ObjectState]:
+        """The states of bundles ``keys`` of catalog ``found`` (root, catalog), from one bulk
+        probe; a bundle the store does not have is damage (:class:`MissingBundleError`)."""
+        if not keys:
+            return {}
+        root, catalog = found
+        states = await self.parts.store.probe(keys)
+        gone = [key for key in keys if key in states and states[key] is None]
+        if gone:
+            raise missing_bundle(catalog.members_of(gone[0])[0], root)
+        return {key: state for key, state in states.items() if state is not None}
+
+    async def member_states(
+        self, found: tuple[str, Catalog], rows: slice | np.ndarray[Any, Any]
+    ) -> dict[str, ObjectState]:
+        """Probed states of the cold bundles that members in ``rows`` lie in."""
+        return await self.probe_bundles(found, catalog_members.cold_bundles(found[1], rows))
+
+    async def find_states(self, found: tuple[str, Catalog], path: str) -> dict[str, ObjectState]:
+        """Probed states of the cold bundles of the members ``find(path)`` lists."""
+        rows = catalog_members.find_member_rows(found[1], path)
+        return await self.member_states(found, rows)
+
+    async def find(
+        self,
+        path: str,
+        maxdepth: int | None = None,
+        withdirs: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        path = self.parts.strip(path)
+        refuse_whole_store(path)
+        found = await self._find_unshaped(path, maxdepth, withdirs, **kwargs)
+        return find_as_s3fs(found, path, kwargs.get("prefix"), withdirs, maxdepth)
+
+    async def _find_unshaped(
+        self, path: str, maxdepth: int | None, withdirs: bool, **kwargs: Any
+    ) -> Any:
+        detail = kwargs.get("detail", False)
+        # members' states: their bundles probed, unless the caller probes them itself
+        probe = detail and kwargs.get("probe_bundles", True)
+        found = await self.parts.catalogs.root_for(path)
+        if maxdepth is not None or withdirs:
+            # a walk (find with depth, glob): from the catalog, with one bulk probe of the
+            # members' bundles for detail, never a probe per folder
+            # ``prefix`` (a name stem, from glob): only names that start path/prefix,
+            # as s3fs and gcsfs read it; glob's pattern keeps no other name anyway
+            stem = str(kwargs.get("prefix") or "")
+            if "/" in stem:
+                stem = ""
+            if found is not None and await self._walkable(found[1], path, maxdepth, stem):
+                if kwargs.get(_TYPES_ONLY):
+                    return catalog_members.walk_types(found[1], path, maxdepth, withdirs, stem)
+                if detail:
+                    walked = catalog_members.walk(found[1], path, maxdepth, stem)
+                    states = await self.member_states(found, walked.rows) if probe else {}
+                    return catalog_members.walk_entries(found[1], path, walked, withdirs, states)
+                return catalog_members.walk_names(found[1], path, maxdepth, withdirs, stem)
+            kwargs.pop(_TYPES_ONLY, None)
+            kwargs.setdefault("probe_bundles", False)
+            # fsspec's walk leaves out a folder whose listing fails, whatever the error: a
+            # glob without credentials (or refused, or throttled past its retries) answered
+            # [] as if nothing matched. Only a folder that is gone is left out here
+            kwargs.setdefault("on_error", _omit_missing)
+            return await self.generic_find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
+        if found is not None:
+            states = await self.find_states(found, path) if probe else {}
+            return _catalog_find(found[1], path, detail, states)
+        files = await self.files_below(path)
+        key = split_path(path)[1]
+        if not files and key:
+            try:
+                info = await self.info(path)
+            except FileNotFoundError:
+                info = None
+            if info is not None and info["type"] == "file":
+                files = {info["name"]: info}
+        names = sorted(files)
+        return {n: files[n] for n in names} if detail else names
+
+    def find_here(
+        self,
+        path: str,
+        maxdepth: int | None,
+        withdirs: bool,
+        detail: bool,
+        kwargs: dict[str, Any],
+        timeout: float | None,
+    ) -> Any:
+        """``find`` below a catalog root (no depth, no directories), answered on the calling
+        thread from the catalog opened on the I/O loop; None where ``find`` on the loop
+        answers."""
+        if maxdepth is not None or withdirs:
+            return None
+        stripped = self.parts.strip(path)
+        loop = self.parts.loop
+        found = sync(loop, self.parts.catalogs.root_for, stripped, timeout=timeout)
+        if found is None:
+            return None
+        states = {}
+        if detail and kwargs.get("probe_bundles", True):  # one bulk probe, as ls
+            states = sync(loop, self.find_states, found, stripped, timeout=timeout)
+        names = _catalog_find(found[1], stripped, detail, states)
+        return find_as_s3fs(names, stripped, kwargs.get("prefix"), withdirs, maxdepth)
+
+    def glob_here(
+        self, path: str, maxdepth: int | None, kwargs: dict[str, Any], timeout: float | None
+    ) -> list[str] | None:
+        """A names ``glob`` below a catalog root, matched on the calling thread (the catalog
+        opened on the I/O loop); None where ``glob`` on the loop answers."""
+        if kwargs.get("detail"):
+            return None
+        withdirs = kwargs.get("withdirs", True)
+        below = sync(
+            self.parts.loop, self.glob_below_catalog, path, maxdepth, withdirs, timeout=timeout
+        )
+        if below is None:
+            return None
+        catalog, root, walk = below
+        return _catalog_glob_names(catalog, root, walk, withdirs)
+
+    async def glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
+        """fsspec's glob. Returning names below a catalog root, the pattern is matched
+        against the catalog's sorted paths (:func:`catalog_members.glob_names`): no
+        ``(name, info)`` pair, dict or sort per member, where fsspec's glob of 10^7 members
+        made 10^7 of each (12 s). Elsewhere fsspec's glob; returning names it walks for the
+        names and their types only, building no info dict per member.
+
+        Below a catalog root the rest of fsspec's glob is CPU only, run with the cyclic
+        GC paused: fsspec sorts and filters a (name, info) tuple per match, and the
+        collections those fell due for made a detail glob of 10^6 members twice as slow."""
+        if not kwargs.get("detail"):
+            withdirs = kwargs.get("withdirs", True)
+            below = await self.glob_below_catalog(path, maxdepth, withdirs)
+            if below is not None:
+                catalog, root, walk = below
+                return _catalog_glob_names(catalog, root, walk, withdirs)
+            kwargs[_TYPES_ONLY] = True
+        pattern = glob_walk(path, self.parts.strip(path), maxdepth)
+        folder = self.parts.strip(pattern.root) if pattern is not None else ""
+        if folder and await self.parts.catalogs.root_for(folder) is not None:
+            with gc_paused():
+                return await self.generic_glob(path, maxdepth=maxdepth, **kwargs)
+        return await self.generic_glob(path, maxdepth=maxdepth, **kwargs)
+
+    async def glob_below_catalog(
+        self, path: str, maxdepth: int | None, withdirs: bool
+    ) -> tuple[Catalog, str, GlobWalk] | None:
+        """The catalog, folder and walk that answer a names glob of ``path`` from the catalog
+        alone, as ``find`` would walk it (the catalog loaded); None where they do not."""
+        walk = glob_walk(path, self.parts.strip(path), maxdepth)
+        if walk is None or (walk.depth is None and not withdirs):
+            return None  # no wildcard (fsspec asks whether it exists), or not a walk
+        root = self.parts.strip(walk.root)
+        found = await self.parts.catalogs.root_for(root) if root else None
+        if found is None or not await self._walkable(found[1], root, walk.depth, walk.prefix):
+            return None
+        return found[1], root, walk
+
+    async def _walkable(
+        self, catalog: Catalog, path: str, maxdepth: int | None, stem: str = ""
+    ) -> bool:
+        """Whether the catalog alone answers a walk below ``path`` (no catalog root nested
+        below it, and a directory of members as :func:`catalog_members.walkable` says)."""
+        if maxdepth is not None and maxdepth < 1:
+            return False  # fsspec's walk raises its ValueError
+        roots = await self.parts.catalogs.registered(split_path(path)[0])
+        if any(r.startswith(path + "/") for r in roots):
+            return False
+        return catalog_members.walkable(catalog, path, stem)
+
+    async def du(
+        self, path: str, total: bool = True, maxdepth: int | None = None, **kwargs: Any
+    ) -> Any:
+        """Sizes of the files below ``path`` (fsspec's ``du``) from one ``find``: inside a
+        catalog root from the catalog's arrays, never a request per member."""
+        path = self.parts.strip(path)
+        if total and maxdepth is None and not kwargs.get("withdirs"):
+            found = await self.parts.catalogs.root_for(path)
+            if found is not None:
+                return catalog_members.du_total(found[1], path)
+        kwargs["detail"] = True
+        files = await self.find(path, maxdepth=maxdepth, **kwargs)
+        sizes = {name: info["size"] for name, info in files.items()}
+        return sum(sizes.values()) if total else sizes
+
+    async def files_below(self, path: str) -> dict[str, dict[str, Any]]:
+        """Every file below a folder outside any catalog root: one recursive listing, plus
+        the members of the catalog roots it holds."""
+        listing = await self.parts.store.list(path, recursive=True)
+        own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
+        files = {
+            s.path: listed_entry(file_entry(s))
+            for s in listing.files
+            if not s.path.endswith("/") and (own or not is_reserved(s.path))
+        }
+        pointer = f"/{catalog_dir('')}/{POINTER}".replace("//", "/")
+        await self.parts.catalogs.discover(
+            [s.path[: -len(pointer)] for s in listing.files if s.path.endswith(pointer)]
+        )
+        listed = {s.path: s for s in listing.files}  # the bundles' states are in it too
+        for root, catalog in await self.parts.catalogs.under(path):  # loads only those below
+            if isinstance(catalog, ArchiveError):
+                raise catalog
+            files.update(catalog_members.find_entries(catalog, root, listed))
+        return files
+
+
+def _omit_missing(error: OSError) -> None:
+    """``on_error`` for fsspec's walk: a folder gone since it was listed is left out; any
+    other error (credentials, access, throttling) is raised, never taken for no match."""
+    if not isinstance(error, FileNotFoundError):
+        raise error
+
+
+def _catalog_glob_names(catalog: Catalog, root: str, walk: GlobWalk, withdirs: bool) -> list[str]:
+    """A names glob below a catalog root: CPU only, with the cyclic GC paused."""
+    with gc_paused():
+        return catalog_members.glob_names(catalog, root, walk, withdirs)
+
+
+def _catalog_find(
+    catalog: Catalog, path: str, detail: bool, states: Mapping[str, ObjectState]
+) -> Any:
+    """``find(path)`` of the members at or below ``path``: names, or info dicts by name
+    (members' states from their bundles' probed ``states``)."""
+    if detail:
+        return catalog_members.find_entries(catalog, path, states)
+    return catalog_members.find_names(catalog, path)

@@ -1,0 +1,285 @@
+"""Reads, with one counting point: plain objects through the read policy, members coalesced.
+
+Every byte fetched from a store and every byte handed to a caller is counted
+here (``read_stats``), and nowhere else under ``access/``: what read
+amplification the estimates use is measured in one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from fsspec.asyn import _run_coros_in_chunks
+
+from archivefs.access.approval import Approval
+from archivefs.access.bundles import BundleReads, checked_member, member_range
+from archivefs.access.hot import HotCopies
+from archivefs.access.parts import Parts
+from archivefs.access.policy import ReadPolicy
+from archivefs.catalog.view import Location
+from archivefs.entries import state_from_entry
+from archivefs.errors import ArchiveError, ObjectNotFoundError
+from archivefs.hints import readable_state
+from archivefs.member_reads import CONCURRENCY as READ_CONCURRENCY
+from archivefs.member_reads import Block, Part, plan_blocks
+from archivefs.model import ObjectState
+from archivefs.s3compat import split_version
+
+
+class Reads:
+    """``cat_file``, ``cat_ranges`` and file-block reads of plain objects and members."""
+
+    def __init__(
+        self,
+        parts: Parts,
+        policy: ReadPolicy,
+        bundles: BundleReads,
+        hot: HotCopies,
+        approval: Approval,
+    ) -> None:
+        self.parts = parts
+        self.policy = policy
+        self.bundles = bundles
+        self.hot = hot
+        self.approval = approval
+        self._fee_checked: set[str] = set()  # plain objects whose reads the budget has seen
+
+    def delivered(self, size: int) -> None:
+        """Count ``size`` bytes handed to a caller (a file's ``read``)."""
+        self.parts.read_stats.delivered(size)
+
+    async def member(self, where: Location) -> bytes:
+        """A whole member (one ranged read of its bundle, CRC-checked), counted as fetched."""
+        data = await self.bundles.read_member(where, None, None)
+        self.parts.read_stats.fetched(len(data))
+        return data
+
+    async def cat_file(
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+    ) -> bytes:
+        data = await self.fetch(path, start, end, **kwargs)
+        self.parts.read_stats.delivered(len(data))
+        return data
+
+    async def fetch(
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+    ) -> bytes:
+        """One read from the hot store, a bundle, or the cold store (counted as fetched)."""
+        data = await self._fetch_uncounted(path, start, end, **kwargs)
+        self.parts.read_stats.fetched(len(data))
+        return data
+
+    async def _fetch_uncounted(
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+    ) -> bytes:
+        path, version = split_version(self.parts.strip(path), kwargs.pop("version_id", None))
+        if _empty_range(start, end):
+            return b""  # e.g. readline() at the end of a file: no backwards range is sent
+        if version is not None:  # that version, from the store (hot copies are current ones)
+            versioned: bytes = await self.policy.guarded(
+                path,
+                lambda: self.parts.fs._cat_file(path, start=start, end=end, version_id=version),
+            )
+            return versioned
+        hot = await self.hot.store()
+        if hot is not None:
+            hot_fs, root = hot
+            try:
+                data: bytes = await hot_fs._cat_file(
+                    self.hot.path(root, path), start=start, end=end
+                )
+                return data
+            except FileNotFoundError:
+                pass
+
+        async def read() -> bytes:
+            where = await self.parts.catalogs.locate(path)
+            if where.member is not None:
+                return await self.bundles.read_member(where, start, end)
+            return await self.read_object(path, start, end, where, **kwargs)
+
+        return await self.parts.or_unregistered(path, read)
+
+    async def read_object(
+        self, path: str, start: int | None, end: int | None, where: Location, **kwargs: Any
+    ) -> bytes:
+        """A plain object from the cold store, through the read policy.
+
+        s3fs sends a HEAD before every whole-object read, for the size (it fetches
+        objects above one block in parallel parts), unless its own listing cache
+        knows it, which archivefs's listings do not fill. So: a whole read of an
+        object whose size and state are known (a listing, the catalog, a restore
+        seen finished) is one GET; otherwise archivefs sends that HEAD itself and
+        keeps the state, so an archived object costs the one HEAD that says so,
+        not a HEAD, a refused GET and another HEAD.
+        """
+        sizes = start is None and end is None and _sizes_whole_reads(self.parts.fs, kwargs)
+        # with a budget or hook, the first read of an object on any store (whole or ranged)
+        # learns its state once, so a retrieval fee is approved before it is paid
+        guard = self.parts.hooks.wants_estimate and path not in self._fee_checked
+        if sizes or guard:
+            state = self.known_state(path, where)
+            fresh = None
+            if state is None:
+                with contextlib.suppress(ObjectNotFoundError):
+                    state = fresh = await self.parts.store.head(path)
+            if state is not None and not state.readable:
+                await self.policy.apply(path, None, fresh)  # raises, or returns once it reads
+            elif state is not None:
+                self.approval.approve_read(state)  # its retrieval fee, if any, through the budget
+                self._fee_checked.add(path)
+            if sizes and (state is None or state.size <= self.parts.fs.default_block_size):
+                # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
+                # HEAD did not find, the GET's error says whether the key or the bucket is missing
+                kwargs["max_concurrency"] = 1
+        result: bytes = await self.policy.guarded(
+            path,
+            lambda: self.parts.fs._cat_file(self.read_path(path), start=start, end=end, **kwargs),
+        )
+        return result
+
+    def read_path(self, path: str) -> str:
+        """Where the store reads ``path`` from: on Azure with ``rehydrate="copy"``, its
+        rehydrated copy once the store has seen it online; else ``path`` itself. Called
+        at each try, so a read retried after the read policy finds the copy."""
+        read_path = getattr(self.parts.store, "read_path", None)
+        return path if read_path is None else str(read_path(path))
+
+    def known_state(self, path: str, where: Location) -> ObjectState | None:
+        """What this filesystem already knows of a plain object, without asking the store.
+
+        Possibly stale, which costs nothing wrong: an object that turns out
+        archived is refused and then goes through the read policy, and one
+        believed archived is checked with a HEAD before the policy acts.
+        """
+        if where.catalog is not None and path in where.catalog.plain:
+            catalog = where.catalog  # listed hot objects, in the provider's own hot class
+            return ObjectState(path=path, size=catalog.plain[path], storage_class=catalog.hot_class)
+        ready = readable_state(self.parts.store_scope, path)
+        if ready is not None:
+            return ready
+        try:
+            cached = self.parts.ls_from_cache(path)
+        except FileNotFoundError:
+            return None
+        for entry in cached or []:
+            if entry["name"] == path and entry.get("type") == "file" and "restore" in entry:
+                return state_from_entry(entry)
+        return None
+
+    async def cat_members(
+        self, wanted: list[tuple[int, Location, int | None, int | None]]
+    ) -> dict[int, bytes | BaseException]:
+        """Ranges of bundle members, coalesced: one ranged GET per block of adjacent members.
+
+        ``wanted``: ``(index, location, start, end)`` with fsspec's start/end
+        semantics inside each member. Returns index -> bytes, or the error for
+        that member (the same errors, after the same checks, as single-member
+        reads: the bundle's size and ETag, each member's length, and the CRC-32
+        of each member read whole).
+        """
+        out: dict[int, bytes | BaseException] = {}
+        where_of: dict[int, Location] = {}
+        parts: list[tuple[str, Part]] = []
+        for index, where, start, end in wanted:
+            member = where.member
+            assert member is not None
+            lo, hi = member_range(member.length, start, end)
+            where_of[index] = where
+            if hi <= lo:
+                out[index] = b""
+            else:
+                parts.append((member.bundle, Part(index, member.offset + lo, member.offset + hi)))
+        semaphore = asyncio.Semaphore(min(self.parts.concurrency, READ_CONCURRENCY))
+
+        async def fetch(block: Block) -> None:
+            first = where_of[block.parts[0].index]
+            try:
+                async with semaphore:
+                    data = await self.bundles.read_bundle(
+                        first, block.start, block.end, others=len(block.parts) - 1
+                    )
+            except Exception as error:
+                out.update((part.index, error) for part in block.parts)
+                return
+            self.parts.read_stats.fetched(len(data))
+            for part in block.parts:
+                member = where_of[part.index].member
+                assert member is not None
+                lo, hi = part.first - member.offset, part.last - member.offset
+                try:
+                    out[part.index] = checked_member(member, lo, hi, block.piece(part, data))
+                except ArchiveError as error:
+                    out[part.index] = error
+
+        await asyncio.gather(*(fetch(b) for b in plan_blocks(parts)))
+        return out
+
+    async def cat_ranges(
+        self,
+        paths: list[str],
+        starts: Any,
+        ends: Any,
+        batch_size: int | None = None,
+        on_error: str = "return",
+        **kwargs: Any,
+    ) -> list[Any]:
+        """fsspec's ``cat_ranges``; ranges of bundle members are coalesced per bundle.
+
+        Members of the same bundle that lie next to each other are fetched
+        together, one ranged GET per up to 8 MiB (``archivefs.member_reads``),
+        concurrently; everything else is read range by range as fsspec does.
+        With a hot store, every range is read on its own (a promoted copy may
+        answer any of them).
+        """
+        if not isinstance(paths, list):
+            raise TypeError("cat_ranges: paths must be a list.")
+        starts = list(starts) if isinstance(starts, (list, tuple)) else [starts] * len(paths)
+        ends = list(ends) if isinstance(ends, (list, tuple)) else [ends] * len(paths)
+        if len(starts) != len(paths) or len(ends) != len(paths):
+            raise ValueError("cat_ranges: paths, starts and ends must have the same length.")
+        results: list[Any] = [None] * len(paths)
+        members: list[tuple[int, Location, int | None, int | None]] = []
+        plain: list[int] = []
+        for index, raw in enumerate(paths):
+            path = self.parts.strip(raw)
+            try:
+                where = await self.parts.catalogs.locate(path)
+            except Exception as error:
+                results[index] = error
+                continue
+            if where.member is not None:
+                members.append((index, where, starts[index], ends[index]))
+            else:
+                plain.append(index)
+        coros = [self.cat_file(paths[i], start=starts[i], end=ends[i], **kwargs) for i in plain]
+        read = await _run_coros_in_chunks(
+            coros,
+            batch_size=batch_size or self.parts.batch_size,
+            nofiles=True,
+            return_exceptions=True,
+        )
+        for index, value in zip(plain, read, strict=True):
+            results[index] = value  # counted by _cat_file
+        for index, value in (await self.cat_members(members)).items():
+            results[index] = value
+            if isinstance(value, bytes):
+                self.parts.read_stats.delivered(len(value))
+        if on_error != "return":
+            failed = next((r for r in results if isinstance(r, BaseException)), None)
+            if failed is not None:
+                raise failed
+        return results
+
+
+def _empty_range(start: int | None, end: int | None) -> bool:
+    """A range that holds no byte whatever the object's size (both ends known, end <= start)."""
+    return start is not None and end is not None and 0 <= end <= start
+
+
+def _sizes_whole_reads(fs: Any, kwargs: dict[str, Any]) -> bool:
+    """The cold store asks an object's size before reading it whole (s3fs, to split
+    large objects into parallel parts), and the caller did not choose how to read it."""
+    return hasattr(fs, "_cat_file_concurrent") and "max_concurrency" not in kwargs

@@ -1,0 +1,62 @@
+"""The option sets commands share, declared once: paths (URLs and ``--from-file``), tier,
+days, timeout, max-cost and price-sheet. Each is a decorator; its help and defaults are
+the ones ``--help`` shows, so two commands that take an option take it the same way."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from archivefs.providers import PROVIDERS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+DAYS = click.IntRange(min=1)
+"""``--days``: a whole number of days, at least 1 (a usage error, exit 2, otherwise)."""
+
+SHEET_HELP = "Name or YAML (default: the provider's own: {}).".format(
+    ", ".join(f"{p.price_sheet} for {p.protocols[0]}://" for p in PROVIDERS.values())
+)
+"""``--price-sheet``'s help: each provider's default sheet, from ``archivefs.providers``."""
+
+TIER_NAMES = "Expedited, Standard or Bulk"
+
+
+def paths(command: Any) -> Any:
+    """``URLS...`` and ``--from-file FILE``: the paths a command works on."""
+    command = click.option("--from-file", help="File with one URL per line (- for stdin).")(command)
+    return click.argument("urls", nargs=-1)(command)
+
+
+def tier(*, default: str | None = "Standard") -> Callable[[Any], Any]:
+    """``--tier``: the restore tier (with a shown default, or the filesystem's)."""
+    if default is None:
+        return click.option("--tier", help=f"{TIER_NAMES} (default Standard).")
+    return click.option("--tier", default=default, show_default=True, help=f"{TIER_NAMES}.")
+
+
+def days(*, default: int | None = 1) -> Callable[[Any], Any]:
+    """``--days``: how long a restored copy stays (with a shown default, or the
+    filesystem's)."""
+    if default is None:
+        return click.option("--days", type=DAYS, help="Days the restored copy stays (default 1).")
+    return click.option(
+        "--days", default=default, show_default=True, type=DAYS, help="Days the copy stays."
+    )
+
+
+timeout = click.option("--timeout", type=float, help="Seconds to wait at most (exit 4 after).")
+"""``--timeout``: seconds to wait at most."""
+
+max_cost = click.option(
+    "--max-cost", type=float, help="Refuse (exit 3) if the estimate is above this."
+)
+"""``--max-cost``: the budget the estimate is checked against."""
+
+price_sheet = click.option("--price-sheet", help=SHEET_HELP)
+"""``--price-sheet``: the sheet that prices a provider's store."""
+
+egress = click.option("--egress", default="same_region", show_default=True, help="Network path.")
+"""``--egress``: the network path reads take (priced by the sheet's egress rates)."""

@@ -1,0 +1,45 @@
+"""xarray helpers: open archived datasets lazily, see what a selection needs, restore ahead.
+
+``open_zarr``/``open_dataset``/``open_mfdataset`` are thin wrappers over
+xarray that pass an :class:`ArchiveFileSystem` in; metadata is read at once
+(it stays hot), data chunks only when computed. :func:`plan_dataset` walks a
+lazy selection's Dask graph down to the chunk reads it will make, maps them
+to the exact chunk objects (zarr) or files (netCDF/HDF5), and plans their
+restore without sending anything; :func:`prefetch` then restores them.
+
+The package: ``opening`` (the open helpers), ``graph`` (which chunks a lazy
+selection reads), ``ahead`` (plan and restore a selection before ``compute()``),
+``aware`` (restore-aware graphs: each read waits for its own group).
+"""
+
+from __future__ import annotations
+
+from archivefs.datasets.ahead import plan_dataset, prefetch
+from archivefs.datasets.aware import _wait_until_readable as _wait_until_readable  # tests
+from archivefs.datasets.aware import coordination_stats, restore_aware
+from archivefs.datasets.graph import LAYER_PREFIX, Window, chunk_paths, chunk_reads
+from archivefs.datasets.opening import (
+    READ_WHOLE_BELOW,
+    open_dataset,
+    open_mfdataset,
+    open_zarr,
+)
+from archivefs.errors import ArchiveError
+from archivefs.filesystem import ArchiveFileSystem
+
+__all__ = [
+    "LAYER_PREFIX",
+    "READ_WHOLE_BELOW",
+    "ArchiveError",
+    "ArchiveFileSystem",
+    "Window",
+    "chunk_paths",
+    "chunk_reads",
+    "coordination_stats",
+    "open_dataset",
+    "open_mfdataset",
+    "open_zarr",
+    "plan_dataset",
+    "prefetch",
+    "restore_aware",
+]

@@ -1,0 +1,250 @@
+"""Open archived datasets lazily: thin helpers over xarray that pass an ArchiveFileSystem in."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any
+
+from archivefs.errors import ObjectNotFoundError
+from archivefs.filesystem import ArchiveFileSystem
+from archivefs.providers import url_protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
+
+READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
+
+
+def _make_fs(
+    storage_options: dict[str, Any] | None,
+    archive_options: dict[str, Any],
+    protocol: str = "s3",
+) -> Any:
+    return ArchiveFileSystem(
+        target_protocol=protocol, target_options=dict(storage_options or {}), **archive_options
+    )
+
+
+def _split_url(
+    url: str,
+    fs: ArchiveFileSystem | None,
+    options: dict[str, Any] | None,
+    archive_options: dict[str, Any],
+) -> tuple[ArchiveFileSystem, str]:
+    if fs is None:
+        fs = _make_fs(options, archive_options, url_protocol(url))
+    return fs, fs._strip_protocol(url)
+
+
+def _register(ds: Any, fs: ArchiveFileSystem, path: str, *, zarr: bool) -> None:
+    for name, variable in ds.variables.items():
+        data = variable.data
+        layer = getattr(data, "name", None)
+        if isinstance(layer, str) and layer.startswith(LAYER_PREFIX):
+            _SOURCES[layer] = _Source(fs, path, str(name) if zarr else None)
+
+
+def open_zarr(
+    url: str,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    fs: ArchiveFileSystem | None = None,
+    consolidated: bool | None = False,
+    **kwargs: Any,
+) -> Any:
+    """Open an archived zarr store lazily with xarray (``xarray.open_zarr``).
+
+    Parameters
+    ----------
+    url:
+        ``s3://bucket/store.zarr`` (or ``archive::s3://...``, or ``bucket/store.zarr``).
+    storage_options:
+        The cold store's options (as for s3fs).
+    fs:
+        An existing :class:`ArchiveFileSystem` instead of ``storage_options``.
+    **kwargs:
+        archivefs options (``on_archived``, ``tier``, ``days``, ``journal``,
+        ``hot``, ...) are given to the filesystem; everything else to xarray.
+
+    Examples
+    --------
+    ```python
+    ds = ads.open_zarr("s3://bucket/climate/daily.zarr",
+                       storage_options={"profile": "research"}, tier="Bulk")
+    summer = ds["t2m"].sel(time=slice("2023-06-01", "2023-08-31"))   # nothing read yet
+    ```
+    """
+    import xarray as xr
+
+    archive_options, xr_kwargs = _split_kwargs(kwargs)
+    fs, path = _split_url(url, fs, storage_options, archive_options)
+    ds = xr.open_zarr(fs.get_mapper(path), consolidated=consolidated, **xr_kwargs)
+    ds.encoding["archivefs"] = {"path": path}
+    _register(ds, fs, path, zarr=True)
+    return ds
+
+
+def open_dataset(
+    url: str,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    fs: ArchiveFileSystem | None = None,
+    engine: str = "h5netcdf",
+    chunks: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """Open one archived netCDF/HDF5 file lazily (``xarray.open_dataset`` over a file object).
+
+    The file must read (hot or restored) for its header: restore archived
+    files first (``fs.restore(urls, wait=True)``); once opened, ``plan_dataset``
+    of a selection names the whole file (netCDF/HDF5 plans are per file).
+
+    Example::
+
+        fs.restore("s3://bucket/run42/a.nc", wait=True)
+        ds = ads.open_dataset("s3://bucket/run42/a.nc", fs=fs)
+    """
+    archive_options, xr_kwargs = _split_kwargs(kwargs)
+    fs, path = _split_url(url, fs, storage_options, archive_options)
+    handle = fs.open(path, "rb")
+    return _open_source(handle, fs, path, engine=engine, chunks=chunks, **xr_kwargs)
+
+
+def _open_source(
+    source: Any, fs: ArchiveFileSystem, path: str, *, engine: str, chunks: Any, **xr_kwargs: Any
+) -> Any:
+    """``xarray.open_dataset`` of a file object, registered so that plans name ``path``."""
+    import xarray as xr
+
+    ds = xr.open_dataset(
+        source, engine=engine, chunks=chunks if chunks is not None else {}, **xr_kwargs
+    )
+    ds.encoding["archivefs"] = {"path": path}
+    _register(ds, fs, path, zarr=False)
+    return ds
+
+
+def open_mfdataset(
+    paths: str | Sequence[str],
+    *,
+    storage_options: dict[str, Any] | None = None,
+    fs: ArchiveFileSystem | None = None,
+    engine: str = "h5netcdf",
+    chunks: Any = None,
+    combine: str = "by_coords",
+    concat_dim: str | None = None,
+    read_whole_below: int = READ_WHOLE_BELOW,
+    **kwargs: Any,
+) -> Any:
+    """Open many archived netCDF/HDF5 files as one lazy dataset.
+
+    ``paths`` is a glob string (``"s3://bucket/2023/02/*/radiometer/*.nc"``)
+    or a list of URLs. Sizes come from one listing (the catalog for bundle
+    members, a LIST per directory otherwise), never a HEAD per file. Files
+    smaller than ``read_whole_below`` bytes are fetched whole in one
+    concurrent batch (neighbouring bundle members: one ranged GET per 8 MiB)
+    and parsed from memory, since HDF5 headers take many small reads; larger
+    files are read lazily.
+    ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, and
+    ``chunks``, as in ``xarray.open_mfdataset``.
+
+    Example::
+
+        ds = ads.open_mfdataset("s3://obs/2023/02/*/radiometer/*.nc", fs=fs,
+                                combine="nested", concat_dim="time")
+    """
+    import xarray as xr
+
+    if combine not in ("by_coords", "nested"):
+        raise ValueError(f"combine={combine!r}: use 'by_coords' or 'nested'.")
+    archive_options, xr_kwargs = _split_kwargs(kwargs)
+    first = paths if isinstance(paths, str) else (paths[0] if paths else "")
+    fs, _ = _split_url(first, fs, storage_options, archive_options)
+    sizes = _sizes(fs, paths)
+    contents = _fetch_whole(fs, {p: n for p, n in sizes.items() if n < read_whole_below})
+    parts = []
+    for path, size in sizes.items():
+        data = contents.get(path)
+        source: Any = io.BytesIO(data) if data is not None else fs.open(path, "rb", size=size)
+        parts.append(_open_source(source, fs, path, engine=engine, chunks=chunks))
+    if combine == "nested":
+        return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
+    return xr.combine_by_coords(parts, **xr_kwargs)
+
+
+def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:
+    """Path -> size, in the caller's order, from listings (one per directory), not HEADs."""
+    if isinstance(paths, str):
+        found = fs.glob(paths, detail=True, probe_bundles=False)  # sizes: no state asked
+        sizes = {name: int(e["size"]) for name, e in sorted(found.items()) if e["type"] == "file"}
+        if not sizes:
+            raise ObjectNotFoundError(
+                "the pattern matches no file.",
+                path=paths,
+                fix="check the pattern; fs.ls() of its first directory shows what exists.",
+            )
+        return sizes
+    wanted = [fs._strip_protocol(p) for p in paths]
+    if not wanted:
+        raise ValueError("open_mfdataset: no paths given.")
+    listed: dict[str, int] = {}
+    for parent in dict.fromkeys(fs._parent(p) for p in wanted):
+        for entry in fs.ls(parent, detail=True):
+            listed[entry["name"]] = int(entry["size"])
+    missing = [p for p in wanted if p not in listed]
+    if missing:
+        raise ObjectNotFoundError(
+            f"{len(missing)} of {len(wanted)} files do not exist (first: {missing[0]}).",
+            path=missing[0],
+            fix="check the paths; fs.ls() of their directory shows what exists.",
+        )
+    return {p: listed[p] for p in wanted}
+
+
+def _fetch_whole(fs: ArchiveFileSystem, sizes: dict[str, int]) -> dict[str, bytes]:
+    """Whole files, fetched concurrently in one batch (``fs.cat_ranges``).
+
+    Bundle members are read as their bundle's byte ranges, neighbouring
+    members merged into one ranged GET of up to 8 MiB (a month of small files
+    is then a request or two, not one per file), each member checked as a
+    single read is (bundle size and ETag, length, CRC-32). Other files are
+    asked as ranges ``[0, size)``: a whole-object read through s3fs would
+    first send a HEAD for the size the listing gave.
+    """
+    if not sizes:
+        return {}
+    paths = list(sizes)
+    data = fs.cat_ranges(paths, [0] * len(paths), [sizes[p] for p in paths], on_error="raise")
+    return dict(zip(paths, data, strict=True))
+
+
+_ARCHIVE_KEYS = frozenset(
+    {
+        "price_sheet",  # e.g. azure-eastus for az:// URLs
+        "egress",
+        "max_cost",
+        "store_options",  # the provider adapter's (Azure: rehydrate_to, retry, batch_size)
+        "on_archived",
+        "tier",
+        "days",
+        "wait_timeout",
+        "journal",
+        "hot",
+        "hot_options",
+        "restore_status_in_listings",
+        "restore_time_scale",
+        "concurrency",
+        "skip_instance_cache",
+        "pickle_credentials",
+        "notifications",
+        "bucket_claims",
+    }
+)
+
+
+def _split_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    archive = {k: v for k, v in kwargs.items() if k in _ARCHIVE_KEYS}
+    rest = {k: v for k, v in kwargs.items() if k not in _ARCHIVE_KEYS}
+    return archive, rest

@@ -1,0 +1,218 @@
+"""The one info-dict schema: fsspec ``info()`` entries of files, members, directories.
+
+Every info dict archivefs returns is made here: a plain object's (:func:`file_entry`),
+a bundle member's (:func:`member_entry`, and :class:`MemberEntry` for the catalog's
+column-wise listings), a hot object a catalog lists (:func:`plain_entry`) and a
+directory's (:func:`directory_entry`); :func:`with_state` gives members their bundle's
+probed state, and :func:`state_from_entry` reads an entry back as an ``ObjectState``.
+fsspec's keys (``name``, ``size``, ``type``) come first; S3's ``StorageClass`` is kept
+next to the provider-neutral ``storage_class``, ``access`` and ``restore``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from archivefs.model import ArchiveAccessTier, ObjectState, RestoreState, StorageClass
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+
+def file_entry(state: ObjectState) -> dict[str, Any]:
+    """An fsspec info dict with the archive fields added."""
+    return {
+        "name": state.path,
+        "size": state.size,
+        "type": "file",
+        "StorageClass": state.storage_class.value,
+        "ETag": state.etag,
+        "LastModified": state.last_modified,
+        "storage_class": state.storage_class.value,
+        "provider": state.storage_class.provider,  # whose spelling (Oracle's "Archive"...)
+        "access": state.access.value,  # provider-neutral: immediate | retrieval_fee | restore
+        "restore": state.restore.value,
+        "restore_expiry": state.restore_expiry,
+        "archive_access": state.archive_access.value if state.archive_access else None,
+    }
+
+
+class MemberEntry:
+    """Makes a member's info dict: the ``__dict__`` of an instance, which is a plain
+    ``dict`` that shares its key table with every other one (PEP 412), and so do its
+    copies.
+
+    A dict literal of these 13 keys takes 464 bytes on CPython 3.11, this one 168:
+    at 10^7 members ``find(detail=True)`` needs 2.9 GB less. What callers get is an
+    ordinary ``dict`` (add, remove, copy, pickle and compare as any other).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        klass: str,
+        access: str,
+        restore: str,
+        bundle: str,
+        crc32: int,
+        mtime: float,
+        restore_expiry: datetime | None = None,
+        provider: str = "s3",
+    ) -> None:
+        # the order of these assignments is the order of the dict's keys
+        self.name = name
+        self.size = size
+        self.type = "file"
+        self.StorageClass = klass
+        self.storage_class = klass
+        self.provider = provider
+        self.access = access
+        self.restore = restore
+        self.restore_expiry = restore_expiry
+        self.archive_access = None
+        self.bundle = bundle
+        self.crc32 = crc32
+        self.mtime = mtime
+
+
+def bundle_template(key: str, klass: StorageClass, probed: ObjectState | None) -> dict[str, Any]:
+    """The info dict every member of bundle ``key`` (in ``klass``) starts as: with its
+    ``probed`` state when the store was asked, else the state its class implies.
+
+    A listing inside a catalog root asks the cold store nothing: without a probe,
+    the state follows the bundle's class.
+    """
+    values: tuple[str, str, str, datetime | None]
+    if probed is None:
+        state = RestoreState.ARCHIVED if klass.needs_restore else RestoreState.HOT
+        values = (klass.value, klass.access.value, state.value, None)
+    else:
+        klass = probed.storage_class
+        values = (klass.value, probed.access.value, probed.restore.value, probed.restore_expiry)
+    name, access, restore, expiry = values
+    member = MemberEntry("", 0, name, access, restore, key, 0, 0.0, expiry, klass.provider)
+    return member.__dict__
+
+
+class MemberFields(Protocol):
+    """What a member entry is made of (``archivefs.catalog.index.MemberInfo`` has it)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def length(self) -> int: ...
+    @property
+    def bundle(self) -> str: ...
+    @property
+    def crc32(self) -> int: ...
+    @property
+    def mtime(self) -> float: ...
+
+
+def member_entry(
+    member: MemberFields,
+    bundle_class: StorageClass,
+    restore: RestoreState | None = None,
+    expiry: datetime | None = None,
+) -> dict[str, Any]:
+    """A bundle member's info dict (``info()``): class and state its bundle's (``restore``,
+    else the state ``bundle_class`` implies); ``access`` is the class's."""
+    state = restore or (RestoreState.ARCHIVED if bundle_class.needs_restore else RestoreState.HOT)
+    entry = MemberEntry(
+        member.path,
+        member.length,
+        bundle_class.value,
+        bundle_class.access.value,
+        state.value,
+        member.bundle,
+        member.crc32,
+        member.mtime,
+        expiry,
+        bundle_class.provider,
+    )
+    return dict(entry.__dict__)
+
+
+def with_state(entry: dict[str, Any], state: ObjectState) -> None:
+    """Give a member's ``entry`` its bundle's probed ``state`` (in place)."""
+    entry["restore"] = state.restore.value
+    entry["restore_expiry"] = state.restore_expiry
+    entry["storage_class"] = entry["StorageClass"] = state.storage_class.value
+    entry["access"] = state.access.value
+
+
+def plain_entry(path: str, size: int, klass: StorageClass) -> dict[str, Any]:
+    """A hot object listed by a catalog (e.g. zarr metadata kept out of bundles), in
+    ``klass``: the catalog's :attr:`~archivefs.catalog.index.Catalog.hot_class`."""
+    return {
+        "name": path,
+        "size": size,
+        "type": "file",
+        "StorageClass": klass.value,
+        "storage_class": klass.value,
+        "provider": klass.provider,
+        "access": klass.access.value,
+        "restore": RestoreState.HOT.value,
+        "restore_expiry": None,
+        "archive_access": None,
+    }
+
+
+# keys only a single-object description (HEAD) has, as in s3fs's info(); never in listings
+DESCRIBED_ONLY = ("ContentType", "VersionId")
+
+
+def described_entry(state: ObjectState) -> dict[str, Any]:
+    """``info()`` of one object: :func:`file_entry` plus what s3fs's info() adds,
+    ``ContentType`` and ``VersionId`` (``None`` where the store did not say)."""
+    entry = file_entry(state)
+    entry["ContentType"] = state.content_type
+    entry["VersionId"] = state.version_id
+    return entry
+
+
+def listed_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A listing's entry with the keys s3fs's listings carry (``Key``, ``Size``), without
+    what only a single-object description has."""
+    listed = {k: v for k, v in entry.items() if k not in DESCRIBED_ONLY}
+    listed["Key"] = entry["name"]
+    listed["Size"] = entry["size"]
+    return listed
+
+
+def version_entry(info: dict[str, Any]) -> dict[str, Any]:
+    """The target's info of one object version (``VersionId`` and all), with the
+    provider-neutral class fields every entry has."""
+    entry = dict(info)
+    storage_class = StorageClass.parse(entry.get("StorageClass"))
+    entry.setdefault("storage_class", storage_class.value)
+    entry.setdefault("provider", storage_class.provider)
+    entry.setdefault("access", storage_class.access.value)
+    return entry
+
+
+def root_entry() -> dict[str, Any]:
+    """The store's root: a directory of every bucket."""
+    return {"name": "", "size": 0, "type": "directory"}
+
+
+def directory_entry(path: str) -> dict[str, Any]:
+    return {"name": path, "size": 0, "type": "directory"}
+
+
+def state_from_entry(entry: dict[str, Any]) -> ObjectState:
+    """The object state an info dict describes (of a file, member or plain object)."""
+    access = entry.get("archive_access")
+    return ObjectState(
+        path=entry["name"],
+        size=int(entry.get("size", 0)),
+        storage_class=StorageClass.parse(
+            entry.get("storage_class") or entry.get("StorageClass"), entry.get("provider")
+        ),
+        restore=RestoreState(entry.get("restore", "hot")),
+        restore_expiry=entry.get("restore_expiry"),
+        etag=entry.get("ETag"),
+        last_modified=entry.get("LastModified"),
+        archive_access=ArchiveAccessTier(access) if access else None,
+    )

@@ -1,0 +1,99 @@
+"""Restore scenarios, once for every provider with restores (``NO_RESTORES`` says why not)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from archivefs.model import Action
+from tests.support.counts import assert_each_once
+from tests.support.processes import kill_when
+from tests.support.providers import (
+    FIRST_LOOK,
+    THROTTLE_STATUS,
+    faults_injected,
+    hold_restores,
+    provider_params,
+    quick_restores,
+    restore_requests,
+    restores_started,
+    seed_cold,
+    throttle,
+)
+
+if TYPE_CHECKING:
+    from tests.support.providers import Provider
+
+WITH_RESTORES = provider_params("s3", "azure", "oracle")
+RESTORE_WORKER = Path(__file__).parents[1] / "support" / "restore_worker.py"
+# Azure sends Set Blob Tier in batches: small ones, so a kill lands between them
+SMALL_BATCHES = {"azure": {"store_options": {"batch_size": 20}}}
+
+
+@pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
+def test_a_repeat_while_pending_sends_nothing(provider: Provider) -> None:
+    hold_restores(provider)
+    paths = seed_cold(provider, 300)
+    provider.fs().restore(paths)
+    assert restores_started(provider) == Counter(paths)  # each once
+    provider.server.requests.clear()
+
+    again = provider.fs().restore(paths)  # a new instance sharing the journal
+    assert again.requests_sent == 0
+    assert {g.action for g in again.plan} == {Action.WAIT}
+    no_journal = provider.fs(journal=False).restore(paths)  # the listing alone also knows
+    assert no_journal.requests_sent == 0
+
+    # all the two instances sent (no restore among them): per instance, one look for a
+    # catalog registry (absent) and one probe listing
+    assert provider.server.requests.counts() == {
+        op: 2 * n for op, n in FIRST_LOOK[provider.name].items()
+    }
+
+
+@pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
+def test_a_killed_submission_resumes_without_a_duplicate(provider: Provider) -> None:
+    quick_restores(provider)
+    paths = seed_cold(provider, 300)
+    provider.server.requests.clear()
+    options = provider.archive_options(concurrency=1, **SMALL_BATCHES.get(provider.name, {}))
+    config = {"archive_options": options, "paths": paths}
+    assert kill_when(
+        RESTORE_WORKER, config, lambda: restore_requests(provider) >= 60, server=provider.server
+    )
+    # counted once the worker is gone and the server has answered all it was sent
+    before_kill = restore_requests(provider)
+    assert 60 <= before_kill < 300
+
+    fs = provider.fs()  # the same journal
+    result = fs.restore(paths, wait=True, timeout=600)
+    assert sorted(result.ready) == paths
+    assert result.requests_sent == 300 - before_kill
+    provider.server.wait_idle()
+    assert_each_once(restores_started(provider), paths)  # across both runs
+    assert restore_requests(provider) == 300  # none refused as a duplicate
+    assert fs.cat_file(paths[-1]) == b"object 299"
+
+
+@pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
+def test_throttling_30_percent_every_object_restored_once(provider: Provider) -> None:
+    quick_restores(provider)
+    paths = seed_cold(provider, 200)
+    provider.server.requests.clear()
+    throttle(provider, 0.3)
+    result = provider.fs().restore(paths, wait=True, timeout=600)
+
+    assert sorted(result.ready) == paths
+    assert faults_injected(provider) > 0
+    throttled = restore_requests(provider, status=THROTTLE_STATUS[provider.name])
+    assert throttled > 0
+    assert restore_requests(provider, status=202) == 200
+    # throttled requests were sent again; accepted ones never were
+    assert restore_requests(provider) == 200 + throttled
+    assert_each_once(restores_started(provider), paths)
+    if provider.name == "azure":  # whole batches are throttled too, not only sub-requests
+        assert provider.server.requests.count("BlobBatch", status=503) > 0
+        assert provider.server.requests.count("SetBlobTier", batched=True, status=503) > 0

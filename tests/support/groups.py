@@ -1,0 +1,35 @@
+"""Which tests share one worker under pytest-xdist (pyproject.toml: ``--dist loadgroup``)."""
+
+from __future__ import annotations
+
+import pytest
+
+# Servers too heavy to start once per xdist worker, by the fixture that starts them:
+# every test that uses one is put in that server's xdist group, so one worker runs
+# them all and starts the server once (pyproject.toml runs `--dist loadgroup`).
+# A fixture reached through ``request.getfixturevalue`` is not seen here: mark that
+# parameter with ``pytest.mark.xdist_group`` itself (e.g. RGW_GROUP).
+HEAVY_SERVERS = {"local_rgw": "radosgw", "rgw_bucket": "radosgw", "dask_client": "dask-cluster"}
+RGW_GROUP = pytest.mark.xdist_group("radosgw")
+# worker processes of the one Dask cluster (``dask_client``); several processes, so a
+# restore decided once must hold across processes, not just threads
+DASK_WORKERS = 3
+
+
+def name_with_group(item: pytest.Item) -> None:
+    """Suffix the test's node id with ``@group`` for its xdist_group marks, as xdist does.
+
+    xdist's loadgroup scheduler groups tests by that suffix, which xdist 3.8 sets by
+    assigning ``item._nodeid``; pytest 9.2 keeps node ids in ``item._id``, so the
+    assignment has no effect and every group was silently spread over the workers
+    (radosgw started once per worker). Setting ``_id`` here restores the grouping;
+    a suffix already present is left alone.
+    """
+    from _pytest.nodeid import coerce_node_id
+
+    names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")})  # fmt: skip
+    nodeid = item.nodeid
+    if not names or nodeid.rfind("@") > nodeid.rfind("]"):
+        return
+    item._id = coerce_node_id(f"{nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]

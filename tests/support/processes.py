@@ -1,0 +1,85 @@
+"""Worker processes a test starts, kills and waits for."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+
+class Idles(Protocol):
+    """A server that can tell when it has answered every request it received."""
+
+    def wait_idle(self, timeout: float = ...) -> None: ...
+
+
+def kill_when(
+    script: Path, config: dict[str, Any], ready: Callable[[], bool], *, server: Idles | None
+) -> bool:
+    """Run ``script config-json``, SIGKILL it once ``ready()`` is true, and return once the
+    process is gone and ``server`` is idle: count only then.
+
+    A count read at the kill races the requests the worker sent just before it died
+    (issue #33); once the process is reaped and ``server.wait_idle()`` returned, every one
+    of them has been answered and counted. ``server=None`` waits for the process only
+    (for :class:`~archivefs.testing.LocalRGW`, a separate radosgw process without
+    ``wait_idle``). Returns False if the worker finished before ``ready()`` (it must have
+    exited 0).
+    """
+    with subprocess.Popen(
+        [sys.executable, str(script), json.dumps(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as process:
+        deadline = time.monotonic() + 600  # generous: a busy machine starts slowly
+        killed = False
+        while not ready():
+            if process.poll() is not None:
+                stderr = process.stderr.read() if process.stderr else b""
+                assert process.returncode == 0, stderr.decode()
+                break
+            assert time.monotonic() < deadline, "the worker never reached the kill point"
+            time.sleep(0.005)
+        else:
+            process.send_signal(signal.SIGKILL)
+            killed = True
+        process.wait(60)
+    if server is not None:
+        server.wait_idle()
+    return killed
+
+
+def start_workers(script: Path, configs: list[dict[str, Any]]) -> list[subprocess.Popen[bytes]]:
+    """Start ``script config-json`` once per config, all at once (see :func:`finish_workers`)."""
+    return [
+        subprocess.Popen(
+            [sys.executable, str(script), json.dumps(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for config in configs
+    ]
+
+
+def finish_workers(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Wait for each worker and require it to exit 0, or fail with its stderr.
+
+    When one fails the others are killed, so no process outlives the test (and no
+    Popen is left to warn, as an unraisable exception, in a later test).
+    """
+    try:
+        for proc in procs:
+            _, stderr = proc.communicate(timeout=600)
+            assert proc.returncode == 0, stderr.decode()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()

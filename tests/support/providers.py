@@ -1,0 +1,239 @@
+"""The five providers the scenario tests run on, described once.
+
+Each provider is its emulated server (a fixture of ``archivefs.testing.pytest_plugin``),
+a fixture making a new bucket on it, the fsspec protocol, the class a scenario writes
+cold and hot objects in, and the ``ArchiveFileSystem`` options every test of it needs.
+Adding a provider means adding one :class:`ProviderSpec` to :data:`PROVIDERS`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import pytest
+
+from archivefs import ArchiveFileSystem
+from tests.support.counts import s3_restores
+from tests.support.groups import RGW_GROUP
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """What a scenario needs to know about one provider's emulated twin."""
+
+    name: str
+    server_fixture: str  # the plugin's function-scoped (reset) server fixture
+    bucket_fixture: str  # a new, empty bucket or container on it
+    protocol: str  # the fsspec protocol of the cold store
+    hot_class: str  # a class that reads at once
+    cold_class: str | None  # a class that needs a restore; None: the store has no restores
+    options: dict[str, Any] = field(default_factory=dict)  # ArchiveFileSystem's own options
+
+
+PROVIDERS: dict[str, ProviderSpec] = {
+    spec.name: spec
+    for spec in (
+        ProviderSpec(
+            "s3", "archive", "bucket", "s3", "STANDARD", "GLACIER",
+            # AWS lists restore states; moto needs the option spelled out
+            {"restore_status_in_listings": True, "restore_time_scale": 1 / 3600},
+        ),
+        ProviderSpec(
+            "azure", "azure_archive", "azure_container", "az", "Hot", "Archive",
+            {"restore_time_scale": 1 / 3600, "price_sheet": "azure-eastus"},
+        ),
+        ProviderSpec(
+            "gcs", "gcs_archive", "gcs_bucket", "gs", "STANDARD", None,
+            {"price_sheet": "gcs-us-central1"},
+        ),
+        ProviderSpec(
+            "oracle", "oracle_archive", "oracle_bucket", "oci", "Standard", "Archive",
+            {"restore_time_scale": 1 / 3600, "price_sheet": "oci-us-ashburn-1"},
+        ),
+        # Ceph RGW stores the S3 archive classes but answers RestoreObject with 501
+        ProviderSpec("rgw", "local_rgw", "rgw_bucket", "s3", "STANDARD", None),
+    )
+}  # fmt: skip
+
+
+def provider_params(*names: str) -> list[Any]:
+    """``pytest.param`` per provider (all when no name is given), radosgw in its xdist group."""
+    return [
+        pytest.param(name, marks=RGW_GROUP) if name == "rgw" else pytest.param(name)
+        for name in names or PROVIDERS
+    ]
+
+
+@dataclass
+class Provider:
+    """One provider's emulated server, reset, with a new bucket, for one test."""
+
+    spec: ProviderSpec
+    server: Any
+    bucket: str
+    tmp_path: Path
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def storage_options(self) -> dict[str, Any]:
+        """The cold store's fsspec options (plain JSON: a subprocess can rebuild them)."""
+        options: dict[str, Any] = self.server.storage_options()
+        return options
+
+    def raw(self) -> Any:
+        """A new fsspec filesystem of the store itself (no archivefs), for seeding."""
+        return fsspec.filesystem(
+            self.spec.protocol, skip_instance_cache=True, **self.storage_options()
+        )
+
+    def archive_options(self, **overrides: Any) -> dict[str, Any]:
+        """``ArchiveFileSystem`` keyword arguments: a private journal, the provider's
+        prices and restore timing scaled so polls fit emulated delays of seconds."""
+        return {
+            "target_protocol": self.spec.protocol,
+            "target_options": self.storage_options(),
+            "journal": str(self.tmp_path / "journal.sqlite"),
+            "skip_instance_cache": True,
+            "catalog_ttl": math.inf,  # counts must not depend on how long a test runs
+            **self.spec.options,
+            **overrides,
+        }
+
+    def fs(self, **overrides: Any) -> ArchiveFileSystem:
+        """A new ``ArchiveFileSystem`` on this provider (see :meth:`archive_options`)."""
+        return ArchiveFileSystem(**self.archive_options(**overrides))
+
+
+def provider_for(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> Provider:
+    """The provider ``name`` for the test behind ``request``: its server reset, a new bucket."""
+    spec = PROVIDERS[name]
+    server = request.getfixturevalue(spec.server_fixture)
+    return Provider(spec, server, request.getfixturevalue(spec.bucket_fixture), tmp_path)
+
+
+def fs_factory(spec_name: str, server: Any, tmp_path: Path) -> Callable[..., ArchiveFileSystem]:
+    """``make(**overrides)``: a new ``ArchiveFileSystem`` on ``server`` as provider
+    ``spec_name`` (the one factory behind conftest's ``make_fs``/``make_az``/...)."""
+    provider = Provider(PROVIDERS[spec_name], server, "", tmp_path)
+    return provider.fs
+
+
+# -- what each emulated twin names differently: seeding, holding restores, counting them
+
+# a provider without restores (cold_class None) says here what a restore scenario checks
+NO_RESTORES = {
+    "gcs": "GCS has no restores: its cold classes read at once for a retrieval fee",
+    "rgw": "radosgw answers RestoreObject with 501: test_rgw.py checks the clear error",
+}
+
+
+def _seed(provider: Provider, names: dict[str, bytes], klass: str) -> None:
+    server, bucket = provider.server, provider.bucket
+    if provider.name == "azure":
+        server.put_blobs(bucket, names, tier=klass)
+    elif provider.name == "oracle":
+        server.put_objects(bucket, names, tier=klass)
+    else:
+        server.put_objects(bucket, names, storage_class=klass)
+
+
+def seed_cold(provider: Provider, n: int, prefix: str = "o") -> list[str]:
+    """``n`` small objects in the provider's class that needs a restore; their paths."""
+    assert provider.spec.cold_class is not None, NO_RESTORES[provider.name]
+    objects = {f"{prefix}/{i:05d}": f"object {i}".encode() for i in range(n)}
+    _seed(provider, objects, provider.spec.cold_class)
+    return [f"{provider.bucket}/{name}" for name in sorted(objects)]
+
+
+def hold_restores(provider: Provider) -> None:
+    """Restores the server accepts from now on stay pending for an hour."""
+    server = provider.server
+    if provider.name == "azure":
+        server.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    elif provider.name == "oracle":
+        server.restore_delay = 3600.0
+    else:
+        server.set_restore_delay(3600.0)
+
+
+def quick_restores(provider: Provider) -> None:
+    """Restores the server accepts from now on complete after a second."""
+    server = provider.server
+    if provider.name == "azure":
+        server.rehydrate_delay["Standard"] = 1.0
+    elif provider.name == "oracle":
+        server.restore_delay = 1.0
+    else:
+        server.set_restore_delay(1.0)
+
+
+# the operations each twin throttles in the throttling scenario (one seeded rule each,
+# so each operation's sequence of faults repeats run to run; S3: one rule for all), and
+# the status a throttled request is answered with
+THROTTLED_OPS: dict[str, list[str] | None] = {
+    "s3": None,
+    "azure": ["BlobBatch", "SetBlobTier", "ListBlobs", "GetBlobProperties"],
+    "oracle": ["RestoreObjects", "ListObjects"],
+}
+THROTTLE_STATUS = {"s3": 503, "azure": 503, "oracle": 429}
+
+
+def throttle(provider: Provider, fraction: float) -> None:
+    """Answer ``fraction`` of the requests with the provider's throttling error."""
+    ops = THROTTLED_OPS[provider.name]
+    if ops is None:
+        provider.server.faults.throttle(fraction=fraction, seed=3)
+        return
+    for rng_seed, op in enumerate(ops):
+        provider.server.throttle(fraction=fraction, ops=[op], seed=rng_seed)
+
+
+def faults_injected(provider: Provider) -> int:
+    """How many requests the server answered with an injected fault."""
+    server = provider.server
+    injected: int = (server.faults if provider.name == "s3" else server).injected
+    return injected
+
+
+# the request that asks for one object's restore, as each server logs it (an Azure Set
+# Blob Tier may be a sub-request of a Blob Batch: batched=None counts both)
+RESTORE_REQUEST: dict[str, tuple[str, dict[str, Any]]] = {
+    "s3": ("RestoreObject", {}),
+    "azure": ("SetBlobTier", {"batched": None}),
+    "oracle": ("RestoreObjects", {}),
+}
+
+
+def restore_requests(provider: Provider, **filters: Any) -> int:
+    """Restore requests the server received (any answer, unless ``filters`` say one)."""
+    op, fixed = RESTORE_REQUEST[provider.name]
+    count: int = provider.server.requests.count(op, **fixed, **filters)
+    return count
+
+
+def restores_started(provider: Provider) -> Counter[str]:
+    """``bucket/key`` -> restores the server accepted and started."""
+    if provider.name == "azure":
+        return Counter(provider.server.rehydrations)
+    if provider.name == "oracle":
+        return Counter(provider.server.restores)
+    return s3_restores(provider.server)
+
+
+# per provider: the requests of one new filesystem's first restore of objects it knows
+# of already: one look for the catalog registry (absent) and one probe listing
+FIRST_LOOK = {
+    "s3": {"GET": 1, "LIST": 1},
+    "azure": {"GetBlob": 1, "ListBlobs": 1},
+    "oracle": {"GetObject": 1, "ListObjects": 1},
+}
