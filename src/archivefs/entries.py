@@ -181,6 +181,14 @@ def listed_entry(entry: dict[str, Any]) -> dict[str, Any]:
     return listed
 
 
+S3FS_KEYS = ("Key", "Size", *DESCRIBED_ONLY)
+
+
+def without_s3fs_keys(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` without the keys only s3fs's answers carry (what ``archivefs ls`` shows)."""
+    return {k: v for k, v in entry.items() if k not in S3FS_KEYS}
+
+
 def version_entry(info: dict[str, Any]) -> dict[str, Any]:
     """The target's info of one object version (``VersionId`` and all), with the
     provider-neutral class fields every entry has."""

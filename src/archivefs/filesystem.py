@@ -37,6 +37,7 @@ from archivefs.access.resolve import Resolver
 from archivefs.access.restoring import Restoring, make_engine
 from archivefs.access.writes import Writes
 from archivefs.catalog.view import DEFAULT_CATALOG_TTL, CatalogView
+from archivefs.entries import without_s3fs_keys
 from archivefs.errors import InvalidOptionsError
 from archivefs.hints import forget_readable
 from archivefs.hints import note_readable as remember_readable
@@ -905,16 +906,18 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     def list_entries(self, url: str, recursive: bool = False) -> list[dict[str, Any]]:
         """``ls`` of ``url`` (``find`` with ``recursive``), or of what it matches if a glob:
-        what ``archivefs ls`` prints. A glob that matches nothing gives ``[]``.
+        what ``archivefs ls`` prints (archivefs's keys: not s3fs's Key, Size, ContentType,
+        VersionId). A glob that matches nothing gives ``[]``.
 
         A glob's matches take their entries from ``ls`` of their folders, one listing per
         folder, so they carry the same probed restore states as ``ls`` of the folder."""
         from archivefs.globbing import has_wildcard
 
         if not has_wildcard(url) or self.exists(url):  # a literal name that holds [ is itself
-            if recursive:
-                return list(self.find(url, detail=True).values())
-            return list(self.ls(url, detail=True))
+            listed = (
+                self.find(url, detail=True).values() if recursive else self.ls(url, detail=True)
+            )
+            return [without_s3fs_keys(e) for e in listed]
         wanted: dict[str, set[str]] = {}
         for name in self.glob(url):
             wanted.setdefault(self._parent(name), set()).add(name)
@@ -927,7 +930,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     entries += self.find(entry["name"], detail=True).values()
                 else:
                     entries.append(entry)
-        return sorted(entries, key=lambda e: str(e["name"]))
+        return sorted((without_s3fs_keys(e) for e in entries), key=lambda e: str(e["name"]))
 
     def catalog_root_for(self, path: str) -> tuple[str, Catalog] | None:
         """The catalog root holding ``path`` and its loaded catalog; None outside any."""
