@@ -265,8 +265,10 @@ def test_info_describes_content_type_and_version_as_s3fs(
     client = archive.client()
     client.put_object(Bucket=bucket, Key="doc.json", Body=b"{}", ContentType="application/json")
     fs = fs_over(archive, tmp_path)
-    info = fs.info(f"{bucket}/doc.json")
+    info = fs.info(f"{bucket}/doc.json")  # a HEAD: nothing listed yet
     assert info["ContentType"] == "application/json"
+    assert info["Key"] == info["name"]  # as a listed entry has them
+    assert info["Size"] == 2
     assert fs.info(path)["VersionId"] == second
     listed = fs.ls(f"{bucket}/doc.json", detail=True)[0]
     assert "ContentType" not in listed  # a listing does not describe each object, as s3fs's

@@ -164,9 +164,11 @@ DESCRIBED_ONLY = ("ContentType", "VersionId")
 
 
 def described_entry(state: ObjectState) -> dict[str, Any]:
-    """``info()`` of one object: :func:`file_entry` plus what s3fs's info() adds,
-    ``ContentType`` and ``VersionId`` (``None`` where the store did not say)."""
-    entry = file_entry(state)
+    """``info()`` of one object: :func:`file_entry` with the listing's ``Key`` and ``Size``
+    (``info`` answers the same keys whether a cached listing or a HEAD answers it) plus what
+    s3fs's info() adds, ``ContentType`` and ``VersionId`` (``None`` where the store did not
+    say)."""
+    entry = listed_entry(file_entry(state))
     entry["ContentType"] = state.content_type
     entry["VersionId"] = state.version_id
     return entry
