@@ -42,7 +42,7 @@ def test_states_come_from_one_listing(
     fs.restore(f"{c}/d/pending.bin")
     azure_archive.requests.clear()
 
-    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{c}/d")}
+    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{c}/d", detail=True)}
 
     assert azure_archive.requests.counts() == {"ListBlobs": 1}  # no per-blob request
     seen = {

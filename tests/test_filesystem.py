@@ -250,7 +250,7 @@ def test_ls_reports_every_state_from_the_listing(
     archive.put_object(bucket, "s/restoring", DATA, storage_class="GLACIER")
     afs.restore(f"{bucket}/s/restoring")
     archive.requests.clear()
-    states = {e["name"].rsplit("/", 1)[1]: e["restore"] for e in afs.ls(f"{bucket}/s")}
+    states = {e["name"].rsplit("/", 1)[1]: e["restore"] for e in afs.ls(f"{bucket}/s", detail=True)}
     assert states == {"hot": "hot", "archived": "archived", "restoring": "restoring"}
     assert archive.requests.count("HEAD") == 0
     assert archive.requests.count("LIST") == 1
@@ -264,7 +264,7 @@ def test_listing_without_restore_status_falls_back_to_head_for_archive_classes_o
     archive.put_objects(bucket, {f"m/h{i}": b"x" for i in range(7)})
     fs = make_fs(restore_status_in_listings=None)
     archive.requests.clear()
-    entries = fs.ls(f"{bucket}/m")
+    entries = fs.ls(f"{bucket}/m", detail=True)
     assert len(entries) == 12
     assert archive.requests.count("LIST") == 1
     assert archive.requests.count("HEAD") == 5
@@ -643,7 +643,8 @@ def test_find_and_glob_with_detail_give_members_their_bundles_probed_states(
     archive.requests.clear()
     found = fresh.find(root, detail=True)
     assert archive.requests.counts() == {"LIST": 1}  # 4 GLACIER bundles: one bulk probe
-    listed = {e["name"]: e for d in ("d0", "d1", "d2", "d3") for e in fresh.ls(f"{root}/{d}")}
+    folders = [f"{root}/{d}" for d in ("d0", "d1", "d2", "d3")]
+    listed = {e["name"]: e for d in folders for e in fresh.ls(d, detail=True)}
     keys = ("restore", "restore_expiry", "storage_class", "StorageClass", "access", "size")
     assert {n: {k: e[k] for k in keys} for n, e in found.items()} == {
         n: {k: e[k] for k in keys} for n, e in listed.items()

@@ -54,7 +54,7 @@ def test_ls_info_and_plans_take_classes_from_one_listing(
 ) -> None:
     seed(gcs_archive, gcs_bucket)
     fs = make_gs()
-    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{gcs_bucket}/run")}
+    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{gcs_bucket}/run", detail=True)}
     assert {n: e.get("storage_class") for n, e in entries.items()} == {**CLASSES, "sub": None}
     for name, klass in CLASSES.items():
         assert entries[name]["access"] == ACCESS.get(klass, "retrieval_fee")

@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"stores"},
     {"catalog"},
     {"restore"},
-    {"access"},
+    {"access", "s3compat"},
     {"filesystem"},
     {"coordinator"},
     {"xarray", "dask", "datasets", "selection"},

@@ -59,7 +59,7 @@ def test_listings_through_archivefs_carry_the_times_s3fs_gives(
     archive.put_objects(bucket, {f"d/{i}": b"x" for i in range(5)}, storage_class="GLACIER")
     fs = make_fs()
     plain = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
-    ours = {e["name"]: e["LastModified"] for e in fs.ls(f"{bucket}/d")}
+    ours = {e["name"]: e["LastModified"] for e in fs.ls(f"{bucket}/d", detail=True)}
     theirs = {e["name"]: e["LastModified"] for e in plain.ls(f"{bucket}/d", detail=True)}
     assert ours == theirs
     assert len(ours) == 5

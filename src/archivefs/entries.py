@@ -159,6 +159,54 @@ def plain_entry(path: str, size: int, klass: StorageClass) -> dict[str, Any]:
     }
 
 
+# keys only a single-object description (HEAD) has, as in s3fs's info(); never in listings
+DESCRIBED_ONLY = ("ContentType", "VersionId")
+
+
+def described_entry(state: ObjectState) -> dict[str, Any]:
+    """``info()`` of one object: :func:`file_entry` with the listing's ``Key`` and ``Size``
+    (``info`` answers the same keys whether a cached listing or a HEAD answers it) plus what
+    s3fs's info() adds, ``ContentType`` and ``VersionId`` (``None`` where the store did not
+    say)."""
+    entry = listed_entry(file_entry(state))
+    entry["ContentType"] = state.content_type
+    entry["VersionId"] = state.version_id
+    return entry
+
+
+def listed_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A listing's entry with the keys s3fs's listings carry (``Key``, ``Size``), without
+    what only a single-object description has."""
+    listed = {k: v for k, v in entry.items() if k not in DESCRIBED_ONLY}
+    listed["Key"] = entry["name"]
+    listed["Size"] = entry["size"]
+    return listed
+
+
+S3FS_KEYS = ("Key", "Size", *DESCRIBED_ONLY)
+
+
+def without_s3fs_keys(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` without the keys only s3fs's answers carry (what ``archivefs ls`` shows)."""
+    return {k: v for k, v in entry.items() if k not in S3FS_KEYS}
+
+
+def version_entry(info: dict[str, Any]) -> dict[str, Any]:
+    """The target's info of one object version (``VersionId`` and all), with the
+    provider-neutral class fields every entry has."""
+    entry = dict(info)
+    storage_class = StorageClass.parse(entry.get("StorageClass"))
+    entry.setdefault("storage_class", storage_class.value)
+    entry.setdefault("provider", storage_class.provider)
+    entry.setdefault("access", storage_class.access.value)
+    return entry
+
+
+def root_entry() -> dict[str, Any]:
+    """The store's root: a directory of every bucket."""
+    return {"name": "", "size": 0, "type": "directory"}
+
+
 def directory_entry(path: str) -> dict[str, Any]:
     return {"name": path, "size": 0, "type": "directory"}
 

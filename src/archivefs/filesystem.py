@@ -38,6 +38,7 @@ from archivefs.access.restoring import Restoring, make_engine
 from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE, Transfers
 from archivefs.access.writes import Writes
 from archivefs.catalog.view import DEFAULT_CATALOG_TTL, CatalogView
+from archivefs.entries import without_s3fs_keys
 from archivefs.errors import InvalidOptionsError
 from archivefs.hints import forget_readable
 from archivefs.hints import note_readable as remember_readable
@@ -45,6 +46,7 @@ from archivefs.hooks import Hooks
 from archivefs.model import ObjectState, RestoreState, RestoreTier
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
+from archivefs.s3compat import TargetCalls, TargetFileCalls, refuse_bucket_as_file
 from archivefs.stats import ReadStats
 from archivefs.stores import make_store, provider_of
 from archivefs.stores.base import split_path
@@ -276,6 +278,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self._restoring = Restoring(
             parts, self._resolver, self._approval, self._promotion, self._copies
         )
+        self._target = TargetCalls(parts, self._info)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle (Dask, zarr) without explicit keys unless ``pickle_credentials=True``."""
@@ -382,7 +385,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         return await self._lister.info(path, **kwargs)
 
-    async def _ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+    async def _ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
         return await self._lister.ls(path, detail=detail, **kwargs)
 
     async def _find(
@@ -551,10 +554,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         **kwargs: Any,
     ) -> Any:
         path = self._strip_protocol(path)
+        refuse_bucket_as_file(path)
         if "r" not in mode:
             if not self.asynchronous:
                 sync(self.loop, self._writes.writable, path, "overwritten")
-            return self.fs.open(path, mode, block_size=block_size, **kwargs)
+            # autocommit=False (and fs.transaction) defers the write to commit(), as in s3fs
+            return self.fs.open(path, mode, block_size=block_size, autocommit=autocommit, **kwargs)
         kwargs.setdefault("cache_type", self.read_cache_type)
         return ArchiveFile(
             self,
@@ -575,6 +580,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _rmdir(self, path: str) -> None:
         self.invalidate_cache()
         await self.fs._rmdir(self._strip_protocol(path))
+
+    rmdir = sync_wrapper(_rmdir)  # fsspec mirrors no _rmdir: its rmdir was a silent no-op
 
     def invalidate_cache(self, path: str | None = None) -> None:
         """Forget cached listings (of ``path`` and its parent, or all); with no ``path``
@@ -612,10 +619,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async def _rm_file(self, path: str, **kwargs: Any) -> None:
         await self._writes.rm_file(path, **kwargs)
 
-    async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> None:
+    async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
         """Remove objects; removing a catalog root (or a folder above one) also removes it
-        from the bucket's registry in the same call. Paths inside a catalog root are refused."""
-        await self._writes.rm(path, recursive=recursive, **kwargs)
+        from the bucket's registry in the same call. Paths inside a catalog root are refused.
+        Returns the target's answer (s3fs: the removed paths)."""
+        return await self._writes.rm(path, recursive=recursive, **kwargs)
+
+    async def _touch(self, path: str, truncate: bool = True, **kwargs: Any) -> Any:
+        return await self._writes.touch(path, truncate=truncate, **kwargs)
+
+    touch = sync_wrapper(_touch)  # fsspec mirrors no _touch
 
     async def _unregister_catalog(self, root: str) -> None:
         """Forget a catalog root whose data is gone: remove it from its bucket's registry.
@@ -626,6 +639,65 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         await self._writes.unregister(split_path(root)[0], [root])
 
     unregister_catalog = sync_wrapper(_unregister_catalog)
+
+    # -- the target's own calls (s3compat.py) ---------------------------------------------
+
+    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
+        return await self._target.url(path, expires=expires, **kwargs)
+
+    async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
+        return await self._target.getxattr(path, attr_name, **kwargs)
+
+    async def _setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
+        return await self._target.setxattr(path, copy_kwargs=copy_kwargs, **kwargs)
+
+    async def _metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
+        return await self._target.metadata(path, refresh=refresh, **kwargs)
+
+    async def _checksum(self, path: str, refresh: bool = False) -> Any:
+        return await self._target.checksum(path, refresh=refresh)
+
+    async def _modified(self, path: str, **kwargs: Any) -> Any:
+        return await self._target.modified(path, **kwargs)
+
+    async def _get_tags(self, path: str) -> Any:
+        return await self._target.get_tags(path)
+
+    async def _put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
+        return await self._target.put_tags(path, tags, mode=mode)
+
+    async def _merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
+        return await self._target.merge(path, filelist, **kwargs)
+
+    async def _list_multipart_uploads(self, bucket: str) -> Any:
+        return await self._target.list_multipart_uploads(bucket)
+
+    async def _is_bucket_versioned(self, bucket: str) -> Any:
+        return await self._target.is_bucket_versioned(bucket)
+
+    async def _make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
+        return await self._target.make_bucket_versioned(bucket, versioned)
+
+    async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
+        return await self._target.object_version_info(path, **kwargs)
+
+    url = sync_wrapper(_url)
+    getxattr = sync_wrapper(_getxattr)
+    setxattr = sync_wrapper(_setxattr)
+    metadata = sync_wrapper(_metadata)
+    checksum = sync_wrapper(_checksum)
+    modified = sync_wrapper(_modified)
+    get_tags = sync_wrapper(_get_tags)
+    put_tags = sync_wrapper(_put_tags)
+    merge = sync_wrapper(_merge)
+    list_multipart_uploads = sync_wrapper(_list_multipart_uploads)
+    is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
+    make_bucket_versioned = sync_wrapper(_make_bucket_versioned)
+    object_version_info = sync_wrapper(_object_version_info)
+
+    def split_path(self, path: str) -> tuple[str, str, str | None]:
+        """``(bucket, key, version)`` of ``path``, as the target splits it."""
+        return self._target.split_path(path)
 
     # -- restores (access/restoring.py, resolve.py) ----------------------------------------
 
@@ -850,16 +922,18 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     def list_entries(self, url: str, recursive: bool = False) -> list[dict[str, Any]]:
         """``ls`` of ``url`` (``find`` with ``recursive``), or of what it matches if a glob:
-        what ``archivefs ls`` prints. A glob that matches nothing gives ``[]``.
+        what ``archivefs ls`` prints (archivefs's keys: not s3fs's Key, Size, ContentType,
+        VersionId). A glob that matches nothing gives ``[]``.
 
         A glob's matches take their entries from ``ls`` of their folders, one listing per
         folder, so they carry the same probed restore states as ``ls`` of the folder."""
         from archivefs.globbing import has_wildcard
 
         if not has_wildcard(url) or self.exists(url):  # a literal name that holds [ is itself
-            if recursive:
-                return list(self.find(url, detail=True).values())
-            return list(self.ls(url, detail=True))
+            listed = (
+                self.find(url, detail=True).values() if recursive else self.ls(url, detail=True)
+            )
+            return [without_s3fs_keys(e) for e in listed]
         wanted: dict[str, set[str]] = {}
         for name in self.glob(url):
             wanted.setdefault(self._parent(name), set()).add(name)
@@ -872,7 +946,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                     entries += self.find(entry["name"], detail=True).values()
                 else:
                     entries.append(entry)
-        return sorted(entries, key=lambda e: str(e["name"]))
+        return sorted((without_s3fs_keys(e) for e in entries), key=lambda e: str(e["name"]))
 
     def catalog_root_for(self, path: str) -> tuple[str, Catalog] | None:
         """The catalog root holding ``path`` and its loaded catalog; None outside any."""
@@ -919,15 +993,25 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         return result
 
 
-class ArchiveFile(AbstractBufferedFile):  # type: ignore[misc]
+class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
     """A read-only file whose ranges come through the filesystem's read policy.
 
     Counts bytes fetched (per block) and bytes read by the caller separately,
     which is how the filesystem measures read amplification.
     """
 
+    def __init__(self, fs: ArchiveFileSystem, path: str, mode: str = "rb", **kwargs: Any) -> None:
+        pinned = sync(fs.loop, fs._target.pinned, path, kwargs.pop("version_id", None))
+        path, self.version_id, details = pinned
+        if details is not None:
+            kwargs.setdefault("size", details["size"])
+        super().__init__(fs, path, mode, **kwargs)
+        if details is not None:
+            self.details = details
+
     def _fetch_range(self, start: int, end: int) -> bytes:
-        data: bytes = sync(self.fs.loop, self.fs._reads.fetch, self.path, start, end)
+        version = {} if self.version_id is None else {"version_id": self.version_id}
+        data: bytes = sync(self.fs.loop, self.fs._reads.fetch, self.path, start, end, **version)
         return data
 
     def read(self, length: int = -1) -> bytes:

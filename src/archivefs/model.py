@@ -373,6 +373,8 @@ class ObjectState:
     archive_access: ArchiveAccessTier | None = None
     pending_tier: str | None = None  # Azure: the rehydrate priority of a pending rehydration
     pending_target: str | None = None  # Azure: the tier a pending rehydration goes to
+    content_type: str | None = None  # from a single-object read of the metadata (HEAD)
+    version_id: str | None = None  # the version a HEAD described (versioned buckets)
 
     @property
     def readable(self) -> bool:

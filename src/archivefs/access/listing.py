@@ -17,10 +17,25 @@ from archivefs.catalog import members as catalog_members
 from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir, is_reserved
 from archivefs.catalog.view import Location
-from archivefs.entries import directory_entry, file_entry, member_entry, with_state
+from archivefs.entries import (
+    described_entry,
+    directory_entry,
+    file_entry,
+    listed_entry,
+    member_entry,
+    root_entry,
+    with_state,
+)
 from archivefs.errors import ArchiveError, ObjectNotFoundError
 from archivefs.globbing import glob_walk
 from archivefs.model import ObjectState
+from archivefs.s3compat import (
+    call_target,
+    find_as_s3fs,
+    refuse_whole_store,
+    split_version,
+    versioned_info,
+)
 from archivefs.stores.base import split_path
 from archivefs.stores.translate import raise_translated
 
@@ -50,7 +65,11 @@ class Lister:
         self.generic_glob = generic_glob
 
     async def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
-        path = self.parts.strip(path)
+        if self.parts.strip(path) == "":
+            return root_entry()  # the root: every bucket
+        path, version = split_version(self.parts.strip(path), kwargs.pop("version_id", None))
+        if version is not None:  # one version of an object: the target's to describe
+            return await versioned_info(self.parts.fs, path, version)
         if not split_path(path)[1]:
             return await self._info_of(path, **kwargs)
         return await self.parts.or_unregistered(path, lambda: self._info_of(path, **kwargs))
@@ -84,7 +103,7 @@ class Lister:
                 if entry["name"] == path and not self._expiry_unlisted(entry):
                     return dict(entry)
         try:
-            return file_entry(await self.parts.store.head(path))
+            return described_entry(await self.parts.store.head(path))
         except ObjectNotFoundError:
             pass
         if await self.parts.store.is_directory(path):
@@ -112,8 +131,11 @@ class Lister:
         except ObjectNotFoundError as error:
             raise missing_bundle(where.member, where.root) from error
 
-    async def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+    async def ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
         path = self.parts.strip(path)
+        if kwargs.get("versions") or path == "":  # versions, buckets: the target's listing
+            own = {k: kwargs[k] for k in ("refresh", "versions") if k in kwargs}  # not ours
+            return list(await call_target(self.parts.fs, "ls", path, detail=detail, **own))
         refresh = kwargs.get("refresh", False)
         entries = None if refresh else self.parts.dircache.get(path)
         found = await self.parts.catalogs.root_for(path) if entries is None else None
@@ -128,12 +150,16 @@ class Lister:
         if entries is None:
             bucket, key = split_path(path)
             listing = await self.parts.store.list(path)
-            entries = [file_entry(s) for s in listing.files if not is_reserved(s.path)]
-            entries += [directory_entry(d) for d in listing.directories if not is_reserved(d)]
+            entries = [
+                listed_entry(file_entry(s)) for s in listing.files if not is_reserved(s.path)
+            ]
+            entries += [
+                listed_entry(directory_entry(d)) for d in listing.directories if not is_reserved(d)
+            ]
             if not entries:
                 if key:
                     info = await self.info(path)  # a file lists as itself; else not found
-                    entries = [info]
+                    entries = [listed_entry(info) if info["type"] == "file" else info]
                     if info["type"] == "file":
                         return entries if detail else [info["name"]]
                 else:
@@ -194,6 +220,13 @@ class Lister:
         **kwargs: Any,
     ) -> Any:
         path = self.parts.strip(path)
+        refuse_whole_store(path)
+        found = await self._find_unshaped(path, maxdepth, withdirs, **kwargs)
+        return find_as_s3fs(found, path, kwargs.get("prefix"), withdirs, maxdepth)
+
+    async def _find_unshaped(
+        self, path: str, maxdepth: int | None, withdirs: bool, **kwargs: Any
+    ) -> Any:
         detail = kwargs.get("detail", False)
         # members' states: their bundles probed, unless the caller probes them itself
         probe = detail and kwargs.get("probe_bundles", True)
@@ -258,7 +291,8 @@ class Lister:
         states = {}
         if detail and kwargs.get("probe_bundles", True):  # one bulk probe, as ls
             states = sync(loop, self.find_states, found, stripped, timeout=timeout)
-        return _catalog_find(found[1], stripped, detail, states)
+        names = _catalog_find(found[1], stripped, detail, states)
+        return find_as_s3fs(names, stripped, kwargs.get("prefix"), withdirs, maxdepth)
 
     def glob_here(
         self, path: str, maxdepth: int | None, kwargs: dict[str, Any], timeout: float | None
@@ -347,7 +381,7 @@ class Lister:
         listing = await self.parts.store.list(path, recursive=True)
         own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
         files = {
-            s.path: file_entry(s)
+            s.path: listed_entry(file_entry(s))
             for s in listing.files
             if not s.path.endswith("/") and (own or not is_reserved(s.path))
         }

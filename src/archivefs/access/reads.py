@@ -25,6 +25,7 @@ from archivefs.hints import readable_state
 from archivefs.member_reads import CONCURRENCY as READ_CONCURRENCY
 from archivefs.member_reads import Block, Part, plan_blocks
 from archivefs.model import ObjectState
+from archivefs.s3compat import split_version
 
 
 class Reads:
@@ -81,9 +82,15 @@ class Reads:
     async def _fetch_uncounted(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
     ) -> bytes:
-        path = self.parts.strip(path)
+        path, version = split_version(self.parts.strip(path), kwargs.pop("version_id", None))
         if _empty_range(start, end):
             return b""  # e.g. readline() at the end of a file: no backwards range is sent
+        if version is not None:  # that version, from the store (hot copies are current ones)
+            versioned: bytes = await self.policy.guarded(
+                path,
+                lambda: self.parts.fs._cat_file(path, start=start, end=end, version_id=version),
+            )
+            return versioned
         hot = await self.hot.store()
         if hot is not None:
             hot_fs, root = hot

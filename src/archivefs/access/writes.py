@@ -75,13 +75,20 @@ class Writes:
             return
         await self.policy.guarded(path1, lambda: self.parts.fs._cp_file(path1, path2, **kwargs))
 
+    async def touch(self, path: str, truncate: bool = True, **kwargs: Any) -> Any:
+        """The target's touch (s3fs: ``ValueError`` for an existing file kept with
+        ``truncate=False``); bundle members are refused."""
+        path = await self.writable(path, "touched")
+        self.parts.invalidate_cache(path)
+        return await self.parts.fs._touch(path, truncate=truncate, **kwargs)
+
     async def rm_file(self, path: str, **kwargs: Any) -> None:
         path = self.parts.strip(path)
         await self._removable(path)
         self.parts.invalidate_cache(path)
         await self.parts.fs._rm_file(path, **kwargs)
 
-    async def rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> None:
+    async def rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
         """Remove objects; removing a catalog root (or a folder above one) also removes it
         from the bucket's registry in the same call. Paths inside a catalog root are refused."""
         paths: list[str] = []
@@ -93,10 +100,11 @@ class Writes:
             for root in await self._removable(one):
                 dropped.setdefault(split_path(root)[0], []).append(root)
         self.parts.invalidate_cache()
-        await self.parts.fs._rm(paths, recursive=recursive, **kwargs)
+        removed = await self.parts.fs._rm(paths, recursive=recursive, **kwargs)
         for bucket, roots in dropped.items():
             if recursive:
                 await self.unregister(bucket, roots)
+        return removed  # the target's answer (s3fs: the removed paths)
 
     async def _removable(self, path: str) -> list[str]:
         """The catalog roots at or below ``path``; refuses paths strictly inside a root."""

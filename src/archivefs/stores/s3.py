@@ -260,6 +260,8 @@ class S3Store(BulkProbe):
             etag=out.get("ETag"),
             last_modified=_as_datetime(out.get("LastModified")),
             archive_access=archive_access,
+            content_type=out.get("ContentType"),
+            version_id=out.get("VersionId"),
         )
 
     async def restore(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
+from botocore.exceptions import NoCredentialsError
+
 from archivefs.errors import (
     AccessDeniedError,
     ArchiveError,
@@ -158,6 +160,11 @@ def raise_translated(error: BaseException, path: str, *, action: str = "access")
     raise translated from error
 
 
+class NoAwsCredentialsError(AccessDeniedError, NoCredentialsError):  # type: ignore[misc]
+    """No usable AWS credentials: an :class:`AccessDeniedError` (a ``PermissionError``) that
+    code written for s3fs, catching botocore's ``NoCredentialsError``, catches too."""
+
+
 def translate(error: BaseException, path: str, *, action: str = "access") -> BaseException:
     """Map an error from the store to the archivefs error a user should see.
 
@@ -168,7 +175,7 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
         return error
     names = {type(e).__name__ for e in _chain(error)}
     if names & {"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError"}:
-        return AccessDeniedError(
+        return NoAwsCredentialsError(
             "no usable AWS credentials were found.",
             path=path,
             fix="set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, "

@@ -1,0 +1,271 @@
+"""What ArchiveFileSystem answers as its target filesystem (s3fs, adlfs, gcsfs, ocifs) does.
+
+archivefs behaves as its target on objects that need no restore. The calls here have no
+archive meaning of their own (object versions, tags, metadata, URLs, bucket listings), so
+they are the target's: answered by the target's own method, or refused with an error
+naming the method and the target when that library has none. Bundle members are not
+objects of the store: a call about a member's own object is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from archivefs.entries import version_entry
+from archivefs.errors import InvalidPathError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from archivefs.access.parts import Parts
+    from archivefs.catalog.view import CatalogView
+
+VERSION_QUERY = "?versionId="
+
+
+def split_version(path: str, version_id: str | None = None) -> tuple[str, str | None]:
+    """``path`` without a ``?versionId=`` suffix, and the version it or ``version_id`` names.
+
+    Raises ``ValueError`` when both name a version and they differ (as s3fs does)."""
+    bare, _, suffix = path.partition(VERSION_QUERY)
+    named = suffix or None
+    if named is not None and version_id is not None and named != version_id:
+        raise ValueError(
+            f"{path!r} names version {named!r} but version_id={version_id!r}: name one."
+        )
+    return bare, named or version_id
+
+
+def target_method(target: Any, name: str) -> Any:
+    """The target filesystem's method ``name`` (its async ``_name`` if it has one)."""
+    inner = getattr(target, "fs", target)  # AsyncFileSystemWrapper keeps the sync one as .fs
+    for owner in (target, inner):
+        for candidate in (f"_{name}", name):
+            method = getattr(owner, candidate, None)
+            if method is not None and not _inherited_stub(owner, candidate):
+                return method
+    protocol = getattr(inner, "protocol", "?")
+    raise NotImplementedError(
+        f"{name}(): the target filesystem {type(inner).__name__} ({protocol}) has no {name}; "
+        "archivefs answers it only through the target's own method."
+    )
+
+
+def _inherited_stub(owner: Any, name: str) -> bool:
+    """Whether ``owner.name`` is fsspec's base-class placeholder (which raises)."""
+    from fsspec.asyn import AsyncFileSystem
+    from fsspec.spec import AbstractFileSystem
+
+    own = getattr(type(owner), name, None)
+    return own is not None and own in (
+        getattr(AbstractFileSystem, name, None),
+        getattr(AsyncFileSystem, name, None),
+    )
+
+
+async def call_target(target: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    """Call the target's ``name`` (async or blocking) and return its answer."""
+    method = target_method(target, name)
+    if inspect.iscoroutinefunction(method):
+        return await method(*args, **kwargs)
+    # a blocking method (s3fs's get_tags, modified) runs its own sync() on the I/O loop:
+    # called from a worker thread, never from the loop it waits on
+    return await asyncio.to_thread(method, *args, **kwargs)
+
+
+async def refuse_member(catalogs: CatalogView, path: str, verb: str) -> None:
+    """Raise if ``path`` is a bundle member: it has no object of its own to ask about."""
+    where = await catalogs.locate(path)
+    if where.member is not None:
+        raise InvalidPathError(
+            f"is a member of bundle {where.member.bundle!r}, not an object of its own: "
+            f"{verb} is about the store's objects.",
+            path=path,
+            fix=f"ask about the bundle ({where.member.bundle!r}), or read the member "
+            "with fs.open()/fs.cat().",
+        )
+
+
+class TargetCalls:
+    """The target filesystem's own calls (see the module docstring): ``parts`` gives the
+    target (``parts.fs``), the catalogs, path stripping and cache invalidation, and
+    ``info`` is the filesystem's own ``info`` (checksum's fallback)."""
+
+    def __init__(self, parts: Parts, info: Callable[..., Awaitable[dict[str, Any]]]) -> None:
+        self.parts = parts
+        self.info = info
+
+    async def object_call(self, name: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        path = self.parts.strip(path)
+        await refuse_member(self.parts.catalogs, split_version(path)[0], f"{name}()")
+        return await call_target(self.parts.fs, name, path, *args, **kwargs)
+
+    async def url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
+        """A URL that reads ``path`` without credentials (the target's presigned URL)."""
+        return await self.object_call("url", path, expires=expires, **kwargs)
+
+    async def getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
+        """One user-metadata value of ``path`` (the target's ``getxattr``)."""
+        return await self.object_call("getxattr", path, attr_name, **kwargs)
+
+    async def setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
+        """Set user metadata of ``path`` (the target's ``setxattr``)."""
+        self.parts.invalidate_cache(self.parts.strip(path))
+        return await self.object_call("setxattr", path, copy_kwargs=copy_kwargs, **kwargs)
+
+    async def metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
+        """The user metadata of ``path`` (the target's ``metadata``)."""
+        return await self.object_call("metadata", path, refresh=refresh, **kwargs)
+
+    async def checksum(self, path: str, refresh: bool = False) -> Any:
+        """A number that changes when ``path``'s content does (the target's ``checksum``)."""
+        path = self.parts.strip(path)
+        if refresh:
+            self.parts.invalidate_cache(path)
+        try:
+            return await self.object_call("checksum", path, refresh=refresh)
+        except NotImplementedError:  # fsspec's own answer: a token of the info dict
+            from fsspec.utils import tokenize
+
+            return int(tokenize(await self.info(path)), 16)
+
+    async def modified(self, path: str, **kwargs: Any) -> Any:
+        """When ``path`` was last written (the target's ``modified``)."""
+        return await self.object_call("modified", path, **kwargs)
+
+    async def get_tags(self, path: str) -> Any:
+        """The object tags of ``path`` (the target's ``get_tags``)."""
+        return await self.object_call("get_tags", path)
+
+    async def put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
+        """Set the object tags of ``path`` (the target's ``put_tags``)."""
+        return await self.object_call("put_tags", path, tags, mode=mode)
+
+    async def merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
+        """Write ``path`` as the concatenation of ``filelist`` (the target's ``merge``)."""
+        path = self.parts.strip(path)
+        self.parts.invalidate_cache(path)
+        for part in filelist:
+            await refuse_member(self.parts.catalogs, self.parts.strip(part), "merge()")
+        return await self.object_call("merge", path, filelist, **kwargs)
+
+    async def list_multipart_uploads(self, bucket: str) -> Any:
+        """Unfinished multipart uploads in ``bucket`` (the target's)."""
+        return await call_target(self.parts.fs, "list_multipart_uploads", self.parts.strip(bucket))
+
+    async def is_bucket_versioned(self, bucket: str) -> Any:
+        """Whether ``bucket`` keeps object versions (the target's)."""
+        return await call_target(self.parts.fs, "is_bucket_versioned", self.parts.strip(bucket))
+
+    async def make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
+        """Turn object versions on (or off) for ``bucket`` (the target's)."""
+        bucket = self.parts.strip(bucket)
+        return await call_target(self.parts.fs, "make_bucket_versioned", bucket, versioned)
+
+    async def object_version_info(self, path: str, **kwargs: Any) -> Any:
+        """Every version of ``path`` (the target's ``object_version_info``)."""
+        return await self.object_call("object_version_info", path, **kwargs)
+
+    async def pinned(
+        self, path: str, version_id: str | None
+    ) -> tuple[str, str | None, dict[str, Any] | None]:
+        """What a read of ``path`` opens: the path without ``?versionId=``, the version read
+        and its info (``None``, None: the current object, read as archivefs reads it). As
+        s3fs, a version-aware target's read is pinned to the version current at open."""
+        path, version = split_version(path, version_id)
+        if version is None and getattr(self.parts.fs, "version_aware", False):
+            details = dict(await call_target(self.parts.fs, "info", path))
+            return path, details.get("VersionId"), details
+        if version is not None:
+            return path, version, await self.info(path, version_id=version)
+        return path, None, None
+
+    def split_path(self, path: str) -> tuple[str, str, str | None]:
+        """``(bucket, key, version)`` of ``path``: the target's ``split_path`` (s3fs's knows
+        access-point and Outposts ARNs), else ``bucket/key?versionId=v`` split."""
+        own = getattr(self.parts.fs, "split_path", None)
+        if own is not None and len(parts := tuple(own(path))) == 3:
+            return parts
+        stripped, version = split_version(self.parts.strip(path).lstrip("/"))
+        bucket, _, key = stripped.partition("/")
+        return bucket, key, version
+
+
+async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]:
+    """The target's info of one version of ``path`` (its ``VersionId`` included), with
+    the provider-neutral class fields archivefs adds to every entry."""
+    return version_entry(await call_target(target, "info", path, version_id=version))
+
+
+def find_as_s3fs(
+    found: Any, path: str, prefix: str | None, withdirs: bool, maxdepth: int | None
+) -> Any:
+    """``find``'s answer (names or a dict by name) shaped as s3fs shapes it: with ``prefix``
+    only names that start ``path/prefix``; a whole-depth find of a bucket with ``withdirs``
+    does not list the bucket itself (with ``maxdepth``, fsspec's walk does, as in s3fs)."""
+    start = f"{path}/{prefix}" if path else str(prefix or "")
+
+    def keep(name: str) -> bool:
+        if prefix and not name.startswith(start):
+            return False
+        return not (withdirs and maxdepth is None and name == path and "/" not in path)
+
+    if isinstance(found, dict):
+        return {name: info for name, info in found.items() if keep(name)}
+    return [name for name in found if keep(name)]
+
+
+class TargetFileCalls:
+    """An open file's metadata calls, as s3fs's files have them: asked of the filesystem
+    for the file's path (and version)."""
+
+    fs: Any
+    path: str
+    version_id: str | None
+    if TYPE_CHECKING:
+
+        def writable(self) -> bool: ...
+
+    def _version(self) -> dict[str, Any]:
+        return {} if self.version_id is None else {"version_id": self.version_id}
+
+    def metadata(self, refresh: bool = False, **kwargs: Any) -> Any:
+        """The file's user metadata."""
+        return self.fs.metadata(self.path, refresh=refresh, **self._version(), **kwargs)
+
+    def getxattr(self, xattr_name: str, **kwargs: Any) -> Any:
+        """One user-metadata value of the file."""
+        return self.fs.getxattr(self.path, xattr_name, **self._version(), **kwargs)
+
+    def setxattr(self, copy_kwargs: Any = None, **kwargs: Any) -> Any:
+        """Set the file's user metadata (not while it is being written, as s3fs)."""
+        if self.writable():
+            raise NotImplementedError("cannot update metadata while the file is being written")
+        return self.fs.setxattr(self.path, copy_kwargs=copy_kwargs, **kwargs)
+
+    def url(self, **kwargs: Any) -> Any:
+        """A URL that reads the file without credentials."""
+        return self.fs.url(self.path, **kwargs)
+
+
+def refuse_bucket_as_file(path: str) -> None:
+    """Opening a bucket (a path without a key) is a ``ValueError``, as in s3fs."""
+    if "/" not in split_version(path)[0]:
+        raise InvalidPathError(
+            "is a bucket, not a file: only objects open.",
+            path=path or "/",
+            fix="name an object inside the bucket (bucket/key); fs.ls() lists what is there.",
+        )
+
+
+def refuse_whole_store(path: str) -> None:
+    """``find``/``glob`` from the root (every bucket) is a ``ValueError``, as in s3fs."""
+    if not path:
+        raise InvalidPathError(
+            "find and glob do not walk every bucket of the store.",
+            path="/",
+            fix="start from a bucket (fs.find('bucket'), fs.glob('bucket/*')); "
+            "fs.ls('') lists the buckets.",
+        )
