@@ -43,17 +43,22 @@ def _dask_cluster() -> Iterator[Any]:
         distributed.LocalCluster(
             n_workers=DASK_WORKERS, threads_per_worker=2, processes=True, dashboard_address=":0"
         ) as cluster,
-        distributed.Client(cluster) as client,
+        # not the process's default: under xdist, the tests that run after a cluster test
+        # in the same worker would otherwise compute on the cluster (and fail there on
+        # credentials kept out of pickles, or find a client where they test that none is)
+        distributed.Client(cluster, set_as_default=False) as client,
     ):
         yield client
 
 
 @pytest.fixture
-def dask_client(_dask_cluster: Any) -> Any:
-    """A client of the session's one local Dask cluster (DASK_WORKERS processes), with
-    all its workers up (a test may kill one: its nanny restarts it)."""
+def dask_client(_dask_cluster: Any) -> Iterator[Any]:
+    """The client of the session's one local Dask cluster (DASK_WORKERS processes), with
+    all its workers up (a test may kill one: its nanny restarts it), current (the default
+    for dask and ``restore_aware``) for this test only."""
     _dask_cluster.wait_for_workers(DASK_WORKERS, timeout=300)
-    return _dask_cluster
+    with _dask_cluster.as_current():
+        yield _dask_cluster
 
 
 # -- ArchiveFileSystem factories: one per emulated server, all from tests/support/providers
