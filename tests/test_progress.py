@@ -73,15 +73,16 @@ def test_the_bar_draws_on_a_terminal_that_reports_no_size(
 
 def test_frequent_status_checks_do_not_each_write_a_line() -> None:
     """Checks a fraction of a second apart (a short window polled late) are not news: only
-    a check whose wait is worth saying (``interval`` or longer) writes a line of its own."""
+    a check whose wait is worth saying (a second or longer) writes a line of its own."""
     stream = io.StringIO()
     display = ProgressDisplay(stream, interval=3600.0, tty=False)
     try:
         display(_progress(60))  # the first line
         for _ in range(30):
             display(_progress(0.3))  # 30 checks, 0.3 s apart: no line each
+        display(_progress(3))  # a wait of seconds ahead: said
         display(_progress(7200))  # a long wait ahead: said
         lines = stream.getvalue().splitlines()
     finally:
         display.close()
-    assert len(lines) == 2, lines
+    assert len(lines) == 3, lines

@@ -56,7 +56,7 @@ class ProgressDisplay:
     While restores are awaited it keeps showing that time passes: the elapsed
     time, the expected window and when the next status check happens (redrawn
     every second on a terminal; otherwise a log line every ``interval`` seconds,
-    and at a check that announces a wait of ``interval`` or longer).
+    and at a check that announces a wait of a second or longer).
 
     Parameters
     ----------
@@ -87,10 +87,11 @@ class ProgressDisplay:
             self._progress = progress
             new_check = progress.next_check_at != self._last_check
             self._last_check = progress.next_check_at
-            # a check is news when the wait it announces is long; checks seconds apart
-            # (a window polled late) are covered by the line every ``interval``
+            # a check is news when the wait it announces is a second or more; checks a
+            # fraction of a second apart (a window polled late) are covered by the line
+            # every ``interval``
             wait = progress.next_check_in
-            long_wait = new_check and wait is not None and wait >= self.interval
+            long_wait = new_check and wait is not None and wait >= min(self.interval, 1.0)
             if self.tty:
                 self._update_bar(progress)
             elif progress.done or long_wait or time.monotonic() - self._last_line >= self.interval:
