@@ -307,7 +307,7 @@ def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
         assert first.startswith("restore: 0/2 ready"), first
         process.send_signal(signal.SIGINT)
         rest = process.stderr.read()
-        assert process.wait(300) == EXIT_INTERRUPTED
+        assert process.wait(300) == EXIT_INTERRUPTED, rest
     assert "Aborted!" not in rest
     assert "the restore requests already sent keep going at the store" in rest
     assert "run the same command again to resume" in rest

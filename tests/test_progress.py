@@ -86,3 +86,19 @@ def test_frequent_status_checks_do_not_each_write_a_line() -> None:
     finally:
         display.close()
     assert len(lines) == 3, lines
+
+
+def test_closing_while_the_engine_reports_from_its_thread_never_fails() -> None:
+    """Ctrl-C closes the display in the main thread while the event loop's thread may be
+    in the middle of a report that starts the ticker (a close that joined a thread not yet
+    started ended `restore --wait` with a RuntimeError instead of the interrupt message)."""
+    import threading
+
+    for _ in range(200):
+        display = ProgressDisplay(io.StringIO(), interval=3600.0, tty=False)
+        reporter = threading.Thread(target=display, args=(_progress(60),))
+        reporter.start()
+        display.close()
+        reporter.join()
+        display.close()  # idempotent
+        assert display._ticker is None or not display._ticker.is_alive()

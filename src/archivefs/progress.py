@@ -96,11 +96,10 @@ class ProgressDisplay:
                 self._update_bar(progress)
             elif progress.done or long_wait or time.monotonic() - self._last_line >= self.interval:
                 self._write_line(progress)
-            if not progress.done and self._ticker is None:
-                self._ticker = threading.Thread(
-                    target=self._tick, name="archivefs-progress", daemon=True
-                )
-                self._ticker.start()
+            if not progress.done and self._ticker is None and not self._stop.is_set():
+                ticker = threading.Thread(target=self._tick, name="archivefs-progress", daemon=True)
+                ticker.start()
+                self._ticker = ticker  # only a started thread: close() may join it at once
 
     def _tick(self) -> None:
         """Keep the display moving between events (elapsed time, countdown to the check)."""
@@ -174,8 +173,12 @@ class ProgressDisplay:
             self._bar = None
 
     def close(self) -> None:
+        """Stop redrawing; safe from any thread, also while the engine still reports (a
+        Ctrl-C closes it from the main thread while the event loop's thread calls it)."""
         self._stop.set()
-        if self._ticker is not None and self._ticker is not threading.current_thread():
-            self._ticker.join()
+        with self._lock:  # a call starting the ticker has finished starting it
+            ticker = self._ticker
+        if ticker is not None and ticker is not threading.current_thread():
+            ticker.join()
         with self._lock:
             self._close_bar()
