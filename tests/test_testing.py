@@ -56,8 +56,10 @@ def error_code(excinfo: pytest.ExceptionInfo[botocore.exceptions.ClientError]) -
     return response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Code"]
 
 
-def restore(s3: Any, bucket: str, key: str, days: int | None = 1) -> int:
-    request = {} if days is None else {"Days": days}
+def restore(s3: Any, bucket: str, key: str, days: int | None = 1, tier: str | None = None) -> int:
+    request: dict[str, Any] = {} if days is None else {"Days": days}
+    if tier is not None:
+        request["GlacierJobParameters"] = {"Tier": tier}
     out = s3.restore_object(Bucket=bucket, Key=key, RestoreRequest=request)
     return int(out["ResponseMetadata"]["HTTPStatusCode"])
 
@@ -260,6 +262,27 @@ def test_restore_completes_after_the_delay(archive: EmulatedArchive, bucket: str
     assert expiry_of(header) - requested >= timedelta(seconds=2000.3)
     got = s3.get_object(Bucket=bucket, Key="g", Range="bytes=10-19")["Body"].read()
     assert got == DATA[10:20]
+
+
+def test_with_restore_windows_each_class_and_tier_takes_its_own_window(
+    archive: EmulatedArchive, bucket: str, s3: Any
+) -> None:
+    """`archivefs serve`'s emulator: Deep Archive Standard (12 h) takes the delay, and every
+    other class and tier its own window on that scale (GLACIER Expedited, 5 min: 1/144 of it),
+    also after a speed upgrade; the default (one delay for every restore) is unchanged."""
+    archive.set_restore_delay(720)  # GLACIER Expedited: 5 s; Deep Archive Standard: 720 s
+    archive.restore_windows = True
+    archive.put_objects(bucket, {"fast": DATA, "upgraded": DATA}, storage_class="GLACIER")
+    archive.put_object(bucket, "deep", DATA, storage_class="DEEP_ARCHIVE")
+    assert restore(s3, bucket, "fast", tier="Expedited") == 202
+    assert restore(s3, bucket, "upgraded", tier="Bulk") == 202  # 12 h: 240 s ...
+    assert restore(s3, bucket, "upgraded", tier="Expedited") == 202  # ... upgraded: 5 s
+    assert restore(s3, bucket, "deep", tier="Standard") == 202
+    wait_until(lambda: restore_header(s3, bucket, "fast") != 'ongoing-request="true"', 120)
+    wait_until(lambda: restore_header(s3, bucket, "upgraded") != 'ongoing-request="true"', 120)
+    assert restore_header(s3, bucket, "deep") == 'ongoing-request="true"'  # 12 minutes to go
+    archive.reset()
+    assert archive.restore_windows is False
 
 
 def test_listing_head_and_get_agree_at_every_moment(

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
 
 REFERENCE_WINDOW_S = 12 * HOUR
-"""A restore delay of D seconds stands for Deep Archive Standard's "within 12 hours"."""
+"""A restore delay of D seconds stands for Deep Archive Standard's "within 12 hours"; every
+other class and tier takes its own window on the same scale (``restore_windows``)."""
 
 
 def time_scale_for(delay: float) -> float:
@@ -67,7 +68,9 @@ def start(
     from archivefs.testing import EmulatedArchive
 
     workdir = tempfile.TemporaryDirectory(prefix="archivefs-serve-")
-    archive = EmulatedArchive(restore_delay=delay, seconds_per_day=3600.0, port=port).start()
+    archive = EmulatedArchive(
+        restore_delay=delay, seconds_per_day=3600.0, port=port, restore_windows=True
+    ).start()
     try:
         for bucket in buckets:
             archive.create_bucket(bucket)

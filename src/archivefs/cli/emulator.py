@@ -30,7 +30,11 @@ def demo_command(ctx: Context, delay: float, keep: bool) -> None:
 @click.command("serve")
 @click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: any free).")
 @click.option(
-    "--delay", default=20.0, show_default=True, help="Seconds every emulated restore takes."
+    "--delay",
+    default=20.0,
+    show_default=True,
+    help="Seconds a Deep Archive Standard restore takes; other classes and tiers take "
+    "their own window on the same scale.",
 )
 @click.option("--bucket", "buckets", multiple=True, help="Create this bucket (repeatable).")
 @click.option("--seed-demo", is_flag=True, help="Put the demo dataset in (needs the demo extra).")

@@ -170,6 +170,11 @@ class EmulatedArchive(S3Endpoint):
     restore_status_in_listings:
         Whether listings carry ``RestoreStatus`` when asked (S3 does; Ceph RGW
         and MinIO do not).
+    restore_windows:
+        Whether each restore takes its class and tier's documented window (its
+        end), scaled so that Deep Archive Standard's 12 hours take
+        ``restore_delay`` (GLACIER Standard's 5 hours then take 5/12 of it);
+        by default every restore takes ``restore_delay``.
     region:
         The region clients are told to use.
     port:
@@ -198,12 +203,14 @@ class EmulatedArchive(S3Endpoint):
         region: str = "us-east-1",
         port: int = 0,
         latency: float = 0.0,
+        restore_windows: bool = False,
     ) -> None:
         self._port = port
         self._initial_latency = check_latency(latency)
         self._initial_delay = _check_seconds("restore_delay", restore_delay, allow_zero=True)
         self._initial_day = _check_seconds("seconds_per_day", seconds_per_day, allow_zero=False)
         self._initial_listings = bool(restore_status_in_listings)
+        self._restore_windows = bool(restore_windows)
         self._region = region
         self._restore_delay = self._initial_delay
         self.requests = RequestLog()
@@ -239,6 +246,7 @@ class EmulatedArchive(S3Endpoint):
                 region=self._region,
                 seconds_per_day=self._initial_day,
                 restore_status_in_listings=self._initial_listings,
+                restore_windows=self._restore_windows,
             )
             faulty = FaultMiddleware(shim, self.faults, harness_header=HARNESS_HEADER)
             slow = LatencyMiddleware(faulty, self._initial_latency, harness_header=HARNESS_HEADER)
@@ -283,6 +291,7 @@ class EmulatedArchive(S3Endpoint):
         self.set_restore_delay(self._initial_delay)
         shim.seconds_per_day = self._initial_day
         shim.restore_status_in_listings = self._initial_listings
+        shim.restore_windows = self._restore_windows
         self.requests.clear()
 
     # -- connection ----------------------------------------------------------------------
@@ -363,6 +372,17 @@ class EmulatedArchive(S3Endpoint):
     @restore_status_in_listings.setter
     def restore_status_in_listings(self, value: bool) -> None:
         self._started().restore_status_in_listings = bool(value)
+
+    @property
+    def restore_windows(self) -> bool:
+        """Whether each restore takes its class and tier's window (see the class docs)."""
+        shim = self._shim
+        return shim.restore_windows if shim is not None else self._restore_windows
+
+    @restore_windows.setter
+    def restore_windows(self, value: bool) -> None:
+        """Applies to restores requested from now on."""
+        self._started().restore_windows = bool(value)
 
     # -- seeding -------------------------------------------------------------------------
 

@@ -32,6 +32,10 @@ restore's completion. What it lacks, and why each piece of this shim exists:
 * **Atomic conditional writes.** moto checks ``If-None-Match``/``If-Match`` and
   then writes; two concurrent writers could both succeed. S3 evaluates them
   atomically (restore claims depend on it), so the shim serialises them.
+* **Each class and tier its own time** (``restore_windows``, for ``archivefs
+  serve``). moto has one delay for every restore; the shim shifts each key's start
+  on moto's clock so that a restore takes its class and tier's documented window
+  (its end), scaled so that Deep Archive Standard's 12 hours take that delay.
 * **Intelligent-Tiering archive tiers.** moto has no access tiers and refuses
   to restore ``INTELLIGENT_TIERING`` objects. The shim keeps the tier of
   objects seeded into ``ARCHIVE_ACCESS``/``DEEP_ARCHIVE_ACCESS``, reports it
@@ -84,6 +88,11 @@ class _Restore:
     tier: str = "Standard"
     done: bool = False
     expires_at: float | None = None
+    delay: float | None = None  # restore_windows: this restore's own delay (else moto's one)
+
+    def took(self) -> float:
+        """Seconds from request to completion."""
+        return _restore_delay() if self.delay is None else self.delay
 
 
 # Restore tiers from fastest to slowest: a request for a faster tier than the one in
@@ -136,6 +145,7 @@ class ArchiveShim:
         region: str,
         seconds_per_day: float,
         restore_status_in_listings: bool,
+        restore_windows: bool = False,
     ) -> None:
         self._app = app
         self._region = region
@@ -143,6 +153,7 @@ class ArchiveShim:
         self._tracked: dict[tuple[str, str], _Tracked] = {}
         self.seconds_per_day = seconds_per_day
         self.restore_status_in_listings = restore_status_in_listings
+        self.restore_windows = restore_windows
 
     # -- harness API -------------------------------------------------------------------
 
@@ -230,7 +241,7 @@ class ArchiveShim:
                     f"/{bucket}/{key}",
                 )
             if tracked is not None and tracked.restore is not None and not tracked.restore.done:
-                return self._in_flight(bucket, key, tracked.restore, tier)
+                return self._in_flight(bucket, key, tracked, tier, now)
             if tracked is not None and tracked.tier_archived:
                 return self._restore_tier(bucket, key, tracked, days, tier, now)
             archive = fake is not None and fake.storage_class in ARCHIVE_CLASSES
@@ -242,18 +253,40 @@ class ArchiveShim:
                     f"/{bucket}/{key}",
                 )
             fresh = archive and tracked is None
+            delay = self._windowed_delay(fake.storage_class, tier) if fresh else None
             if fresh:
-                _start_progression(fake, now)  # before moto sets the expiry, so no flicker
+                _start_progression(fake, now, delay)  # before moto sets the expiry: no flicker
             response = call(self._app, environ)
             if archive and days is not None and response[0][:3] in ("200", "202"):
-                self._accepted(bucket, key, fake, tracked, days, tier, now)
+                self._accepted(bucket, key, fake, tracked, days, tier, now, delay)
             return response
 
-    @staticmethod
-    def _in_flight(bucket: str, key: str, restore: _Restore, tier: str) -> Response:
+    def _windowed_delay(self, source: str, tier: str) -> float | None:
+        """With ``restore_windows``: the documented window's end for restoring ``source`` (a
+        storage class or an archive access tier) at ``tier``, scaled so that Deep Archive
+        Standard's takes the restore delay; else ``None`` (every restore takes that delay)."""
+        if not self.restore_windows:
+            return None
+        from archivefs.restore.schedule import restore_window
+
+        if source in ("ARCHIVE_ACCESS", "DEEP_ARCHIVE_ACCESS"):
+            window = restore_window(INTELLIGENT_TIERING, tier, archive_access=source)
+        else:
+            window = restore_window(source, tier)
+        return window.max_s * _restore_delay() / restore_window("DEEP_ARCHIVE", "Standard").max_s
+
+    def _in_flight(
+        self, bucket: str, key: str, tracked: _Tracked, tier: str, now: float
+    ) -> Response:
         """A restore request while one is in flight: a faster tier upgrades it, else 409."""
+        restore = tracked.restore
+        assert restore is not None
         if _TIER_SPEED.get(tier, 1) < _TIER_SPEED.get(restore.tier, 1):
             restore.tier = tier  # S3's restore speed upgrade: accepted, billed at the new tier
+            faster = self._windowed_delay(tracked.archive_access or tracked.storage_class, tier)
+            if faster is not None and restore.delay is not None:
+                restore.delay = min(restore.delay, now - restore.requested_at + faster)
+                _start_progression(tracked.fake, restore.requested_at, restore.delay)
             return "202 Accepted", [("Content-Length", "0")], b""
         return error_response(
             409,
@@ -273,8 +306,9 @@ class ArchiveShim:
                 "Intelligent-Tiering archive access tier",
                 f"/{bucket}/{key}",
             )
-        _start_progression(tracked.fake, now)
-        tracked.restore = _Restore(requested_at=now, days=None, tier=tier)
+        delay = self._windowed_delay(str(tracked.archive_access), tier)
+        _start_progression(tracked.fake, now, delay)
+        tracked.restore = _Restore(requested_at=now, days=None, tier=tier, delay=delay)
         return "202 Accepted", [("Content-Length", "0")], b""
 
     def _accepted(
@@ -286,13 +320,14 @@ class ArchiveShim:
         days: int,
         tier: str,
         now: float,
+        delay: float | None,
     ) -> None:
         """Record a restore moto accepted: a new one, or the extension of a restored copy."""
         if tracked is None or tracked.restore is None:
-            restore = _Restore(requested_at=now, days=days, tier=tier)
+            restore = _Restore(requested_at=now, days=days, tier=tier, delay=delay)
             self._tracked[(bucket, key)] = _Tracked(fake, fake.storage_class, restore=restore)
             # provisional until completion is seen; the same value unless the delay changes
-            restore.expires_at = self._copy_expiry(now, now + _restore_delay(), days)
+            restore.expires_at = self._copy_expiry(now, now + restore.took(), days)
         else:  # restored already: S3 extends the copy, counting from now
             restore = tracked.restore
             restore.days = days
@@ -339,7 +374,7 @@ class ArchiveShim:
         if not restore.done:
             if fake.status != "RESTORED":  # moto's state manager decides (lazily, on read)
                 return tracked
-            completed = _completion(restore.requested_at, now)
+            completed = _completion(restore, now)
             if restore.days is None:  # Intelligent-Tiering: back in the frequent tier
                 del self._tracked[(bucket, key)]
                 fake._status = None
@@ -420,10 +455,12 @@ def _conditional(environ: WSGIEnvironment) -> bool:
     return "HTTP_IF_NONE_MATCH" in environ or "HTTP_IF_MATCH" in environ
 
 
-def _start_progression(fake: Any, now: float) -> None:
-    """Reset the key's managed state so moto's delay counts from the restore request."""
+def _start_progression(fake: Any, now: float, delay: float | None = None) -> None:
+    """Reset the key's managed state so moto's delay counts from the restore request (with
+    ``delay``: moto's one transition time, shifted so this key completes ``delay`` after)."""
     fake._status = "IN_PROGRESS"
-    fake._time_progressed = datetime.fromtimestamp(now)  # moto's clock: naive local time
+    start = now if delay is None else now + delay - _restore_delay()
+    fake._time_progressed = datetime.fromtimestamp(start)  # moto's clock: naive local time
 
 
 def _restore_delay() -> float:
@@ -435,13 +472,13 @@ def _restore_delay() -> float:
     return 0.0
 
 
-def _completion(requested_at: float, now: float) -> float:
+def _completion(restore: _Restore, now: float) -> float:
     """When a restore moto reports as complete did complete."""
     from moto.moto_api import state_manager
 
     progression = state_manager.get_transition(RESTORE_MODEL).get("progression")
     if progression in ("time", "immediate"):
-        return requested_at + _restore_delay()
+        return restore.requested_at + restore.took()
     return now  # "manual": whenever it was seen
 
 
