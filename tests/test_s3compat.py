@@ -291,3 +291,16 @@ def test_find_and_glob_from_the_root_are_value_errors(tree: ArchiveFileSystem) -
     for walk in (lambda: tree.find(""), lambda: tree.glob("*"), lambda: tree.find("s3://")):
         with pytest.raises(ValueError, match="every bucket"):
             walk()
+
+
+def test_get_file_of_a_version_copies_that_version(
+    archive: EmulatedArchive, tmp_path: Path, versioned: tuple[str, str, str]
+) -> None:
+    """``get_file`` honours a version as ``cat_file`` and ``open`` do (and as s3fs does)."""
+    path, first, _ = versioned
+    fs = fs_over(archive, tmp_path, version_aware=True)
+    fs.get_file(f"{path}?versionId={first}", str(tmp_path / "a"))
+    fs.get_file(path, str(tmp_path / "b"), version_id=first)
+    fs.get_file(path, str(tmp_path / "c"))
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes() == b"one"
+    assert (tmp_path / "c").read_bytes() == b"second"

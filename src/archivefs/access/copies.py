@@ -25,6 +25,7 @@ from fsspec.callbacks import DEFAULT_CALLBACK
 from archivefs.catalog.view import Location
 from archivefs.errors import InvalidPathError
 from archivefs.member_reads import BLOCK
+from archivefs.s3compat import split_version
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -113,9 +114,18 @@ class LocalCopies:
     async def get_file(
         self, rpath: str, lpath: str, callback: Callback = DEFAULT_CALLBACK, **kwargs: Any
     ) -> None:
-        rpath = self.parts.strip(rpath)
+        rpath, version = split_version(self.parts.strip(rpath), kwargs.pop("version_id", None))
         if os.path.isdir(lpath):
             return  # a directory entry of a recursive get (as s3fs does)
+        if version is not None:  # that version, from the store (hot copies are current ones)
+            await self.transfers.policy.guarded_version(
+                rpath,
+                version,
+                lambda: self.parts.fs._get_file(
+                    rpath, lpath, callback=callback, version_id=version, **kwargs
+                ),
+            )
+            return
         hot = await self.hot.store()
         if hot is not None:
             hot_fs, root = hot
