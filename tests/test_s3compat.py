@@ -293,6 +293,40 @@ def test_find_and_glob_from_the_root_are_value_errors(tree: ArchiveFileSystem) -
             walk()
 
 
+@pytest.mark.parametrize("policy", ["raise", "restore", "wait"])
+def test_an_archived_old_version_is_refused_and_nothing_is_restored_in_its_place(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, policy: str
+) -> None:
+    """A read of a non-current version that is archived never restores the current version
+    (a paid restore of the wrong object): it says which version and how to restore it."""
+    from archivefs.errors import ObjectArchivedError
+
+    client = archive.client()
+    client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    first = client.put_object(Bucket=bucket, Key="obj", Body=b"one", StorageClass="GLACIER")
+    client.put_object(Bucket=bucket, Key="obj", Body=b"second", StorageClass="GLACIER")
+    fs = ArchiveFileSystem(
+        target_protocol="s3",
+        target_options={**archive.storage_options(), "version_aware": True},
+        journal=str(tmp_path / "journal.sqlite"),
+        skip_instance_cache=True,
+        on_archived=policy,
+        wait_timeout=60,
+    )
+    archive.requests.clear()
+    for read in (
+        lambda: fs.cat_file(f"{bucket}/obj", version_id=first["VersionId"]),
+        lambda: fs.open(f"{bucket}/obj?versionId={first['VersionId']}").read(),
+        lambda: fs.get_file(f"{bucket}/obj?versionId={first['VersionId']}", str(tmp_path / "o")),
+    ):
+        with pytest.raises(ObjectArchivedError) as info:
+            read()
+        message = str(info.value)
+        assert first["VersionId"] in message, message
+        assert "--version-id" in message, message  # the fix: restore that version by hand
+    assert archive.requests.count("RestoreObject") == 0
+
+
 def test_get_file_of_a_version_copies_that_version(
     archive: EmulatedArchive, tmp_path: Path, versioned: tuple[str, str, str]
 ) -> None:

@@ -49,6 +49,28 @@ class ReadPolicy:
         except Exception as error:
             raise_translated(error, path, action="read")
 
+    async def guarded_version(
+        self, path: str, version: str, read: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Run a read of one version by its id; if that version is archived, refuse with what
+        to do (whatever ``on_archived`` says: a restore request without the version would
+        restore the current one, paid for the wrong object)."""
+        try:
+            return await read()
+        except Exception as error:
+            if not is_archived_error(error):
+                raise_translated(error, path, action="read")
+            bucket, _, key = path.partition("/")
+            raise ObjectArchivedError(
+                f"version {version} of this object is archived; archivefs restores objects, "
+                "not versions named by their id, so it requests no restore for it.",
+                path=path,
+                fix=f"restore that version yourself (`aws s3api restore-object --bucket {bucket} "
+                f"--key {key} --version-id {version} --restore-request "
+                f"'Days={self.parts.days},GlacierJobParameters={{Tier={self.parts.tier.value}}}'`"
+                "), then read it again once the restore is done.",
+            ) from error
+
     async def apply(
         self, path: str, cause: BaseException | None, state: ObjectState | None = None
     ) -> None:

@@ -86,8 +86,9 @@ class Reads:
         if _empty_range(start, end):
             return b""  # e.g. readline() at the end of a file: no backwards range is sent
         if version is not None:  # that version, from the store (hot copies are current ones)
-            versioned: bytes = await self.policy.guarded(
+            versioned: bytes = await self.policy.guarded_version(
                 path,
+                version,
                 lambda: self.parts.fs._cat_file(path, start=start, end=end, version_id=version),
             )
             return versioned
