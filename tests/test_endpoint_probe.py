@@ -9,6 +9,7 @@ server whose listings lack it (Ceph RGW, MinIO) is still described right, by HEA
 from __future__ import annotations
 
 import math
+import pickle
 from typing import TYPE_CHECKING, Any
 
 import fsspec
@@ -102,3 +103,21 @@ def test_listings_without_restore_status_are_completed_by_head(
     archive.requests.clear()
     fs.plan(paths)  # asked once per filesystem: no second probe
     assert archive.requests.count("LIST") == 1
+
+
+def test_what_the_filesystem_learned_travels_in_its_pickle(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    """A Dask worker's copy asks the server nothing the client already asked."""
+    paths = seed(archive, bucket, 3)
+    fs = make_fs(restore_status_in_listings=None)
+    fresh = pickle.dumps(fs)  # nothing learned yet: the copy will ask
+    fs.plan(paths)
+    archive.requests.clear()
+    copy = pickle.loads(pickle.dumps(fs))
+    assert copy is not fs
+    assert {g.action for g in copy.plan(paths)} == {Action.RESTORE}
+    assert (archive.requests.count("LIST"), archive.requests.count("HEAD")) == (1, 0)
+    archive.requests.clear()
+    pickle.loads(fresh).plan(paths)
+    assert (archive.requests.count("LIST"), archive.requests.count("HEAD")) == (1 + PROBES, 0)

@@ -204,6 +204,7 @@ class S3Store(BulkProbe):
         if restore_status_in_listings is None and aws:
             restore_status_in_listings = True
         self.restore_status_in_listings = restore_status_in_listings
+        self._assumed_listing_status = restore_status_in_listings  # before anything is asked
         if implements_restores is None:
             if aws:
                 implements_restores = True
@@ -211,6 +212,15 @@ class S3Store(BulkProbe):
                 implements_restores = False
         self.implements_restores = implements_restores
         self._listing_question: asyncio.Task[None] | None = None
+
+    def learned_options(self) -> dict[str, Any]:
+        """What this store learned from its server (an answer or a listing), as the options
+        that tell a new store (the filesystem's pickle carries them: a Dask worker's copy
+        asks nothing again)."""
+        learned = self.restore_status_in_listings
+        if learned is None or learned == self._assumed_listing_status:
+            return {}
+        return {"restore_status_in_listings": learned}
 
     @property
     def namespace(self) -> str:
