@@ -266,8 +266,12 @@ def test_listing_without_restore_status_falls_back_to_head_for_archive_classes_o
     archive.requests.clear()
     entries = fs.ls(f"{bucket}/m", detail=True)
     assert len(entries) == 12
-    assert archive.requests.count("LIST") == 1
+    # the listing, and the one LIST that asks whether listings carry restore status
+    assert archive.requests.count("LIST") == 2
     assert archive.requests.count("HEAD") == 5
+    archive.requests.clear()
+    assert len(fs.ls(f"{bucket}/m", detail=True, refresh=True)) == 12
+    assert archive.requests.counts() == {"LIST": 1, "HEAD": 5}  # asked once per filesystem
 
 
 def test_find_and_glob_carry_states(

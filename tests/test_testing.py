@@ -965,3 +965,22 @@ def test_remote_archive_counts_and_delays_as_the_in_process_one() -> None:
         assert remote.restore_status_in_listings is True
     with pytest.raises(ArchiveError, match="not running"):
         remote.requests.count()
+
+
+def test_listings_refuse_an_optional_attribute_s3_does_not_have(
+    archive: EmulatedArchive, bucket: str, s3: Any
+) -> None:
+    """S3 checks the names in ``x-amz-optional-object-attributes`` (400 InvalidArgument for
+    one it lacks); a server that ignores the header (Ceph RGW, MinIO, moto) answers 200."""
+    archive.put_object(bucket, "archived", DATA, storage_class="GLACIER")
+    with pytest.raises(botocore.exceptions.ClientError) as refused:
+        s3.list_objects_v2(Bucket=bucket, OptionalObjectAttributes=["NoSuchAttribute"])
+    assert refused.value.response["Error"]["Code"] == "InvalidArgument"
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    both = ["RestoreStatus", "NoSuchAttribute"]
+    with pytest.raises(botocore.exceptions.ClientError, match="InvalidArgument"):
+        s3.list_objects(Bucket=bucket, OptionalObjectAttributes=both)
+    assert list(listing(s3, bucket, OptionalObjectAttributes=["RestoreStatus"])) == ["archived"]
+    archive.restore_status_in_listings = False  # like Ceph RGW and MinIO: the header ignored
+    listed = s3.list_objects_v2(Bucket=bucket, OptionalObjectAttributes=["NoSuchAttribute"])
+    assert [e["Key"] for e in listed["Contents"]] == ["archived"]

@@ -310,6 +310,10 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             self.storage_options, self.pickle_credentials, self._credentials_ref
         )
         options.pop("notifications", None)
+        # what the store asked its server travels too: a worker's copy does not ask again
+        learned = getattr(self.store, "learned_options", None)
+        if learned is not None:
+            options.update((k, v) for k, v in learned().items() if options.get(k) is None)
         return options
 
     def __repr__(self) -> str:  # never show options: they may hold credentials

@@ -11,9 +11,19 @@ describes up to 1,000 objects per request, restore state included (AWS S3).
 To probe an arbitrary set of keys, :meth:`S3Store.probe` lists each bucket in
 key order starting just before the next key it still needs (``StartAfter``),
 so dense sets cost about one LIST per 1,000 keys and sparse ones never page
-through what they do not need. Servers that leave ``RestoreStatus`` out of
-listings (moto, Ceph RGW, MinIO) cannot say whether an archived object is
-being restored; those objects, and only those, are asked with HEAD.
+through what they do not need.
+
+Asking the server once. A listing names ``RestoreStatus`` only for objects with
+a restore in flight or done, so an archived object listed without one is
+either never restored or on a server that ignores the attribute (moto, Ceph
+RGW, MinIO): those cannot say whether an archived object is being restored.
+AWS's endpoints are known to say it. Elsewhere, the first listing that needs
+the answer asks the server with one LIST of at most one key naming an
+attribute S3 does not have (:data:`PROBE_ATTRIBUTE`): S3, and a server that
+implements the header as S3 does, refuses it (``400 InvalidArgument``); a
+server that ignores the header answers it. The answer is kept for the
+store's life; a listing that carries a ``RestoreStatus`` also teaches it. Only
+on a server that ignores the header are archived objects asked with HEAD.
 
 Servers without restores. Ceph RGW stores ``GLACIER`` (any storage class its
 zone group placement names) as a plain placement: such objects read at once,
@@ -82,6 +92,7 @@ Positions = list[int]  # (``list`` is a method name inside S3Store)
 _RESTORE_RE = re.compile(r'(\w[\w-]*)="([^"]*)"')
 RGW_HEADER = "x-rgw-object-type"  # on every object radosgw answers for (HEAD, GET)
 _NO_RESTORES: set[str] = set()  # endpoints learned not to implement RestoreObject
+PROBE_ATTRIBUTE = "ArchivefsProbe"  # not S3's: a server that checks the names refuses it
 
 
 def parse_restore_header(value: str | None) -> tuple[bool | None, datetime | None]:
@@ -148,8 +159,8 @@ class S3Store(BulkProbe):
         An ``s3fs.S3FileSystem`` (sync or async instance).
     restore_status_in_listings:
         Whether the server reports ``RestoreStatus`` in listings. ``None``
-        (default): yes for AWS endpoints; for custom endpoints, learned from
-        the first listing that carries one, HEAD fallback until then.
+        (default): yes for AWS endpoints; for custom endpoints, asked once
+        (see the module docstring), HEAD fallback if the server ignores it.
     list_fanout:
         How many pieces of one large recursive listing (``find``), or chunks of
         a bulk probe, are listed at once; 1 lists in one sequence of pages (see
@@ -193,12 +204,23 @@ class S3Store(BulkProbe):
         if restore_status_in_listings is None and aws:
             restore_status_in_listings = True
         self.restore_status_in_listings = restore_status_in_listings
+        self._assumed_listing_status = restore_status_in_listings  # before anything is asked
         if implements_restores is None:
             if aws:
                 implements_restores = True
             elif self._endpoint in _NO_RESTORES:
                 implements_restores = False
         self.implements_restores = implements_restores
+        self._listing_question: asyncio.Task[None] | None = None
+
+    def learned_options(self) -> dict[str, Any]:
+        """What this store learned from its server (an answer or a listing), as the options
+        that tell a new store (the filesystem's pickle carries them: a Dask worker's copy
+        asks nothing again)."""
+        learned = self.restore_status_in_listings
+        if learned is None or learned == self._assumed_listing_status:
+            return {}
+        return {"restore_status_in_listings": learned}
 
     @property
     def namespace(self) -> str:
@@ -588,10 +610,45 @@ class S3Store(BulkProbe):
             found.update((s.path, s) for s in heads)
         return found
 
+    async def _ask_listing_status(self, path: str) -> None:
+        """Learn whether this server's listings carry ``RestoreStatus``: one LIST of at
+        most one key (``path``'s), asked once per store; callers at the same time share it.
+        A failure other than the refusal teaches nothing (HEADs describe the objects)."""
+        loop = asyncio.get_running_loop()
+        asked = self._listing_question
+        if asked is None or asked.get_loop() is not loop:
+            asked = self._listing_question = loop.create_task(self._send_listing_question(path))
+        await asyncio.shield(asked)
+
+    async def _send_listing_question(self, path: str) -> None:
+        bucket, key = split_path(path, S3)
+        try:
+            await self._send_once(
+                "list_objects_v2",
+                Bucket=bucket,
+                Prefix=key,
+                MaxKeys=1,
+                OptionalObjectAttributes=[PROBE_ATTRIBUTE],
+            )
+        except Exception as error:
+            if s3_error_code(error) == "InvalidArgument":  # it reads the names: S3's answer
+                self.restore_status_in_listings = True
+            return
+        if self.restore_status_in_listings is None:  # the header ignored (Ceph RGW, MinIO)
+            self.restore_status_in_listings = False
+
     async def _describe(self, states: Sequence[ObjectState]) -> Sequence[ObjectState]:
-        """HEAD the objects a listing could not describe. On a server not known yet, one
-        goes alone first: if it shows the server has no restores (Ceph RGW), the listing
-        already said all there is about the others, and their HEADs are saved."""
+        """Complete the states of archived objects a listing named no restore status for.
+
+        On a server not asked yet, one LIST asks whether its listings carry restore
+        status (:meth:`_ask_listing_status`); if they do, the listing said all. Otherwise
+        each is asked with HEAD; on a server not known yet, one goes alone first: if it
+        shows the server has no restores (Ceph RGW), the listing already said all there
+        is about the others, and their HEADs are saved."""
+        if self.restore_status_in_listings is None and self.implements_restores is not False:
+            await self._ask_listing_status(states[0].path)
+            if self.restore_status_in_listings:
+                return states  # archived, no restore asked: what the listing said
         done: Sequence[ObjectState] = []
         if self.implements_restores is None:
             done = [await self.head(states[0].path)]

@@ -28,7 +28,8 @@ restore's completion. What it lacks, and why each piece of this shim exists:
 * **RestoreStatus in listings.** S3 adds ``<RestoreStatus>`` to
   ``ListObjects(V2)`` entries when asked with the header
   ``x-amz-optional-object-attributes: RestoreStatus``; moto ignores it. The
-  shim adds it (switchable off, to emulate Ceph RGW or MinIO, which lack it).
+  shim adds it, and refuses a name S3 does not know (``400 InvalidArgument``),
+  as S3 does; switched off, it ignores the header, as Ceph RGW and MinIO do.
 * **Atomic conditional writes.** moto checks ``If-None-Match``/``If-Match`` and
   then writes; two concurrent writers could both succeed. S3 evaluates them
   atomically (restore claims depend on it), so the shim serialises them.
@@ -74,6 +75,7 @@ RESTORE_MODEL = "s3::keyrestore"
 ARCHIVE_CLASSES = frozenset({"GLACIER", "DEEP_ARCHIVE"})
 INTELLIGENT_TIERING = "INTELLIGENT_TIERING"
 ARCHIVE_ACCESS_TIERS = frozenset({"ARCHIVE_ACCESS", "DEEP_ARCHIVE_ACCESS"})
+OPTIONAL_ATTRIBUTES = frozenset({"RestoreStatus"})  # x-amz-optional-object-attributes S3 knows
 
 _CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.DOTALL)
 _KEY = re.compile(rb"<Key>(.*?)</Key>", re.DOTALL)
@@ -340,14 +342,29 @@ class ArchiveShim:
         self, request: S3Request, environ: WSGIEnvironment, start_response: StartResponse
     ) -> Iterable[bytes]:
         assert request.bucket is not None
-        wanted = "restorestatus" in str(
-            environ.get("HTTP_X_AMZ_OPTIONAL_OBJECT_ATTRIBUTES", "")
-        ).lower().replace(" ", "")
+        asked = [
+            name.strip()
+            for name in str(environ.get("HTTP_X_AMZ_OPTIONAL_OBJECT_ATTRIBUTES", "")).split(",")
+            if name.strip()
+        ]
         now = time.time()
         with self._lock:
             states = self._sync_bucket(request.bucket, now)
-            show = wanted and self.restore_status_in_listings
-        if not show:
+            implemented = self.restore_status_in_listings
+        unknown = [name for name in asked if name not in OPTIONAL_ATTRIBUTES]
+        if implemented and unknown:  # S3 checks the names; servers that ignore them do not
+            return self._respond(
+                start_response,
+                error_response(
+                    400,
+                    "InvalidArgument",
+                    "Invalid attribute name specified.",
+                    f"/{request.bucket}",
+                    ArgumentName="x-amz-optional-object-attributes",
+                    ArgumentValue=unknown[0],
+                ),
+            )
+        if not (implemented and asked):
             return self._app(environ, start_response)
         status, headers, body = call(self._app, environ)
         if status.startswith("200") and states:
