@@ -127,11 +127,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async_impl = True
     # File reads: cache the first block (headers), fetch random reads exactly,
     # and read ahead (growing 4x per request, up to 64 MiB) while reads run
-    # forward (archivefs.readahead). One time step of a chunked netCDF file then
-    # fetches ~1.3x the bytes needed, where s3fs's defaults (50 MiB readahead)
-    # fetch the whole file; a whole variable or a point series takes a handful
-    # of GETs, not one per chunk (measured: docs/benchmarks.md). Pass
-    # block_size/cache_type to open() for s3fs's behaviour.
+    # forward (archivefs.readahead; read amplification: docs/benchmarks.md).
+    # Pass block_size/cache_type to open() for s3fs's behaviour.
     read_block_size = 64 * 1024
     read_cache_type = ReadaheadCache.name
 

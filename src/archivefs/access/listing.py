@@ -313,8 +313,8 @@ class Lister:
     async def glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
         """fsspec's glob. Returning names below a catalog root, the pattern is matched
         against the catalog's sorted paths (:func:`catalog_members.glob_names`): no
-        ``(name, info)`` pair, dict or sort per member, where fsspec's glob of 10^7 members
-        made 10^7 of each (12 s). Elsewhere fsspec's glob; returning names it walks for the
+        ``(name, info)`` pair, dict or sort per member, where fsspec's glob makes one of
+        each per member. Elsewhere fsspec's glob; returning names it walks for the
         names and their types only, building no info dict per member.
 
         Below a catalog root the rest of fsspec's glob is CPU only, run with the cyclic
