@@ -123,6 +123,11 @@ class Writes:
                 )
         return below
 
+    async def unregister_catalog(self, root: str) -> None:
+        """Remove the catalog ``root`` from its bucket's registry; touch nothing else."""
+        root = self.parts.strip(root)
+        await self.unregister(split_path(root)[0], [root])
+
     async def unregister(self, bucket: str, roots: list[str]) -> None:
         registry = registry_path(bucket)
         try:
