@@ -490,10 +490,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         path = self._strip_protocol(path)
         refuse_bucket_as_file(path)
         if "r" not in mode:
-            if not self.asynchronous:
-                sync(self.loop, self._crew.writes.writable, path, "overwritten")
-            # autocommit=False (and fs.transaction) defers the write to commit(), as in s3fs
-            return self.fs.open(path, mode, block_size=block_size, autocommit=autocommit, **kwargs)
+            check = not self.asynchronous
+            return self._crew.writes.open(path, mode, block_size, autocommit, check, **kwargs)
         kwargs.setdefault("cache_type", self.read_cache_type)
         return ArchiveFile(
             self,
