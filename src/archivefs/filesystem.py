@@ -12,7 +12,6 @@ opaque ``PermissionError``. Every forwarding method is written out (as
 
 from __future__ import annotations
 
-import logging
 import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -23,33 +22,25 @@ from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import AbstractBufferedFile, make_instance
 
-from archivefs.access.approval import Approval
-from archivefs.access.bundles import BundleReads
-from archivefs.access.cold import ColdOptions, async_of, open_cold, portable_options, recovered
-from archivefs.access.copies import LocalCopies
-from archivefs.access.hot import HotCopies
-from archivefs.access.listing import Lister
-from archivefs.access.parts import Parts
-from archivefs.access.policy import ReadPolicy
-from archivefs.access.promote import Promotion
-from archivefs.access.reads import Reads
-from archivefs.access.resolve import Resolver
-from archivefs.access.restoring import Restoring, make_engine
-from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE, Transfers
-from archivefs.access.writes import Writes
-from archivefs.catalog.view import DEFAULT_CATALOG_TTL, CatalogView
-from archivefs.entries import without_s3fs_keys
+from archivefs.access.assembly import assemble
+from archivefs.access.cold import (
+    ColdOptions,
+    async_of,
+    open_cold,
+    portable_options,
+    recovered,
+    store_scope_of,
+)
+from archivefs.access.restoring import make_engine
+from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
+from archivefs.catalog.view import DEFAULT_CATALOG_TTL
 from archivefs.errors import InvalidOptionsError
-from archivefs.hints import forget_readable
-from archivefs.hints import note_readable as remember_readable
 from archivefs.hooks import Hooks
-from archivefs.model import ObjectState, RestoreState, RestoreTier
+from archivefs.model import ObjectState, RestoreTier
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
-from archivefs.s3compat import TargetCalls, TargetFileCalls, refuse_bucket_as_file
-from archivefs.stats import ReadStats
-from archivefs.stores import make_store, provider_of
-from archivefs.stores.base import split_path
+from archivefs.s3compat import TargetFileCalls, refuse_bucket_as_file
+from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -63,8 +54,6 @@ if TYPE_CHECKING:
     from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
     from archivefs.restore.notify import NotificationSource
     from archivefs.restore.submitter import SubmitReport
-
-logger = logging.getLogger("archivefs")
 
 OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
@@ -127,11 +116,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     async_impl = True
     # File reads: cache the first block (headers), fetch random reads exactly,
     # and read ahead (growing 4x per request, up to 64 MiB) while reads run
-    # forward (archivefs.readahead). One time step of a chunked netCDF file then
-    # fetches ~1.3x the bytes needed, where s3fs's defaults (50 MiB readahead)
-    # fetch the whole file; a whole variable or a point series takes a handful
-    # of GETs, not one per chunk (measured: docs/benchmarks.md). Pass
-    # block_size/cache_type to open() for s3fs's behaviour.
+    # forward (archivefs.readahead; read amplification: docs/benchmarks.md).
+    # Pass block_size/cache_type to open() for s3fs's behaviour.
     read_block_size = 64 * 1024
     read_cache_type = ReadaheadCache.name
 
@@ -217,29 +203,17 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         # not given: the provider's own shipped sheet (an Azure budget in Azure prices)
         self.price_sheet_name = price_sheet or provider.price_sheet
         self.egress = egress
-        self._hot_url = hot
-        self._hot_options = dict(hot_options or {})
-        self.store = make_store(
-            provider,
-            self.fs,
-            restore_status_in_listings=restore_status_in_listings,
-            **(store_options or {}),  # the adapter's own, e.g. Azure's rehydrate_to, retry
-        )
-        self.store_protocol = provider.protocols[0]
         self.provider = provider
-        self.catalogs = CatalogView(
-            self.store.get_bytes, ttl=catalog_ttl, on_change=self._forget_listings
-        )
-        self.read_stats = ReadStats()
+        self.store_protocol = provider.protocols[0]
         self._engine: RestoreEngine | None = None
         self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
         # the work is done by small collaborators, each given its parts (access/)
-        parts = Parts(
+        self._crew = assemble(
             fs=self.fs,
-            store=self.store,
             provider=provider,
-            catalogs=self.catalogs,
-            read_stats=self.read_stats,
+            store_options=store_options,
+            restore_status_in_listings=restore_status_in_listings,
+            catalog_ttl=catalog_ttl,
             hooks=self.hooks,
             tier=self.tier,
             days=days,
@@ -248,37 +222,32 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             restore_time_scale=restore_time_scale,
             concurrency=concurrency,
             batch_size=self.batch_size,
+            hot=hot,
+            hot_options=dict(hot_options or {}),
+            price_sheet=self.price_sheet_name,
+            egress=egress,
+            part_size=part_size,
+            part_concurrency=part_concurrency,
+            verified_etags=self._verified_etags,
             dircache=self.dircache,
             strip=self._strip_protocol,
+            parent=self._parent,
             engine=lambda: self.engine,
             invalidate_cache=self.invalidate_cache,
             ls_from_cache=self._ls_from_cache,
             scope=lambda: self.store_scope,
             loop=lambda: self.loop,
+            generic_find=super()._find,
+            generic_glob=super()._glob,
+            generic_get=super()._get,
+            generic_cat_ranges=super()._cat_ranges,
+            info=self._info,
         )
-        self._hot = HotCopies(hot, self._hot_options)
-        self._approval = Approval(parts, self.price_sheet_name, egress)
-        self._policy = ReadPolicy(parts, self._approval)
-        bundles = BundleReads(parts, self._policy, self._hot, self._verified_etags)
-        self._reads = Reads(parts, self._policy, bundles, self._hot, self._approval)
-        self._lister = Lister(parts, super()._find, super()._glob)
-        self._resolver = Resolver(parts, self._lister)
-        self._writes = Writes(parts, bundles, self._policy, self._lister)
-        self._transfers = Transfers(
-            parts,
-            self._policy,
-            self._reads,
-            part_size=part_size,
-            part_concurrency=part_concurrency,
-        )
-        self.part_size = self._transfers.part_size
-        self.part_concurrency = self._transfers.part_concurrency
-        self._copies = LocalCopies(parts, self._transfers, self._hot, super()._get)
-        self._promotion = Promotion(parts, self._hot, self._policy, self._resolver, self._transfers)
-        self._restoring = Restoring(
-            parts, self._resolver, self._approval, self._promotion, self._copies
-        )
-        self._target = TargetCalls(parts, self._info)
+        self.store = self._crew.parts.store
+        self.catalogs = self._crew.caches.catalogs
+        self.read_stats = self._crew.parts.read_stats
+        self.part_size = self._crew.transfers.part_size
+        self.part_concurrency = self._crew.transfers.part_concurrency
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle (Dask, zarr) without explicit keys unless ``pickle_credentials=True``."""
@@ -338,7 +307,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             self._engine = make_engine(
                 self.store,
                 journal=self._journal_option,
-                approve=self._approval.approve,
+                approve=self._crew.approval.approve,
                 notifications=self.notifications,
                 time_scale=self.restore_time_scale,
                 concurrency=self.concurrency,
@@ -350,7 +319,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     @property
     def price_sheet(self) -> PriceSheet:
         """The price sheet estimates use (loaded on first use)."""
-        return self._approval.price_sheet
+        return self._crew.approval.price_sheet
 
     def approve_reads(self, plan: Plan) -> None:
         """Show the fee-charging reads of ``plan`` to the budget and estimate hooks.
@@ -362,7 +331,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         What was approved before (by any call on this filesystem) is not counted
         again: ``max_cost`` bounds the running total (docs/cost-model.md).
         """
-        self._approval.approve_reads(plan)
+        self._crew.approval.approve_reads(plan)
 
     def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
         """The cost and latency of a plan with this filesystem's price sheet and egress path.
@@ -370,7 +339,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         Unless ``read_amplification`` is given, the amplification this
         filesystem has measured on its own reads so far is used (1.0 before any).
         """
-        return self._approval.estimate_plan(plan, **kwargs)
+        return self._crew.approval.estimate_plan(plan, **kwargs)
 
     async def _estimate(
         self,
@@ -380,17 +349,17 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         **kwargs: Any,
     ) -> Estimate:
         """What restoring and reading ``paths`` once would cost. Sends no restore."""
-        return await self._restoring.estimate(paths, tier=tier, days=days, **kwargs)
+        return await self._crew.restoring.estimate(paths, tier=tier, days=days, **kwargs)
 
     estimate = sync_wrapper(_estimate)
 
     # -- metadata (access/listing.py) ------------------------------------------------------
 
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
-        return await self._lister.info(path, **kwargs)
+        return await self._crew.lister.info(path, **kwargs)
 
     async def _ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
-        return await self._lister.ls(path, detail=detail, **kwargs)
+        return await self._crew.lister.ls(path, detail=detail, **kwargs)
 
     async def _find(
         self,
@@ -399,7 +368,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         withdirs: bool = False,
         **kwargs: Any,
     ) -> Any:
-        return await self._lister.find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
+        return await self._crew.lister.find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
 
     def find(
         self,
@@ -412,48 +381,31 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """fsspec's ``find``. Below a catalog root, the catalog is opened on the I/O loop and
         the answer is made from its arrays on the calling thread: the CPU of 10^7 names never
         holds up the loop that every other read shares."""
-        timeout = kwargs.pop("timeout", None)
-        here = self._lister.find_here(path, maxdepth, withdirs, detail, kwargs, timeout)
-        if here is not None:
-            return here
-        return sync(
-            self.loop,
-            self._find,
-            path,
-            maxdepth=maxdepth,
-            withdirs=withdirs,
-            detail=detail,
-            timeout=timeout,
-            **kwargs,
-        )
+        return self._crew.lister.find_blocking(path, maxdepth, withdirs, detail, **kwargs)
 
     def glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
         """fsspec's ``glob``. Returning names below a catalog root, the catalog is opened on
         the I/O loop and the names are matched on the calling thread, as ``find`` does."""
-        timeout = kwargs.pop("timeout", None)
-        here = self._lister.glob_here(path, maxdepth, kwargs, timeout)
-        if here is not None:
-            return here
-        return sync(self.loop, self._glob, path, maxdepth=maxdepth, timeout=timeout, **kwargs)
+        return self._crew.lister.glob_blocking(path, maxdepth, **kwargs)
 
     async def _glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
         """fsspec's glob; names below a catalog root are matched against the catalog's
         sorted paths, with no info dict per member (:meth:`Lister.glob`)."""
-        return await self._lister.glob(path, maxdepth=maxdepth, **kwargs)
+        return await self._crew.lister.glob(path, maxdepth=maxdepth, **kwargs)
 
     async def _du(
         self, path: str, total: bool = True, maxdepth: int | None = None, **kwargs: Any
     ) -> Any:
         """Sizes of the files below ``path`` (fsspec's ``du``) from one ``find``: inside a
         catalog root from the catalog's arrays, never a request per member."""
-        return await self._lister.du(path, total=total, maxdepth=maxdepth, **kwargs)
+        return await self._crew.lister.du(path, total=total, maxdepth=maxdepth, **kwargs)
 
     # -- reads (access/reads.py, copies.py) ------------------------------------------------
 
     async def _cat_file(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
     ) -> bytes:
-        return await self._reads.cat_file(path, start, end, **kwargs)
+        return await self._crew.reads.cat_file(path, start, end, **kwargs)
 
     async def _cat_ranges(
         self,
@@ -468,13 +420,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """fsspec's ``cat_ranges``; ranges of bundle members are coalesced per bundle
         (:meth:`Reads.cat_ranges`). With ``max_gap`` or a hot store, fsspec's own (every
         range on its own: a promoted copy may answer any of them)."""
-        if max_gap is not None or await self._hot.store() is not None:
-            out: list[Any] = await super()._cat_ranges(
-                paths, starts, ends, max_gap=max_gap, batch_size=batch_size, on_error=on_error
-            )
-            return out
-        return await self._reads.cat_ranges(
-            paths, starts, ends, batch_size=batch_size, on_error=on_error, **kwargs
+        return await self._crew.reads.cat_ranges(
+            paths, starts, ends, max_gap, batch_size=batch_size, on_error=on_error, **kwargs
         )
 
     async def _cat(
@@ -487,26 +434,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         """fsspec's ``cat``: many paths read together, bundle members coalesced per bundle."""
         paths = await self._expand_path(path, recursive=recursive)
-        await self._restoring.approve_bulk_read(paths)  # what it will pay for, budget first
-        out = await self._cat_ranges(
-            paths, None, None, batch_size=batch_size, on_error="return", **kwargs
-        )
-        if on_error == "raise":
-            failed = next((r for r in out if isinstance(r, BaseException)), None)
-            if failed is not None:
-                raise failed
-        if len(paths) > 1 or isinstance(path, list) or paths[0] != self._strip_protocol(path):
-            return {
-                k: v
-                for k, v in zip(paths, out, strict=True)
-                if on_error != "omit" or not isinstance(v, BaseException)
-            }
-        return out[0]
+        await self._crew.restoring.approve_bulk_read(paths)  # what it will pay for, budget first
+        return await self._crew.reads.cat(path, paths, on_error, batch_size, **kwargs)
 
     async def _get_file(
         self, rpath: str, lpath: str, callback: Callback = DEFAULT_CALLBACK, **kwargs: Any
     ) -> None:
-        await self._copies.get_file(rpath, lpath, callback=callback, **kwargs)
+        await self._crew.copies.get_file(rpath, lpath, callback=callback, **kwargs)
 
     async def _get(
         self,
@@ -519,8 +453,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     ) -> Any:
         """fsspec's ``get``; bundle members (up to 8 MiB each) are fetched coalesced per bundle
         (one ranged GET per block of adjacent members), checked and written."""
-        await self._restoring.approve_bulk_read(rpath)  # what it will pay for, budget first
-        return await self._copies.get(
+        await self._crew.restoring.approve_bulk_read(rpath)  # what it will pay for, budget first
+        return await self._crew.copies.get(
             rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
         )
 
@@ -533,7 +467,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         private temporary file (bounded memory). Copies appear atomically.
         Returns the hot-store paths written.
         """
-        return await self._promotion.promote(paths)
+        return await self._crew.promotion.promote(paths)
 
     promote = sync_wrapper(_promote)
 
@@ -544,7 +478,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         (it then bills as STANDARD). Bundle members promote their bundle.
         Objects up to 5 GiB (a single CopyObject).
         """
-        return await self._promotion.promote_in_place(paths)
+        return await self._crew.promotion.promote_in_place(paths)
 
     promote_in_place = sync_wrapper(_promote_in_place)
 
@@ -560,10 +494,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         path = self._strip_protocol(path)
         refuse_bucket_as_file(path)
         if "r" not in mode:
-            if not self.asynchronous:
-                sync(self.loop, self._writes.writable, path, "overwritten")
-            # autocommit=False (and fs.transaction) defers the write to commit(), as in s3fs
-            return self.fs.open(path, mode, block_size=block_size, autocommit=autocommit, **kwargs)
+            check = not self.asynchronous
+            return self._crew.writes.open(path, mode, block_size, autocommit, check, **kwargs)
         kwargs.setdefault("cache_type", self.read_cache_type)
         return ArchiveFile(
             self,
@@ -590,47 +522,30 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def invalidate_cache(self, path: str | None = None) -> None:
         """Forget cached listings (of ``path`` and its parent, or all); with no ``path``
         or a bucket's, the catalog registry and catalogs read too (read again on use)."""
-        if path is None:
-            self.dircache.clear()
-            forget_readable(self.store_scope)
-            self.catalogs.invalidate()
-        else:
-            path = self._strip_protocol(path)
-            self.dircache.pop(path, None)
-            self.dircache.pop(self._parent(path), None)
-            forget_readable(self.store_scope, path)
-            if path and "/" not in path.strip("/"):
-                self.catalogs.invalidate(path.strip("/"))
-        self.fs.invalidate_cache(path)
-
-    def _forget_listings(self, bucket: str) -> None:
-        """A catalog of ``bucket`` changed: listings cached under it are stale."""
-        for key in [k for k in self.dircache if k == bucket or k.startswith(bucket + "/")]:
-            self.dircache.pop(key, None)
-        self.fs.invalidate_cache(bucket)
+        self._crew.caches.invalidate(path)
 
     # -- writes (access/writes.py) ---------------------------------------------------------
 
     async def _pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
-        await self._writes.pipe_file(path, value, **kwargs)
+        await self._crew.writes.pipe_file(path, value, **kwargs)
 
     async def _put_file(self, lpath: str, rpath: str, **kwargs: Any) -> None:
-        await self._writes.put_file(lpath, rpath, **kwargs)
+        await self._crew.writes.put_file(lpath, rpath, **kwargs)
 
     async def _cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
-        await self._writes.cp_file(path1, path2, **kwargs)
+        await self._crew.writes.cp_file(path1, path2, **kwargs)
 
     async def _rm_file(self, path: str, **kwargs: Any) -> None:
-        await self._writes.rm_file(path, **kwargs)
+        await self._crew.writes.rm_file(path, **kwargs)
 
     async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
         """Remove objects; removing a catalog root (or a folder above one) also removes it
         from the bucket's registry in the same call. Paths inside a catalog root are refused.
         Returns the target's answer (s3fs: the removed paths)."""
-        return await self._writes.rm(path, recursive=recursive, **kwargs)
+        return await self._crew.writes.rm(path, recursive=recursive, **kwargs)
 
     async def _touch(self, path: str, truncate: bool = True, **kwargs: Any) -> Any:
-        return await self._writes.touch(path, truncate=truncate, **kwargs)
+        return await self._crew.writes.touch(path, truncate=truncate, **kwargs)
 
     touch = sync_wrapper(_touch)  # fsspec mirrors no _touch
 
@@ -639,51 +554,50 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
         Touches nothing else; use after bundles and catalog were deleted outside archivefs.
         """
-        root = self._strip_protocol(root)
-        await self._writes.unregister(split_path(root)[0], [root])
+        await self._crew.writes.unregister_catalog(root)
 
     unregister_catalog = sync_wrapper(_unregister_catalog)
 
     # -- the target's own calls (s3compat.py) ---------------------------------------------
 
     async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
-        return await self._target.url(path, expires=expires, **kwargs)
+        return await self._crew.target.url(path, expires=expires, **kwargs)
 
     async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
-        return await self._target.getxattr(path, attr_name, **kwargs)
+        return await self._crew.target.getxattr(path, attr_name, **kwargs)
 
     async def _setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
-        return await self._target.setxattr(path, copy_kwargs=copy_kwargs, **kwargs)
+        return await self._crew.target.setxattr(path, copy_kwargs=copy_kwargs, **kwargs)
 
     async def _metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
-        return await self._target.metadata(path, refresh=refresh, **kwargs)
+        return await self._crew.target.metadata(path, refresh=refresh, **kwargs)
 
     async def _checksum(self, path: str, refresh: bool = False) -> Any:
-        return await self._target.checksum(path, refresh=refresh)
+        return await self._crew.target.checksum(path, refresh=refresh)
 
     async def _modified(self, path: str, **kwargs: Any) -> Any:
-        return await self._target.modified(path, **kwargs)
+        return await self._crew.target.modified(path, **kwargs)
 
     async def _get_tags(self, path: str) -> Any:
-        return await self._target.get_tags(path)
+        return await self._crew.target.get_tags(path)
 
     async def _put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
-        return await self._target.put_tags(path, tags, mode=mode)
+        return await self._crew.target.put_tags(path, tags, mode=mode)
 
     async def _merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
-        return await self._target.merge(path, filelist, **kwargs)
+        return await self._crew.target.merge(path, filelist, **kwargs)
 
     async def _list_multipart_uploads(self, bucket: str) -> Any:
-        return await self._target.list_multipart_uploads(bucket)
+        return await self._crew.target.list_multipart_uploads(bucket)
 
     async def _is_bucket_versioned(self, bucket: str) -> Any:
-        return await self._target.is_bucket_versioned(bucket)
+        return await self._crew.target.is_bucket_versioned(bucket)
 
     async def _make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
-        return await self._target.make_bucket_versioned(bucket, versioned)
+        return await self._crew.target.make_bucket_versioned(bucket, versioned)
 
     async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
-        return await self._target.object_version_info(path, **kwargs)
+        return await self._crew.target.object_version_info(path, **kwargs)
 
     url = sync_wrapper(_url)
     getxattr = sync_wrapper(_getxattr)
@@ -701,7 +615,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     def split_path(self, path: str) -> tuple[str, str, str | None]:
         """``(bucket, key, version)`` of ``path``, as the target splits it."""
-        return self._target.split_path(path)
+        return self._crew.target.split_path(path)
 
     # -- restores (access/restoring.py, resolve.py) ----------------------------------------
 
@@ -718,7 +632,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         Bundle members map to their bundle: many members, one group, one request.
         ``upgrade=True`` plans a request at ``tier`` for groups already restoring.
         """
-        return await self._restoring.plan(
+        return await self._crew.restoring.plan(
             paths, tier=tier, days=days, needed_until=needed_until, upgrade=upgrade
         )
 
@@ -726,7 +640,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _expand_states(self, paths: str | list[str]) -> dict[str, ObjectState | None]:
         """Object states of ``paths`` (objects, globs, directories) from listings."""
-        return await self._resolver.expand(paths)
+        return await self._crew.resolver.expand(paths)
 
     async def _restore(
         self,
@@ -740,7 +654,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         upgrade: bool = False,
         on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
-        return await self._restoring.restore(
+        return await self._crew.restoring.restore(
             paths, tier, days, wait, timeout, promote, on_progress, upgrade, on_missing
         )
 
@@ -755,7 +669,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         to: str | os.PathLike[str] | None = None,
         on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
-        return await self._restoring.prefetch(
+        return await self._crew.restoring.prefetch(
             paths, tier, days, wait, timeout, on_progress, to, on_missing
         )
 
@@ -813,19 +727,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         ```
         """
         # written out: fsspec's sync_wrapper would take ``timeout`` for itself
-        result: RestoreResult = sync(
-            self.loop,
-            self._restore,
-            paths,
-            tier,
-            days,
-            wait,
-            timeout,
-            promote,
-            on_progress,
-            upgrade,
-            on_missing,
-        )
+        args = (paths, tier, days, wait, timeout, promote, on_progress, upgrade, on_missing)
+        result: RestoreResult = sync(self.loop, self._restore, *args)
         return result
 
     def prefetch(
@@ -853,18 +756,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         refused before anything is requested; the budget refuses before anything is
         requested or written. ``on_missing`` is :meth:`restore`'s.
         """
-        result: RestoreResult = sync(
-            self.loop,
-            self._prefetch,
-            paths,
-            tier,
-            days,
-            wait,
-            timeout,
-            on_progress,
-            to,
-            on_missing,
-        )
+        args = (paths, tier, days, wait, timeout, on_progress, to, on_missing)
+        result: RestoreResult = sync(self.loop, self._prefetch, *args)
         return result
 
     async def _state(self, path: str) -> ObjectState:
@@ -881,7 +774,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     async def _submit(self, plan: Plan) -> SubmitReport:
         """Approve and send a plan's restore requests (no waiting)."""
-        return await self._restoring.submit(plan)
+        return await self._crew.restoring.submit(plan)
 
     submit = sync_wrapper(_submit)
 
@@ -903,21 +796,16 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         the restores were sent (``time.monotonic()``; default: now), which the
         poll schedule counts from.
         """
-        return self._restoring.as_ready(plan, timeout, on_round=on_round, started=started)
+        return self._crew.restoring.as_ready(plan, timeout, on_round=on_round, started=started)
 
     def note_readable(self, state: ObjectState) -> None:
         """Remember (for this process) that an object reads now: reading it whole is one GET."""
-        remember_readable(self.store_scope, state)
+        self._crew.parts.note_readable(state)
 
     @property
     def store_scope(self) -> str:
         """The store this filesystem reads (protocol and endpoint): what read hints are per."""
-        protocol = self.storage_options.get("target_protocol") or "s3"
-        options = self.storage_options.get("target_options") or {}
-        endpoint = (options.get("client_kwargs") or {}).get("endpoint_url") or options.get(
-            "endpoint_url", ""
-        )
-        return f"{protocol}|{endpoint or options.get('account_name', '')}"
+        return store_scope_of(self.storage_options)
 
     # ---- What the `archivefs` command shows, one public call each ----------------------
     # The command line (archivefs.cli) calls only public operations; these are the ones
@@ -931,26 +819,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
         A glob's matches take their entries from ``ls`` of their folders, one listing per
         folder, so they carry the same probed restore states as ``ls`` of the folder."""
-        from archivefs.globbing import has_wildcard
-
-        if not has_wildcard(url) or self.exists(url):  # a literal name that holds [ is itself
-            listed = (
-                self.find(url, detail=True).values() if recursive else self.ls(url, detail=True)
-            )
-            return [without_s3fs_keys(e) for e in listed]
-        wanted: dict[str, set[str]] = {}
-        for name in self.glob(url):
-            wanted.setdefault(self._parent(name), set()).add(name)
-        entries: list[dict[str, Any]] = []
-        for folder, names in wanted.items():
-            for entry in self.ls(folder, detail=True):
-                if entry["name"] not in names:
-                    continue
-                if recursive and entry["type"] == "directory":
-                    entries += self.find(entry["name"], detail=True).values()
-                else:
-                    entries.append(entry)
-        return sorted((without_s3fs_keys(e) for e in entries), key=lambda e: str(e["name"]))
+        return self._crew.lister.entries(url, recursive)
 
     def catalog_root_for(self, path: str) -> tuple[str, Catalog] | None:
         """The catalog root holding ``path`` and its loaded catalog; None outside any."""
@@ -960,22 +829,13 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     def restore_eta(self, plan: Plan) -> datetime | None:
         """When the plan's restores in flight are expected to be done, from the journal
         (None without a journal, with nothing restoring, or with no expected time)."""
-        journal = self.engine.journal
-        restoring = [g.key for g in plan.groups if g.state.restore is RestoreState.RESTORING]
-        if journal is None or not restoring:
-            return None
-        times = [r.expected_ready_at for r in journal.records(restoring) if r.expected_ready_at]
-        return max(times) if times else None
+        return self._crew.restoring.eta(plan)
 
     def restore_claims(self, plan: Plan) -> tuple[list[ClaimSummary], list[str]]:
         """The bucket's claims (``bucket_claims=True``) on the plan's restoring groups:
         grouped by requester and tier, oldest first, and the groups no claim names.
         One GET per restoring group."""
-        from archivefs.restore.claims import BucketClaims, summarize_claims
-
-        restoring = [g.key for g in plan.groups if g.state.restore is RestoreState.RESTORING]
-        found = sync(self.loop, BucketClaims(self.store).read_many, restoring)
-        return summarize_claims(found)
+        return self._crew.restoring.claims(plan)
 
     def prefetch_to_hot_store(
         self,
@@ -989,11 +849,8 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         """:meth:`prefetch` (restores and retrieval fees approved together, once, before
         anything), then copy every object it made ready into the hot store (``hot=``),
         as :meth:`promote` does: what ``archivefs prefetch --to s3://HOT`` runs."""
-        result = self.prefetch(
-            paths, tier, days, wait=True, timeout=timeout, on_progress=on_progress,
-            on_missing=on_missing,
-        )  # fmt: skip
-        self.promote([g.key for g in result.plan.groups])
+        args = (paths, tier, days, timeout, on_progress, on_missing)
+        result: RestoreResult = sync(self.loop, self._crew.restoring.prefetch_to_hot_store, *args)
         return result
 
 
@@ -1005,7 +862,7 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
     """
 
     def __init__(self, fs: ArchiveFileSystem, path: str, mode: str = "rb", **kwargs: Any) -> None:
-        pinned = sync(fs.loop, fs._target.pinned, path, kwargs.pop("version_id", None))
+        pinned = sync(fs.loop, fs._crew.target.pinned, path, kwargs.pop("version_id", None))
         path, self.version_id, details = pinned
         if details is not None:
             kwargs.setdefault("size", details["size"])
@@ -1015,10 +872,12 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
 
     def _fetch_range(self, start: int, end: int) -> bytes:
         version = {} if self.version_id is None else {"version_id": self.version_id}
-        data: bytes = sync(self.fs.loop, self.fs._reads.fetch, self.path, start, end, **version)
+        data: bytes = sync(
+            self.fs.loop, self.fs._crew.reads.fetch, self.path, start, end, **version
+        )
         return data
 
     def read(self, length: int = -1) -> bytes:
         data: bytes = super().read(length)
-        self.fs._reads.delivered(len(data))
+        self.fs._crew.reads.delivered(len(data))
         return data

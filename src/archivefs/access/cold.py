@@ -115,6 +115,17 @@ def async_of(fs: Any) -> Any:
     return fs if getattr(fs, "async_impl", False) else AsyncFileSystemWrapper(fs)
 
 
+def store_scope_of(storage_options: dict[str, Any]) -> str:
+    """The store a filesystem of ``storage_options`` reads (protocol and endpoint, or
+    account): what read hints are kept per."""
+    protocol = storage_options.get("target_protocol") or "s3"
+    options = storage_options.get("target_options") or {}
+    endpoint = (options.get("client_kwargs") or {}).get("endpoint_url") or options.get(
+        "endpoint_url", ""
+    )
+    return f"{protocol}|{endpoint or options.get('account_name', '')}"
+
+
 def portable_options(
     storage_options: dict[str, Any], pickle_credentials: bool, reference: str | None
 ) -> tuple[dict[str, Any], str | None]:

@@ -25,9 +25,10 @@ from archivefs.entries import (
     member_entry,
     root_entry,
     with_state,
+    without_s3fs_keys,
 )
 from archivefs.errors import ArchiveError, ObjectNotFoundError
-from archivefs.globbing import glob_walk
+from archivefs.globbing import glob_walk, has_wildcard
 from archivefs.model import ObjectState
 from archivefs.s3compat import (
     call_target,
@@ -269,7 +270,78 @@ class Lister:
         names = sorted(files)
         return {n: files[n] for n in names} if detail else names
 
-    def find_here(
+    def find_blocking(
+        self,
+        path: str,
+        maxdepth: int | None = None,
+        withdirs: bool = False,
+        detail: bool = False,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """The blocking ``find``: below a catalog root (no depth, no directories) answered
+        on the calling thread from the catalog opened on the I/O loop, so the CPU of many
+        names never holds up the loop; elsewhere :meth:`find` on the loop."""
+        here = self._find_here(path, maxdepth, withdirs, detail, kwargs, timeout)
+        if here is not None:
+            return here
+        return sync(
+            self.parts.loop,
+            self.find,
+            path,
+            maxdepth=maxdepth,
+            withdirs=withdirs,
+            detail=detail,
+            timeout=timeout,
+            **kwargs,
+        )
+
+    def glob_blocking(
+        self, path: str, maxdepth: int | None = None, timeout: float | None = None, **kwargs: Any
+    ) -> Any:
+        """The blocking ``glob``: names below a catalog root matched on the calling thread
+        (the catalog opened on the I/O loop), as :meth:`find_blocking`; elsewhere
+        :meth:`glob` on the loop."""
+        here = self._glob_here(path, maxdepth, kwargs, timeout)
+        if here is not None:
+            return here
+        return sync(self.parts.loop, self.glob, path, maxdepth=maxdepth, timeout=timeout, **kwargs)
+
+    def entries(self, url: str, recursive: bool = False) -> list[dict[str, Any]]:
+        """``ArchiveFileSystem.list_entries`` (blocking): ``ls`` of ``url`` (``find`` with
+        ``recursive``), or of the folders holding a glob's matches, one listing each,
+        without s3fs's keys; sorted by name for a glob, ``[]`` when it matches nothing."""
+        loop = self.parts.loop
+        if not has_wildcard(url) or sync(loop, self._exists, url):  # a name holding [ is itself
+            listed = (
+                self.find_blocking(url, detail=True).values()
+                if recursive
+                else sync(loop, self.ls, url, detail=True)
+            )
+            return [without_s3fs_keys(e) for e in listed]
+        wanted: dict[str, set[str]] = {}
+        for name in self.glob_blocking(url):
+            wanted.setdefault(self.parts.parent(name), set()).add(name)
+        entries: list[dict[str, Any]] = []
+        for folder, names in wanted.items():
+            for entry in sync(loop, self.ls, folder, detail=True):
+                if entry["name"] not in names:
+                    continue
+                if recursive and entry["type"] == "directory":
+                    entries += self.find_blocking(entry["name"], detail=True).values()
+                else:
+                    entries.append(entry)
+        return sorted((without_s3fs_keys(e) for e in entries), key=lambda e: str(e["name"]))
+
+    async def _exists(self, path: str) -> bool:
+        """fsspec's ``exists``: ``info`` answers (absent: False; any other error raised)."""
+        try:
+            await self.info(path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _find_here(
         self,
         path: str,
         maxdepth: int | None,
@@ -278,9 +350,7 @@ class Lister:
         kwargs: dict[str, Any],
         timeout: float | None,
     ) -> Any:
-        """``find`` below a catalog root (no depth, no directories), answered on the calling
-        thread from the catalog opened on the I/O loop; None where ``find`` on the loop
-        answers."""
+        """``find`` below a catalog root, on the calling thread; None elsewhere."""
         if maxdepth is not None or withdirs:
             return None
         stripped = self.parts.strip(path)
@@ -294,11 +364,10 @@ class Lister:
         names = _catalog_find(found[1], stripped, detail, states)
         return find_as_s3fs(names, stripped, kwargs.get("prefix"), withdirs, maxdepth)
 
-    def glob_here(
+    def _glob_here(
         self, path: str, maxdepth: int | None, kwargs: dict[str, Any], timeout: float | None
     ) -> list[str] | None:
-        """A names ``glob`` below a catalog root, matched on the calling thread (the catalog
-        opened on the I/O loop); None where ``glob`` on the loop answers."""
+        """A names ``glob`` below a catalog root, on the calling thread; None elsewhere."""
         if kwargs.get("detail"):
             return None
         withdirs = kwargs.get("withdirs", True)
@@ -313,8 +382,8 @@ class Lister:
     async def glob(self, path: str, maxdepth: int | None = None, **kwargs: Any) -> Any:
         """fsspec's glob. Returning names below a catalog root, the pattern is matched
         against the catalog's sorted paths (:func:`catalog_members.glob_names`): no
-        ``(name, info)`` pair, dict or sort per member, where fsspec's glob of 10^7 members
-        made 10^7 of each (12 s). Elsewhere fsspec's glob; returning names it walks for the
+        ``(name, info)`` pair, dict or sort per member, where fsspec's glob makes one of
+        each per member. Elsewhere fsspec's glob; returning names it walks for the
         names and their types only, building no info dict per member.
 
         Below a catalog root the rest of fsspec's glob is CPU only, run with the cyclic

@@ -48,6 +48,7 @@ class Parts:
         batch_size: int,
         dircache: Any,
         strip: Callable[[Any], Any],
+        parent: Callable[[str], str],
         engine: Callable[[], RestoreEngine],
         invalidate_cache: Callable[..., None],
         ls_from_cache: Callable[[str], Any],
@@ -69,6 +70,7 @@ class Parts:
         self.batch_size = batch_size
         self.dircache = dircache
         self.strip = strip
+        self.parent = parent
         self.invalidate_cache = invalidate_cache
         self.ls_from_cache = ls_from_cache
         self._engine = engine

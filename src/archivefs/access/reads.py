@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import _run_coros_in_chunks
 
@@ -27,6 +27,9 @@ from archivefs.member_reads import Block, Part, plan_blocks
 from archivefs.model import ObjectState
 from archivefs.s3compat import split_version
 
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
 
 class Reads:
     """``cat_file``, ``cat_ranges`` and file-block reads of plain objects and members."""
@@ -38,12 +41,14 @@ class Reads:
         bundles: BundleReads,
         hot: HotCopies,
         approval: Approval,
+        generic_cat_ranges: Callable[..., Awaitable[list[Any]]],
     ) -> None:
         self.parts = parts
         self.policy = policy
         self.bundles = bundles
         self.hot = hot
         self.approval = approval
+        self.generic_cat_ranges = generic_cat_ranges  # fsspec's: every range on its own
         self._fee_checked: set[str] = set()  # plain objects whose reads the budget has seen
 
     def delivered(self, size: int) -> None:
@@ -226,11 +231,38 @@ class Reads:
         await asyncio.gather(*(fetch(b) for b in plan_blocks(parts)))
         return out
 
+    async def cat(
+        self,
+        path: Any,
+        paths: list[str],
+        on_error: str = "raise",
+        batch_size: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """fsspec's ``cat`` of ``paths`` (``path`` expanded), read together by
+        :meth:`cat_ranges`: the one result when ``path`` named one file, else a dict by
+        path (``on_error``: ``"raise"`` the first error, ``"omit"`` or ``"return"`` it)."""
+        out = await self.cat_ranges(
+            paths, None, None, batch_size=batch_size, on_error="return", **kwargs
+        )
+        if on_error == "raise":
+            failed = next((r for r in out if isinstance(r, BaseException)), None)
+            if failed is not None:
+                raise failed
+        if len(paths) > 1 or isinstance(path, list) or paths[0] != self.parts.strip(path):
+            return {
+                k: v
+                for k, v in zip(paths, out, strict=True)
+                if on_error != "omit" or not isinstance(v, BaseException)
+            }
+        return out[0]
+
     async def cat_ranges(
         self,
         paths: list[str],
         starts: Any,
         ends: Any,
+        max_gap: int | None = None,
         batch_size: int | None = None,
         on_error: str = "return",
         **kwargs: Any,
@@ -240,9 +272,14 @@ class Reads:
         Members of the same bundle that lie next to each other are fetched
         together, one ranged GET per up to 8 MiB (``archivefs.member_reads``),
         concurrently; everything else is read range by range as fsspec does.
-        With a hot store, every range is read on its own (a promoted copy may
-        answer any of them).
+        With ``max_gap`` or a hot store, fsspec's own: every range is read on its
+        own (a promoted copy may answer any of them).
         """
+        if max_gap is not None or await self.hot.store() is not None:
+            out: list[Any] = await self.generic_cat_ranges(
+                paths, starts, ends, max_gap=max_gap, batch_size=batch_size, on_error=on_error
+            )
+            return out
         if not isinstance(paths, list):
             raise TypeError("cat_ranges: paths must be a list.")
         starts = list(starts) if isinstance(starts, (list, tuple)) else [starts] * len(paths)

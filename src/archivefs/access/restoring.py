@@ -8,12 +8,14 @@ import queue
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from fsspec.asyn import sync
+
 from archivefs.access.approval import Approval
 from archivefs.access.copies import LocalCopies, local_target
 from archivefs.access.parts import Parts
 from archivefs.access.promote import Promotion
 from archivefs.access.resolve import GLOB_CHARS, Resolver
-from archivefs.model import ObjectState, raise_not_archived
+from archivefs.model import ObjectState, RestoreState, raise_not_archived
 from archivefs.plans import Plan
 from archivefs.stores.s3 import restores_not_implemented
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate
+    from archivefs.restore.claims import ClaimSummary
     from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
     from archivefs.restore.notify import NotificationSource
     from archivefs.restore.submitter import SubmitReport
@@ -185,6 +188,22 @@ class Restoring:
             result.copied = await self.copies.to_directory(plan.paths, directory)
         return result
 
+    async def prefetch_to_hot_store(
+        self,
+        paths: str | list[str],
+        tier: str | None,
+        days: int | None,
+        timeout: float | None,
+        on_progress: Callable[[RestoreProgress], None] | None,
+        on_missing: Callable[[Plan], None] | None,
+    ) -> RestoreResult:
+        """:meth:`prefetch` (waiting), then promote every group it made ready."""
+        result = await self.prefetch(
+            paths, tier, days, timeout=timeout, on_progress=on_progress, on_missing=on_missing
+        )
+        await self.promotion.promote([g.key for g in result.plan.groups])
+        return result
+
     async def submit(self, plan: Plan) -> SubmitReport:
         """Approve and send a plan's restore requests (no waiting)."""
         report = await self.parts.engine.submit(plan)
@@ -226,6 +245,31 @@ class Restoring:
                 yield item
         finally:
             polling.cancel()  # the caller stopped early: stop polling
+
+    def eta(self, plan: Plan) -> datetime | None:
+        """When the plan's restores in flight are expected to be done, from the journal
+        (None without a journal, with nothing restoring, or with no expected time)."""
+        journal = self.parts.engine.journal
+        restoring = _restoring_keys(plan)
+        if journal is None or not restoring:
+            return None
+        times = [r.expected_ready_at for r in journal.records(restoring) if r.expected_ready_at]
+        return max(times) if times else None
+
+    def claims(self, plan: Plan) -> tuple[list[ClaimSummary], list[str]]:
+        """The bucket's claims on the plan's restoring groups, summarized
+        (:func:`~archivefs.restore.claims.summarize_claims`): one GET per group."""
+        from archivefs.restore.claims import BucketClaims, summarize_claims
+
+        found = sync(
+            self.parts.loop, BucketClaims(self.parts.store).read_many, _restoring_keys(plan)
+        )
+        return summarize_claims(found)
+
+
+def _restoring_keys(plan: Plan) -> list[str]:
+    """The keys of the plan's groups whose restore is in flight."""
+    return [g.key for g in plan.groups if g.state.restore is RestoreState.RESTORING]
 
 
 def _leave_out_missing(plan: Plan, on_missing: Callable[[Plan], None] | None) -> Plan:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from fsspec.asyn import sync
+
 from archivefs.access.bundles import BundleReads
 from archivefs.access.listing import Lister
 from archivefs.access.parts import Parts
@@ -54,6 +56,24 @@ class Writes:
         if member is not None:
             raise self._refuse_member_write(member, verb)
         return str(path)
+
+    def open(
+        self,
+        path: str,
+        mode: str,
+        block_size: int | None,
+        autocommit: bool,
+        check: bool,
+        **kwargs: Any,
+    ) -> Any:
+        """The cold store's own writable file at ``path`` (stripped); with ``check``
+        (a blocking caller), a bundle member is refused first. ``autocommit=False`` (and
+        ``fs.transaction``) defers the write to ``commit()``, as in s3fs."""
+        if check:
+            sync(self.parts.loop, self.writable, path, "overwritten")
+        return self.parts.fs.open(
+            path, mode, block_size=block_size, autocommit=autocommit, **kwargs
+        )
 
     async def pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
         path = await self.writable(path, "overwritten")
@@ -122,6 +142,11 @@ class Writes:
                     "the folder without these files.",
                 )
         return below
+
+    async def unregister_catalog(self, root: str) -> None:
+        """Remove the catalog ``root`` from its bucket's registry; touch nothing else."""
+        root = self.parts.strip(root)
+        await self.unregister(split_path(root)[0], [root])
 
     async def unregister(self, bucket: str, roots: list[str]) -> None:
         registry = registry_path(bucket)

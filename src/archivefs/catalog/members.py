@@ -437,7 +437,7 @@ def _by_bundle(catalog: Catalog, rows: np.ndarray[Any, Any]) -> list[BundleSelec
     gaps = np.concatenate(([0], np.cumsum(np.diff(ordered) != 1)))
     whole = (gaps[ends - 1] == gaps[starts]).tolist()
     first_rows = ordered[starts].tolist()
-    ordered_rows = [] if all(whole) else ordered.tolist()  # (10^7 ints: 360 MB)
+    ordered_rows = [] if all(whole) else ordered.tolist()  # a Python int per row: only if needed
     keys = catalog.bundle_keys
     groups = [
         BundleSelection(

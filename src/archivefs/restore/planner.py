@@ -2,7 +2,7 @@
 
 Pure: it takes what is already known (which group each path lives in, and the
 state of each group) and decides; all I/O happens before (probing) and after
-(submitting). Planning 10^5 paths is a dictionary pass, well under a second.
+(submitting). Planning is one dictionary pass over the paths.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def plan_objects(
 
     Every object is its own group, read whole with one GET; ``None`` states are
     missing. No per-object placement or group objects are made: this is the
-    planner for large listings of plain objects (10^6 in about a second).
+    planner for large listings of plain objects.
     """
     with gc_paused():
         found = [s for s in states.values() if s is not None]  # no (path, state) pairs:

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
 from archivefs.paths import cache_dir
+from archivefs.testing._blob_batch import SubRequest, batch_boundary, parse_batch, response_part
 from archivefs.testing._counters import RecordLog
 from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 
@@ -659,17 +660,17 @@ class EmulatedAzureArchive:
         if not self.batch_enabled:
             return _error(400, "FeatureNotSupported", "Blob Batch is not enabled here.")
         lower = {k.lower(): v for k, v in headers.items()}
-        boundary = _boundary(lower.get("content-type", ""))
+        boundary = batch_boundary(lower.get("content-type", ""))
         if boundary is None:
             return _error(400, "InvalidInput", "A batch needs a multipart/mixed body.")
-        subs = _parse_batch(body, boundary)
+        subs = parse_batch(body, boundary)
         if not subs or len(subs) > 256:
             return _error(400, "InvalidInput", "A batch holds between 1 and 256 sub-requests.")
         parts: list[bytes] = []
         answer = f"batchresponse_{uuid.uuid4()}"
         for sub in subs:
             status, out, payload = self._batch_one(container, sub)
-            parts.append(_response_part(answer, sub.content_id, status, out, payload))
+            parts.append(response_part(answer, sub.content_id, status, out, payload))
         payload = b"".join(parts) + f"--{answer}--\r\n".encode()
         return (
             202,
@@ -678,7 +679,7 @@ class EmulatedAzureArchive:
         )
 
     def _batch_one(
-        self, container: str | None, sub: _SubRequest
+        self, container: str | None, sub: SubRequest
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         path = urllib.parse.urlsplit(sub.url)
         segments = [urllib.parse.unquote(p) for p in path.path.lstrip("/").split("/")]
@@ -795,70 +796,6 @@ class _FaultRule:
         if self.remaining is not None:
             self.remaining -= 1
         return True
-
-
-@dataclass(frozen=True, slots=True)
-class _SubRequest:
-    content_id: str
-    method: str
-    url: str
-    headers: dict[str, str]
-
-
-def _boundary(content_type: str) -> str | None:
-    kind, _, params = content_type.partition(";")
-    if kind.strip().lower() != "multipart/mixed":
-        return None
-    for param in params.split(";"):
-        name, _, value = param.strip().partition("=")
-        if name.lower() == "boundary" and value:
-            return value.strip('"')
-    return None
-
-
-def _parse_batch(body: bytes, boundary: str) -> list[_SubRequest]:
-    """The sub-requests of a Blob Batch body (multipart/mixed of application/http parts)."""
-    subs: list[_SubRequest] = []
-    for index, raw in enumerate(body.split(f"--{boundary}".encode())[1:]):
-        if raw.startswith(b"--"):
-            break  # the closing delimiter
-        mime, _, http_request = raw.strip(b"\r\n").partition(b"\r\n\r\n")
-        mime_headers = _header_lines(mime.decode("latin-1").split("\r\n"))
-        lines = http_request.decode("latin-1").split("\r\n")
-        method, url, *_ = lines[0].split(" ")
-        headers = _header_lines(lines[1:])
-        content_id = next((v for k, v in mime_headers.items() if k.lower() == "content-id"), "")
-        subs.append(_SubRequest(content_id or str(index), method, url, headers))
-    return subs
-
-
-def _header_lines(lines: list[str]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for line in lines:
-        if not line:
-            break
-        name, _, value = line.partition(":")
-        headers[name.strip()] = value.strip()
-    return headers
-
-
-def _response_part(
-    boundary: str, content_id: str, status: int, headers: list[tuple[str, str]], payload: bytes
-) -> bytes:
-    """One sub-response of a Blob Batch answer, as Azure frames it."""
-    reason = http.client.responses.get(status, "")
-    head = [
-        f"--{boundary}",
-        "Content-Type: application/http",
-        f"Content-ID: {content_id}",
-        "",
-        f"HTTP/1.1 {status} {reason}",
-        *(f"{k}: {v}" for k, v in headers if k.lower() != "content-length"),
-        f"Content-Length: {len(payload)}",
-        "",
-        "",
-    ]
-    return "\r\n".join(head).encode("latin-1") + payload + b"\r\n"
 
 
 def _free_port() -> int:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 BINARIES = ("ceph-mon", "ceph-osd", "radosgw", "radosgw-admin", "ceph", "monmaptool")
 PACKAGES = "ceph-mon ceph-osd radosgw"
 STORAGE_CLASSES = ("GLACIER", "DEEP_ARCHIVE")  # besides STANDARD, in the default placement
-START_TIMEOUT = 180.0  # seconds; generous: the cluster starts in ~30 s on a busy 2-core machine
+START_TIMEOUT = 180.0  # seconds; generous, for a cluster starting on a busy machine
 _ACCESS_KEY = "archivefs-test"
 HARNESS_AGENT = "archivefs-harness"  # the harness's own requests carry it and are not counted
 HARNESS_BUCKET = "archivefs-harness"
