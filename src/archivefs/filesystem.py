@@ -189,9 +189,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
         # a provider without restores (GCS) keeps S3's tier names as a placeholder
         # (RestoreTier.parse): its plans never restore, and restore() refuses every object
-        self.tier = RestoreTier.parse(
-            tier, provider=None if provider.name == "s3" else provider.name
-        )
+        self.tier = RestoreTier.parse(tier, provider=provider.name)
         self.fs = async_of(fs)
         self.on_archived: OnArchived = on_archived
         self.days = days

@@ -229,9 +229,14 @@ class RestoreTier(_ProviderValue):
 
     @classmethod
     def parse(cls, name: str | RestoreTier, provider: str | None = None) -> RestoreTier:
-        """Parse a tier name case-insensitively (S3's names unless ``provider`` says)."""
+        """Parse a tier name case-insensitively in ``provider``'s names: the one parse of a
+        tier, where it enters (constructor, method argument, CLI option).
+
+        A provider without restores (GCS) takes S3's names, never sent. Without
+        ``provider``, any provider's name (S3's first), for data that names no provider.
+        """
         if provider is not None and not provider_named(provider).speeds:
-            provider = None  # nothing to restore (GCS): S3's names stand in, never sent
+            provider = "s3"  # nothing to restore (GCS): S3's names stand in, never sent
         if isinstance(name, RestoreTier) and provider in (None, name.provider):
             return name
         providers = [provider_named(provider)] if provider else list(PROVIDERS.values())

@@ -13,7 +13,7 @@ from archivefs.access.copies import LocalCopies, local_target
 from archivefs.access.parts import Parts
 from archivefs.access.promote import Promotion
 from archivefs.access.resolve import GLOB_CHARS, Resolver
-from archivefs.model import ObjectState, raise_not_archived
+from archivefs.model import ObjectState, RestoreTier, raise_not_archived
 from archivefs.plans import Plan
 from archivefs.stores.s3 import restores_not_implemented
 
@@ -85,10 +85,12 @@ class Restoring:
 
         The contract is documented on ``ArchiveFileSystem.plan``.
         """
+        # parsed here, in the filesystem's provider's names, before any request
+        chosen = RestoreTier.parse(tier, self.parts.provider.name) if tier else self.parts.tier
         resolved = await self.resolver.resolve(paths)
         return self.parts.engine.plan_known(
             resolved.groups,
-            tier=tier or self.parts.tier,
+            tier=chosen,
             days=days or self.parts.days,
             needed_until=needed_until,
             # plain objects only: each is its own group, planned straight into columns

@@ -132,7 +132,7 @@ def parse_tier(tier: str | None, provider: str) -> str | None:
     if tier is None:
         return None
     try:
-        parsed = RestoreTier.parse(tier, provider=None if provider == "s3" else provider)
+        parsed = RestoreTier.parse(tier, provider=provider)
     except ArchiveError as error:
         raise click.BadParameter(
             f"{error.problem} Fix: {error.fix}" if error.fix else error.problem,
