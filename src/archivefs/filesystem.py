@@ -43,7 +43,7 @@ from archivefs.errors import InvalidOptionsError
 from archivefs.hints import forget_readable
 from archivefs.hints import note_readable as remember_readable
 from archivefs.hooks import Hooks
-from archivefs.model import ObjectState, RestoreState, RestoreTier
+from archivefs.model import ObjectState, RestoreState, RestoreTier, parse_days
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
 from archivefs.s3compat import TargetCalls, TargetFileCalls, refuse_bucket_as_file
@@ -183,8 +183,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 f"ArchiveFileSystem: on_archived={on_archived!r} is not a policy; "
                 f"use one of {', '.join(_POLICIES)}."
             )
-        if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-            raise ValueError(f"ArchiveFileSystem: days must be a whole number >= 1, got {days!r}.")
+        days = parse_days(days)  # a ValueError, as the checks above
         fs = open_cold(cold, asynchronous=self.asynchronous, loop=self.loop)
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
         # a provider without restores (GCS) keeps S3's tier names as a placeholder

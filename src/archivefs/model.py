@@ -299,6 +299,20 @@ class RestoreState(StrEnum):
         return self in (RestoreState.HOT, RestoreState.RESTORED)
 
 
+def parse_days(days: object) -> int:
+    """A restored copy's lifetime as given by a caller: a whole number of days, 1 or more.
+
+    Checked once where it enters (the constructor, a method argument, a price estimate);
+    each provider's own bounds are checked with the request (:func:`check_restore_request`).
+    """
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise InvalidRestoreRequestError(
+            f"days must be a whole number of days, 1 or more; got {days!r}.",
+            fix="pass days=1 (or more) for how long the restored copy should stay readable.",
+        )
+    return days
+
+
 def check_restore_request(
     storage_class: StorageClass,
     tier: RestoreTier,

@@ -13,7 +13,7 @@ from archivefs.access.copies import LocalCopies, local_target
 from archivefs.access.parts import Parts
 from archivefs.access.promote import Promotion
 from archivefs.access.resolve import GLOB_CHARS, Resolver
-from archivefs.model import ObjectState, RestoreTier, raise_not_archived
+from archivefs.model import ObjectState, RestoreTier, parse_days, raise_not_archived
 from archivefs.plans import Plan
 from archivefs.stores.s3 import restores_not_implemented
 
@@ -91,7 +91,7 @@ class Restoring:
         return self.parts.engine.plan_known(
             resolved.groups,
             tier=chosen,
-            days=days or self.parts.days,
+            days=self.parts.days if days is None else parse_days(days),
             needed_until=needed_until,
             # plain objects only: each is its own group, planned straight into columns
             placements=resolved.placements() if resolved.members else None,
