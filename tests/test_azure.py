@@ -104,6 +104,29 @@ def test_restore_policy_sends_one_set_tier_then_none(
     assert azure_archive.requests.count("SetBlobTier") == 1  # pending: nothing sent again
 
 
+def test_a_tier_argument_is_parsed_in_azures_names_as_the_constructor_parses_it(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
+) -> None:
+    """plan/estimate/restore's ``tier=`` is a rehydrate priority of Azure's, like the
+    constructor's ``tier=``: "standard" is Azure's Standard, and S3's Bulk is refused by
+    the plan, before any request, not later by the estimate or the request."""
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # stays pending
+    azure_archive.put_blob(azure_container, "a.bin", b"data", tier="Archive")
+    path = f"{azure_container}/a.bin"
+    fs = make_az()
+    assert fs.tier.provider == "azure"
+    plan = fs.plan(path, tier="standard")
+    assert (plan.tier, plan.tier.provider) == ("Standard", "azure")
+    assert fs.estimate(path, tier="Standard").tier.provider == "azure"
+    azure_archive.requests.clear()
+    for call in (fs.plan, fs.estimate, fs.restore):
+        with pytest.raises(InvalidRestoreRequestError, match="no rehydrate priority 'Bulk'"):
+            call(path, tier="Bulk")
+    assert azure_archive.requests.counts() == {}
+    fs.restore(path, tier="high")
+    assert azure_archive.pending() == {path: ("Hot", "High")}
+
+
 def test_wait_policy_reads_after_rehydration(
     azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
 ) -> None:

@@ -90,6 +90,9 @@ def test_a_tier_or_days_the_store_cannot_take_is_a_usage_error(
     azure_tier = cli("restore", "az://container/cold", "--tier", "Bulk")
     assert azure_tier.returncode == EXIT_USAGE
     assert "azure has no rehydrate priority 'Bulk'" in azure_tier.stderr
+    s3_tier = cli("restore", url, "--tier", "High")  # Azure's priority, not an S3 tier
+    assert s3_tier.returncode == EXIT_USAGE, s3_tier.stderr
+    assert "unknown restore tier 'High'. Fix: use one of: Expedited" in s3_tier.stderr
     assert archive.requests.count("RestoreObject") == 0
 
 

@@ -429,6 +429,21 @@ def test_bad_paths(afs: ArchiveFileSystem) -> None:
         afs.state("/")
 
 
+def test_days_are_checked_where_they_enter_as_the_constructor_checks_them(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
+) -> None:
+    """``days=`` of plan/estimate/restore is refused unless a whole number >= 1, before
+    any request: 0 was taken for the default, and -3 priced a negative restored copy."""
+    archive.put_object(bucket, "g", DATA, storage_class="GLACIER")
+    archive.requests.clear()
+    for days in (0, -3, 1.5, True):
+        for call in (afs.plan, afs.estimate, afs.restore, afs.prefetch):
+            with pytest.raises(InvalidRestoreRequestError, match="days must be a whole number"):
+                call(f"{bucket}/g", days=days)
+    assert afs.plan(f"{bucket}/g", days=3).days == 3
+    assert archive.requests.count("RestoreObject") == 0
+
+
 def test_restore_requests_are_validated_before_anything_is_sent(
     archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem
 ) -> None:
@@ -440,7 +455,7 @@ def test_restore_requests_are_validated_before_anything_is_sent(
     with pytest.raises(InvalidRestoreRequestError, match="unknown restore tier"):
         afs.restore(f"{bucket}/deep", tier="Slow")
     with pytest.raises(InvalidRestoreRequestError, match="days must be between"):
-        afs.restore(f"{bucket}/deep", days=-3)
+        afs.restore(f"{bucket}/deep", days=2**31)  # above S3's bound
     with pytest.raises(NotArchivedError, match="STANDARD, which reads at once"):
         afs.restore(f"{bucket}/hot")
     assert archive.requests.count("RestoreObject") == 0

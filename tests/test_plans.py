@@ -203,9 +203,9 @@ def test_planning_in_batches_sends_the_same_requests_as_one_plan(
     paths = [f"{bucket}/{k}" for k in sorted(keys)]
     fs = make_fs(journal=False)
     states = sync(fs.loop, fs.engine.store.probe, paths)
-    whole = fs.engine.plan_known(states, tier="Bulk")
+    whole = fs.engine.plan_known(states, tier=RestoreTier.BULK)
     batches = [dict(list(states.items())[i : i + 7]) for i in range(0, 30, 7)]
-    plans = list(fs.engine.plan_batches(batches, tier="Bulk"))
+    plans = list(fs.engine.plan_batches(batches, tier=RestoreTier.BULK))
     assert [len(p) for p in plans] == [7, 7, 7, 7, 2]
     assert estimate_batches(plans, SHEET) == estimate(whole, SHEET)
     archive.requests.clear()

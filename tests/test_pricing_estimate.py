@@ -13,7 +13,14 @@ from archivefs.errors import InvalidRestoreRequestError, PriceSheetError
 from archivefs.model import Action, ObjectState, PlannedGroup, RestoreState, RestoreTier
 from archivefs.model import StorageClass as SC
 from archivefs.plans import Plan
-from archivefs.pricing import COMPONENTS, Estimate, Workload, estimate, load_price_sheet
+from archivefs.pricing import (
+    COMPONENTS,
+    Estimate,
+    Workload,
+    estimate,
+    estimate_batches,
+    load_price_sheet,
+)
 
 GiB = 2**30
 MiB = 2**20
@@ -242,6 +249,17 @@ def test_storage_per_month_bills_minimum_size_and_overhead() -> None:
         "1 object(s) in STANDARD_IA are below its 131072-byte minimum billable size and are "
         "billed as that size; bundling them would cut storage and requests."
     ]
+
+
+def test_days_below_one_are_refused_not_priced_as_a_negative_copy() -> None:
+    work = Workload(storage_class=SC.GLACIER, objects=10, total_bytes=10 * GiB)
+    plan = Plan(groups=(group("b/g", SC.GLACIER, Action.RESTORE, GiB),))
+    for days in (0, -3):
+        with pytest.raises(InvalidRestoreRequestError, match="days must be a whole number"):
+            estimate(work, US, days=days)
+        with pytest.raises(InvalidRestoreRequestError, match="days must be a whole number"):
+            estimate_batches([plan], US, days=days)
+    assert estimate(work, US, days=2).components["restored_copy_storage"] > 0
 
 
 def test_unavailable_tier_and_unpriced_class_are_clear_errors() -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from archivefs.errors import RestoreFailedError, RestoreTimeoutError
+from archivefs.errors import InvalidRestoreRequestError, RestoreFailedError, RestoreTimeoutError
 from archivefs.model import Action, RestoreTier, StorageClass
 from archivefs.restore.journal import Journal
 from archivefs.restore.notify import CallbackNotificationSource
@@ -256,6 +256,22 @@ def test_a_restore_in_flight_can_be_upgraded_to_a_faster_tier_once(
     assert archive.requests.count("RestoreObject") == 8
     records = fs.engine.journal.records()
     assert {r.tier for r in records} == {"Expedited"}
+
+
+def test_a_tier_another_provider_spells_is_refused_on_s3_where_it_enters(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    """S3 has no "High" (Azure's rehydrate priority): the constructor and ``plan`` refuse
+    it with S3's tiers as the fix, not the estimate with a price the sheet lacks."""
+    archive.put_object(bucket, "g", b"x", storage_class="GLACIER")
+    with pytest.raises(InvalidRestoreRequestError, match="Expedited, Standard, Bulk"):
+        make_fs(tier="High")
+    fs = make_fs()
+    for call in (fs.plan, fs.estimate, fs.restore):
+        with pytest.raises(InvalidRestoreRequestError, match="Expedited, Standard, Bulk"):
+            call(f"{bucket}/g", tier="High")
+    assert fs.plan(f"{bucket}/g", tier="bulk").tier is RestoreTier.BULK
+    assert archive.requests.count("RestoreObject") == 0
 
 
 def test_expedited_upgrade_of_deep_archive_is_refused_before_sending(

@@ -36,7 +36,7 @@ from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
 from archivefs.catalog.view import DEFAULT_CATALOG_TTL
 from archivefs.errors import InvalidOptionsError
 from archivefs.hooks import Hooks
-from archivefs.model import ObjectState, RestoreTier
+from archivefs.model import ObjectState, RestoreTier, parse_days
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
 from archivefs.s3compat import TargetFileCalls, refuse_bucket_as_file
@@ -169,15 +169,12 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
                 f"ArchiveFileSystem: on_archived={on_archived!r} is not a policy; "
                 f"use one of {', '.join(_POLICIES)}."
             )
-        if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-            raise ValueError(f"ArchiveFileSystem: days must be a whole number >= 1, got {days!r}.")
+        days = parse_days(days)  # a ValueError, as the checks above
         fs = open_cold(cold, asynchronous=self.asynchronous, loop=self.loop)
         provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
         # a provider without restores (GCS) keeps S3's tier names as a placeholder
         # (RestoreTier.parse): its plans never restore, and restore() refuses every object
-        self.tier = RestoreTier.parse(
-            tier, provider=None if provider.name == "s3" else provider.name
-        )
+        self.tier = RestoreTier.parse(tier, provider=provider.name)
         self.fs = async_of(fs)
         self.on_archived: OnArchived = on_archived
         self.days = days

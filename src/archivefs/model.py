@@ -229,9 +229,14 @@ class RestoreTier(_ProviderValue):
 
     @classmethod
     def parse(cls, name: str | RestoreTier, provider: str | None = None) -> RestoreTier:
-        """Parse a tier name case-insensitively (S3's names unless ``provider`` says)."""
+        """Parse a tier name case-insensitively in ``provider``'s names: the one parse of a
+        tier, where it enters (constructor, method argument, CLI option).
+
+        A provider without restores (GCS) takes S3's names, never sent. Without
+        ``provider``, any provider's name (S3's first), for data that names no provider.
+        """
         if provider is not None and not provider_named(provider).speeds:
-            provider = None  # nothing to restore (GCS): S3's names stand in, never sent
+            provider = "s3"  # nothing to restore (GCS): S3's names stand in, never sent
         if isinstance(name, RestoreTier) and provider in (None, name.provider):
             return name
         providers = [provider_named(provider)] if provider else list(PROVIDERS.values())
@@ -292,6 +297,20 @@ class RestoreState(StrEnum):
     def readable(self) -> bool:
         """Objects in this state can be read at once."""
         return self in (RestoreState.HOT, RestoreState.RESTORED)
+
+
+def parse_days(days: object) -> int:
+    """A restored copy's lifetime as given by a caller: a whole number of days, 1 or more.
+
+    Checked once where it enters (the constructor, a method argument, a price estimate);
+    each provider's own bounds are checked with the request (:func:`check_restore_request`).
+    """
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise InvalidRestoreRequestError(
+            f"days must be a whole number of days, 1 or more; got {days!r}.",
+            fix="pass days=1 (or more) for how long the restored copy should stay readable.",
+        )
+    return days
 
 
 def check_restore_request(

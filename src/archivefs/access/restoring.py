@@ -15,7 +15,7 @@ from archivefs.access.copies import LocalCopies, local_target
 from archivefs.access.parts import Parts
 from archivefs.access.promote import Promotion
 from archivefs.access.resolve import GLOB_CHARS, Resolver
-from archivefs.model import ObjectState, RestoreState, raise_not_archived
+from archivefs.model import ObjectState, RestoreState, RestoreTier, parse_days, raise_not_archived
 from archivefs.plans import Plan
 from archivefs.stores.s3 import restores_not_implemented
 
@@ -88,11 +88,13 @@ class Restoring:
 
         The contract is documented on ``ArchiveFileSystem.plan``.
         """
+        # parsed here, in the filesystem's provider's names, before any request
+        chosen = RestoreTier.parse(tier, self.parts.provider.name) if tier else self.parts.tier
         resolved = await self.resolver.resolve(paths)
         return self.parts.engine.plan_known(
             resolved.groups,
-            tier=tier or self.parts.tier,
-            days=days or self.parts.days,
+            tier=chosen,
+            days=self.parts.days if days is None else parse_days(days),
             needed_until=needed_until,
             # plain objects only: each is its own group, planned straight into columns
             placements=resolved.placements() if resolved.members else None,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.model import RestoreTier
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_WAITING = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
@@ -124,21 +125,22 @@ def target_protocol(urls: Iterable[str]) -> str:
     return next(iter(found.values()), "s3")
 
 
-def parse_tier(tier: str | None, provider: str) -> str | None:
-    """``--tier`` in ``provider``'s spelling, parsed as the filesystem parses it; a name
-    the provider does not have is a usage error (exit 2), refused before any request."""
+def parse_tier(tier: str | None, provider: str) -> RestoreTier | None:
+    """``--tier`` in ``provider``'s spelling, parsed by the one parse the filesystem uses
+    (:meth:`RestoreTier.parse`); a name the provider does not have is a usage error
+    (exit 2), refused before any request."""
     from archivefs.model import RestoreTier
 
     if tier is None:
         return None
     try:
-        parsed = RestoreTier.parse(tier, provider=None if provider == "s3" else provider)
+        parsed = RestoreTier.parse(tier, provider=provider)
     except ArchiveError as error:
         raise click.BadParameter(
             f"{error.problem} Fix: {error.fix}" if error.fix else error.problem,
             param_hint="'--tier'",
         ) from None
-    return parsed.value
+    return parsed
 
 
 def read_paths(urls: Iterable[str], from_file: str | None) -> list[str]:

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from archivefs.errors import PriceSheetError
-from archivefs.model import Action, RestoreTier, StorageClass
+from archivefs.model import Action, RestoreTier, StorageClass, parse_days
 from archivefs.plans import ACTIONS, Plan, PlanTable
 from archivefs.pricing.copy_days import CopyBasis, copy_days
 from archivefs.pricing.sheet import PriceSheet
@@ -215,13 +215,13 @@ def estimate(
     chosen = RestoreTier.parse(tier) if tier is not None else None
     if isinstance(plan_or_workload, Plan):
         restore_tier = chosen or plan_or_workload.tier
-        restore_days = days if days is not None else plan_or_workload.days
+        restore_days = parse_days(days) if days is not None else plan_or_workload.days
         tally = _tally_plans(
             [plan_or_workload], sheet, restore_tier, restore_days, reads, read_amplification
         )
     else:
         restore_tier = chosen or RestoreTier.STANDARD
-        restore_days = days if days is not None else 1
+        restore_days = parse_days(days) if days is not None else 1
         tally = _tally_workload(
             plan_or_workload, sheet, restore_tier, restore_days, reads, read_amplification
         )
@@ -269,7 +269,9 @@ def estimate_batches(
     batches = iter(plans)
     first = next(batches, None)
     restore_tier = chosen or (first.tier if first is not None else RestoreTier.STANDARD)
-    restore_days = days if days is not None else (first.days if first is not None else 1)
+    restore_days = (
+        parse_days(days) if days is not None else (first.days if first is not None else 1)
+    )
     every = itertools.chain([first] if first is not None else [], batches)
     tally = _tally_plans(every, sheet, restore_tier, restore_days, reads, read_amplification)
     return _finish(

@@ -157,7 +157,7 @@ class RestoreEngine:
         self,
         paths: Iterable[str],
         *,
-        tier: RestoreTier | str = RestoreTier.STANDARD,
+        tier: RestoreTier = RestoreTier.STANDARD,
         days: int = 1,
         needed_until: datetime | None = None,
         known: Mapping[str, ObjectState | None] | None = None,
@@ -175,7 +175,7 @@ class RestoreEngine:
         self,
         states: Mapping[str, ObjectState | None],
         *,
-        tier: RestoreTier | str = RestoreTier.STANDARD,
+        tier: RestoreTier = RestoreTier.STANDARD,
         days: int = 1,
         needed_until: datetime | None = None,
         placements: Iterable[PathInGroup | PathsInGroup] | None = None,
@@ -184,13 +184,16 @@ class RestoreEngine:
     ) -> Plan:
         """Plan from states already known (pure, no requests).
 
+        ``tier`` is parsed already, in the store's provider's names (where it entered:
+        the filesystem's constructor or method argument); the engine parses nothing.
+
         Without ``placements`` every state is its own group, read whole; ``upgrade``
         requests ``tier`` for groups already restoring (a faster tier speeds them up).
         """
         if placements is None:  # every state its own group: straight into columns
             return plan_objects(
                 states,
-                tier=RestoreTier.parse(tier),
+                tier=tier,
                 days=days,
                 needed_until=needed_until,
                 upgrade=upgrade,
@@ -198,7 +201,7 @@ class RestoreEngine:
         return make_plan(
             placements,
             states,
-            tier=RestoreTier.parse(tier),
+            tier=tier,
             days=days,
             needed_until=needed_until,
             missing=missing,
@@ -209,7 +212,7 @@ class RestoreEngine:
         self,
         batches: Iterable[Mapping[str, ObjectState | None]],
         *,
-        tier: RestoreTier | str = RestoreTier.STANDARD,
+        tier: RestoreTier = RestoreTier.STANDARD,
         days: int = 1,
         needed_until: datetime | None = None,
         upgrade: bool = False,

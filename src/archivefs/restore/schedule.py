@@ -71,11 +71,13 @@ def restore_window(
     *,
     archive_access: ArchiveAccessTier | str | None = None,
 ) -> RestoreWindow:
-    """The documented completion window for restoring from ``storage_class`` at ``tier``."""
+    """The documented completion window for restoring from ``storage_class`` at ``tier``
+    (a name is parsed in the class's provider's names; a ``RestoreTier`` of that
+    provider is taken as it is)."""
     cls = StorageClass.parse(storage_class)
     if cls.provider != "s3":
         return _provider_window(cls, tier)
-    speed = RestoreTier.parse(tier)
+    speed = RestoreTier.parse(tier, provider="s3")
     source: StorageClass | ArchiveAccessTier = cls
     if cls is StorageClass.INTELLIGENT_TIERING and archive_access is not None:
         source = ArchiveAccessTier(str(archive_access).upper())
@@ -95,7 +97,7 @@ def _provider_window(cls: StorageClass, tier: RestoreTier | str) -> RestoreWindo
     if not cls.needs_restore:
         raise_not_archived(None, cls)
     spec = provider_named(cls.provider)
-    speed = RestoreTier.parse(str(tier), provider=spec.name)
+    speed = RestoreTier.parse(tier, provider=spec.name)
     window = spec.window(cls.value, speed.value)
     if window is None:
         raise InvalidRestoreRequestError(

@@ -173,7 +173,7 @@ class Submitter:
         by_key = {g.key: g for g in groups}
         if self.journal is not None:
             await self._reconcile(groups)
-            claimed = await asyncio.to_thread(self._claim, groups, tier.value, days)
+            claimed = await asyncio.to_thread(self._claim, groups, tier, days)
         else:
             claimed = list(by_key)
         if self.claims is not None:
@@ -291,7 +291,9 @@ class Submitter:
                 )
                 await asyncio.to_thread(journal.record_expired, key)
 
-    def _claim(self, groups: Sequence[PlannedGroup], tier: str, days: int | None) -> list[str]:
+    def _claim(
+        self, groups: Sequence[PlannedGroup], tier: RestoreTier, days: int | None
+    ) -> list[str]:
         """Claim in the journal; groups planned for renewal claim their unexpired copies too,
         and groups planned for a speed upgrade their requests in flight at a slower tier."""
         assert self.journal is not None
@@ -303,7 +305,7 @@ class Submitter:
         renew_before = max(expiries) + timedelta(seconds=1) if expiries else None
         return self.journal.claim(
             [g.key for g in groups],
-            tier=tier,
+            tier=tier.value,  # the journal records the name
             days=days,
             renew_before=renew_before,
             upgrade=[g.key for g in groups if g.action is Action.UPGRADE],
