@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import fsspec
-import numpy as np
 import pytest
 
 from archivefs.stores.azure import LIST_PAGE
@@ -78,73 +77,6 @@ def test_refused_batches_fall_back_to_one_set_tier_per_blob(
     assert azure_archive.requests.count("BlobBatch") == 1
     assert azure_archive.requests.count("SetBlobTier", status=202) == 40
     assert len(azure_archive.pending()) == 40
-
-
-def test_prefetch_then_xarray_reads_an_archived_zarr_store(
-    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
-) -> None:
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_azure
-
-    source = make_source()
-    url = upload_zarr_azure(azure_archive, azure_container, tmp_path, source)
-    azure_archive.requests.clear()
-    ds = ads.open_zarr(
-        url,
-        storage_options=azure_archive.storage_options(),
-        journal=str(tmp_path / "journal.sqlite"),
-        restore_time_scale=1 / 3600,
-        price_sheet="azure-eastus",
-        skip_instance_cache=True,
-    )
-    assert sub_requests(azure_archive) == 0
-    selection = ds["t"].isel(time=slice(8, 24))
-    plan = ads.plan_dataset(selection)
-    assert len(plan.to_restore) == 8  # 4 time chunks x 2 y chunks
-    ads.prefetch(selection, wait=True, timeout=600)
-    assert azure_archive.requests.count("BlobBatch") == 1  # 8 chunks, one request
-    assert azure_archive.requests.count("SetBlobTier", batched=True, status=202) == 8
-    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
-    assert sub_requests(azure_archive) == 8
-
-
-def test_archive_url_and_xarray_storage_options(
-    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
-) -> None:
-    """``xr.open_zarr("archive::az://...", storage_options={"az": ..., "archive": ...})``."""
-    import xarray as xr
-
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_azure
-
-    source = make_source()
-    url = upload_zarr_azure(azure_archive, azure_container, tmp_path, source)
-    storage = {
-        "az": azure_archive.storage_options(),
-        "archive": {
-            "journal": str(tmp_path / "j.sqlite"),
-            "restore_time_scale": 1 / 3600,
-            "price_sheet": "azure-eastus",
-        },
-    }
-    with fsspec.open(
-        f"archive::{url}/zarr.json", **storage
-    ) as f:  # the URL form, through fsspec.open
-        assert b"zarr_format" in f.read()
-    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
-    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
-    azure_archive.requests.clear()
-    plan = ads.plan_dataset(selection)
-    assert sorted(g.key for g in plan) == [
-        f"{azure_container}/store.zarr/t/c/1/0/0",
-        f"{azure_container}/store.zarr/t/c/2/0/0",
-    ]
-    result = ads.prefetch(selection, wait=True, timeout=600)
-    assert result.requests_sent == 2
-    assert azure_archive.requests.count("BlobBatch") == 1
-    np.testing.assert_array_equal(
-        selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
-    )
 
 
 def test_bundles_are_restored_as_groups_then_members_read(

@@ -314,38 +314,6 @@ def test_store_options_the_adapter_does_not_take_are_refused_by_name(
     assert gcs_archive.requests.count() == sent  # refused before any request
 
 
-def test_archive_url_and_xarray_storage_options(
-    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
-) -> None:
-    """``xr.open_zarr("archive::gs://...", storage_options={"gs": ..., "archive": ...})``."""
-    xr = pytest.importorskip("xarray")
-    import fsspec
-
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_gcs
-
-    source = make_source()
-    url = upload_zarr_gcs(gcs_archive, gcs_bucket, tmp_path, source, chunks="NEARLINE")
-    storage = {
-        "gs": gcs_archive.storage_options(),
-        "archive": {"journal": str(tmp_path / "j.sqlite"), "price_sheet": "gcs-us-central1"},
-    }
-    with fsspec.open(f"archive::{url}/zarr.json", **storage) as f:
-        assert b"zarr_format" in f.read()
-    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
-    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
-    plan = ads.plan_dataset(selection)
-    assert sorted(g.key for g in plan.fee_reads) == [
-        f"{gcs_bucket}/store.zarr/t/c/1/0/0",
-        f"{gcs_bucket}/store.zarr/t/c/2/0/0",
-    ]
-    assert {g.state.storage_class.value for g in plan} == {"NEARLINE"}
-    gcs_archive.requests.clear()
-    expected = source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
-    np.testing.assert_array_equal(selection.values, expected)
-    assert data_downloads(gcs_archive, CHUNKS) == 2
-
-
 def test_bundles_upload_into_a_gcs_class_and_members_read_for_a_fee(
     gcs_archive: EmulatedGcsArchive,
     gcs_bucket: str,

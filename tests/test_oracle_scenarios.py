@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import fsspec
-import numpy as np
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
@@ -84,71 +83,6 @@ def test_as_ready_yields_objects_as_their_restores_finish(
     assert sorted(ready) == paths
     assert oracle_archive.requests.count("RestoreObjects") == 20
     assert fs.cat_file(paths[7]) == b"object 7"
-
-
-def test_prefetch_then_xarray_reads_an_archived_zarr_store(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, tmp_path: Path
-) -> None:
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_oracle
-
-    source = make_source()
-    url = upload_zarr_oracle(oracle_archive, oracle_bucket, tmp_path, source)
-    oracle_archive.requests.clear()
-    ds = ads.open_zarr(
-        url,
-        storage_options=oracle_archive.storage_options(),
-        journal=str(tmp_path / "journal.sqlite"),
-        restore_time_scale=1 / 3600,
-        price_sheet="oci-us-ashburn-1",
-        skip_instance_cache=True,
-    )
-    assert oracle_archive.requests.count("RestoreObjects") == 0
-    selection = ds["t"].isel(time=slice(8, 24))
-    plan = ads.plan_dataset(selection)
-    assert len(plan.to_restore) == 8  # 4 time chunks x 2 y chunks
-    ads.prefetch(selection, wait=True, timeout=600)
-    assert oracle_archive.requests.count("RestoreObjects", status=202) == 8
-    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
-    assert oracle_archive.requests.count("RestoreObjects") == 8
-    assert oracle_archive.requests.count("GetObject", status=409) == 0  # never read too early
-
-
-def test_archive_url_and_xarray_storage_options(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, tmp_path: Path
-) -> None:
-    """``xr.open_zarr("archive::oci://...", storage_options={"oci": ..., "archive": ...})``."""
-    import xarray as xr
-
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_oracle
-
-    source = make_source()
-    url = upload_zarr_oracle(oracle_archive, oracle_bucket, tmp_path, source)
-    storage = {
-        "oci": oracle_archive.storage_options(),
-        "archive": {
-            "journal": str(tmp_path / "j.sqlite"),
-            "restore_time_scale": 1 / 3600,
-            "price_sheet": "oci-us-ashburn-1",
-        },
-    }
-    with fsspec.open(f"archive::{url}/zarr.json", **storage) as f:
-        assert b"zarr_format" in f.read()
-    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
-    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
-    oracle_archive.requests.clear()
-    plan = ads.plan_dataset(selection)
-    assert sorted(g.key for g in plan) == [
-        f"{oracle_bucket}/store.zarr/t/c/1/0/0",
-        f"{oracle_bucket}/store.zarr/t/c/2/0/0",
-    ]
-    result = ads.prefetch(selection, wait=True, timeout=600)
-    assert result.requests_sent == 2
-    assert oracle_archive.requests.count("RestoreObjects") == 2
-    np.testing.assert_array_equal(
-        selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
-    )
 
 
 def test_bundles_go_to_oracle_archive_and_their_members_read_after_one_restore_each(

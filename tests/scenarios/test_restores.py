@@ -13,6 +13,7 @@ from tests.support.counts import assert_each_once
 from tests.support.processes import kill_when
 from tests.support.providers import (
     FIRST_LOOK,
+    NO_RESTORES,
     THROTTLE_STATUS,
     faults_injected,
     hold_restores,
@@ -27,7 +28,7 @@ from tests.support.providers import (
 if TYPE_CHECKING:
     from tests.support.providers import Provider
 
-WITH_RESTORES = provider_params("s3", "azure", "oracle")
+WITH_RESTORES = provider_params(skip=NO_RESTORES)
 RESTORE_WORKER = Path(__file__).parents[1] / "support" / "restore_worker.py"
 # Azure sends Set Blob Tier in batches: small ones, so a kill lands between them
 SMALL_BATCHES = {"azure": {"store_options": {"batch_size": 20}}}

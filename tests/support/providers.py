@@ -21,7 +21,7 @@ from tests.support.counts import s3_restores
 from tests.support.groups import RGW_GROUP
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
 
@@ -36,6 +36,29 @@ class ProviderSpec:
     hot_class: str  # a class that reads at once
     cold_class: str | None  # a class that needs a restore; None: the store has no restores
     options: dict[str, Any] = field(default_factory=dict)  # ArchiveFileSystem's own options
+    fee_class: str | None = None  # a class that reads at once for a retrieval fee
+    # the HTTP request that carries restores, and how many restores one of them carries
+    restore_call: str | None = None
+    restore_batch: int = 1
+    read_op: str = "GET"  # the request that downloads an object's bytes
+    key_field: str = "key"  # the request record's attribute naming the object
+
+    @property
+    def chunk_class(self) -> str:
+        """The class a scenario's cold data goes in: one that needs a restore, or else
+        one that reads at once for a fee."""
+        klass = self.cold_class or self.fee_class
+        assert klass is not None, f"{self.name} has neither restores nor fee classes"
+        return klass
+
+    @property
+    def restores(self) -> bool:
+        """Whether its cold class needs a restore (else it reads at once, for a fee)."""
+        return self.cold_class is not None
+
+    def restore_calls(self, n: int) -> int:
+        """HTTP requests carrying ``n`` restores submitted together (0 without restores)."""
+        return math.ceil(n / self.restore_batch) if self.restores else 0
 
 
 PROVIDERS: dict[str, ProviderSpec] = {
@@ -45,18 +68,23 @@ PROVIDERS: dict[str, ProviderSpec] = {
             "s3", "archive", "bucket", "s3", "STANDARD", "GLACIER",
             # AWS lists restore states; moto needs the option spelled out
             {"restore_status_in_listings": True, "restore_time_scale": 1 / 3600},
+            restore_call="RestoreObject",
         ),
         ProviderSpec(
             "azure", "azure_archive", "azure_container", "az", "Hot", "Archive",
             {"restore_time_scale": 1 / 3600, "price_sheet": "azure-eastus"},
+            # Set Blob Tier goes in Blob Batches of up to 256
+            restore_call="BlobBatch", restore_batch=256, read_op="GetBlob", key_field="blob",
         ),
         ProviderSpec(
             "gcs", "gcs_archive", "gcs_bucket", "gs", "STANDARD", None,
             {"price_sheet": "gcs-us-central1"},
+            fee_class="COLDLINE", read_op="objects.download", key_field="name",
         ),
         ProviderSpec(
             "oracle", "oracle_archive", "oracle_bucket", "oci", "Standard", "Archive",
             {"restore_time_scale": 1 / 3600, "price_sheet": "oci-us-ashburn-1"},
+            restore_call="RestoreObjects", read_op="GetObject", key_field="name",
         ),
         # Ceph RGW stores the S3 archive classes but answers RestoreObject with 501
         ProviderSpec("rgw", "local_rgw", "rgw_bucket", "s3", "STANDARD", None),
@@ -64,12 +92,20 @@ PROVIDERS: dict[str, ProviderSpec] = {
 }  # fmt: skip
 
 
-def provider_params(*names: str) -> list[Any]:
-    """``pytest.param`` per provider (all when no name is given), radosgw in its xdist group."""
-    return [
-        pytest.param(name, marks=RGW_GROUP) if name == "rgw" else pytest.param(name)
-        for name in names or PROVIDERS
-    ]
+def provider_params(*names: str, skip: Mapping[str, str] | None = None) -> list[Any]:
+    """``pytest.param`` per provider (all when no name is given), radosgw in its xdist group.
+
+    ``skip`` maps each provider a scenario does not apply to to the reason, shown as
+    the skip reason of its parameter (so every run lists what is not tested, and why).
+    """
+    skip = skip or {}
+    params = []
+    for name in names or PROVIDERS:
+        marks: list[Any] = [RGW_GROUP] if name == "rgw" else []
+        if name in skip:
+            marks.append(pytest.mark.skip(reason=f"{name}: {skip[name]}"))
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
 
 
 @dataclass
@@ -109,6 +145,11 @@ class Provider:
             **overrides,
         }
 
+    def open_options(self, **overrides: Any) -> dict[str, Any]:
+        """The archivefs options of ``ads.open_zarr`` and of an ``archive::`` URL's
+        ``"archive"`` storage options (the cold store's options go separately)."""
+        return {"journal": str(self.tmp_path / "journal.sqlite"), **self.spec.options, **overrides}
+
     def fs(self, **overrides: Any) -> ArchiveFileSystem:
         """A new ``ArchiveFileSystem`` on this provider (see :meth:`archive_options`)."""
         return ArchiveFileSystem(**self.archive_options(**overrides))
@@ -137,21 +178,44 @@ NO_RESTORES = {
 }
 
 
-def _seed(provider: Provider, names: dict[str, bytes], klass: str) -> None:
+def seed(provider: Provider, names: dict[str, bytes], klass: str) -> None:
+    """Write ``names`` (keys in the provider's bucket) in class ``klass`` (uncounted)."""
     server, bucket = provider.server, provider.bucket
     if provider.name == "azure":
         server.put_blobs(bucket, names, tier=klass)
     elif provider.name == "oracle":
         server.put_objects(bucket, names, tier=klass)
+    elif provider.name == "gcs":  # the GCS emulator writes one object at a time
+        for name, data in names.items():
+            server.put_object(bucket, name, data, storage_class=klass)
     else:
         server.put_objects(bucket, names, storage_class=klass)
+
+
+def reads(provider: Provider, prefix: str = "") -> int:
+    """Downloads of objects whose key starts with ``prefix`` (in the provider's bucket)."""
+    spec = provider.spec
+    return sum(
+        1
+        for r in provider.server.requests.matching(op=spec.read_op)
+        if (getattr(r, spec.key_field) or "").startswith(prefix)
+    )
+
+
+def restore_calls(provider: Provider) -> int:
+    """HTTP requests carrying restores the server received (a Blob Batch once); 0 on a
+    provider without restores."""
+    if provider.spec.restore_call is None:
+        return 0
+    count: int = provider.server.requests.count(provider.spec.restore_call)
+    return count
 
 
 def seed_cold(provider: Provider, n: int, prefix: str = "o") -> list[str]:
     """``n`` small objects in the provider's class that needs a restore; their paths."""
     assert provider.spec.cold_class is not None, NO_RESTORES[provider.name]
     objects = {f"{prefix}/{i:05d}": f"object {i}".encode() for i in range(n)}
-    _seed(provider, objects, provider.spec.cold_class)
+    seed(provider, objects, provider.spec.cold_class)
     return [f"{provider.bucket}/{name}" for name in sorted(objects)]
 
 
@@ -215,7 +279,10 @@ RESTORE_REQUEST: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def restore_requests(provider: Provider, **filters: Any) -> int:
-    """Restore requests the server received (any answer, unless ``filters`` say one)."""
+    """Restore requests the server received (any answer, unless ``filters`` say one);
+    0 on a provider without restores (there is no such request to send)."""
+    if provider.spec.restore_call is None:
+        return 0
     op, fixed = RESTORE_REQUEST[provider.name]
     count: int = provider.server.requests.count(op, **fixed, **filters)
     return count
