@@ -15,7 +15,6 @@ from archivefs.errors import (
     ObjectNotFoundError,
     RestoreInProgressError,
 )
-from archivefs.pricing import estimate, load_price_sheet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -184,47 +183,3 @@ def test_missing_container_and_blob_are_clear_errors(
         fs.cat(f"{azure_container}/missing.bin")
     with pytest.raises(ObjectNotFoundError, match="do not exist"):
         fs.restore([f"{azure_container}/missing.bin"])
-
-
-def test_estimate_and_max_cost_guard_rehydrations(
-    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
-) -> None:
-    from archivefs.errors import BudgetExceededError
-
-    _seed(azure_archive, azure_container, 3)
-    fs = make_az()
-    plan = fs.plan(f"{azure_container}/run/*", tier="High")
-    cost = estimate(plan, load_price_sheet("azure-eastus"))
-    assert cost.total > 0
-    azure_archive.requests.clear()
-    guarded = make_az(max_cost=cost.total / 10)
-    with pytest.raises(BudgetExceededError):
-        guarded.restore(f"{azure_container}/run/*", tier="High")
-    assert azure_archive.requests.count("SetBlobTier") == 0
-
-
-def test_a_budget_without_a_price_sheet_is_checked_in_azure_prices(
-    azure_archive: EmulatedAzureArchive, azure_container: str
-) -> None:
-    from archivefs.errors import BudgetExceededError
-    from archivefs.filesystem import ArchiveFileSystem
-
-    _seed(azure_archive, azure_container, 3)
-    options: dict[str, Any] = {
-        "target_protocol": "az",
-        "target_options": azure_archive.storage_options(),
-        "journal": False,
-        "skip_instance_cache": True,
-    }  # no price_sheet=: the provider's own
-    plan = ArchiveFileSystem(**options).plan(f"{azure_container}/run/*", tier="High")
-    cost = estimate(plan, load_price_sheet("azure-eastus")).total
-    assert cost > 0
-    fs = ArchiveFileSystem(max_cost=cost * 0.99, **options)
-    assert fs.estimate_plan(plan).sheet == "azure-eastus"
-    azure_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match=f"estimated cost {cost:.4f} USD"):
-        fs.restore(f"{azure_container}/run/*", tier="High")
-    assert azure_archive.requests.count("SetBlobTier", batched=None) == 0
-    fs.hooks.set_budget(cost)  # exactly the Azure estimate: approved
-    assert fs.restore(f"{azure_container}/run/*", tier="High").requests_sent == 3
-    assert azure_archive.requests.count("SetBlobTier", batched=None) == 3

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pytest
 from fsspec.asyn import sync
 
@@ -110,100 +109,6 @@ def test_restore_of_a_gcs_object_is_refused_and_a_glob_restores_nothing(
     with pytest.raises(NotArchivedError, match="nothing to restore"):
         sync(fs.loop, store.restore, state, tier=fs.tier, days=1)
     assert set(gcs_archive.requests.by_op()) <= {"objects.download", "objects.get", "objects.list"}
-
-
-def test_budget_refuses_a_bulk_read_of_fee_charging_objects_before_the_first_byte(
-    gcs_archive: EmulatedGcsArchive,
-    gcs_bucket: str,
-    make_gs: Callable[..., ArchiveFileSystem],
-    tmp_path: Path,
-) -> None:
-    data = seed(gcs_archive, gcs_bucket)
-    paths = sorted(data)
-    seen: list[Any] = []
-    # 3 fee-charging reads: 3 GETs (0.001, 0.01, 0.05 per 1,000) and 300 bytes of retrieval
-    fs = make_gs(max_cost=0.00005, on_estimate=lambda plan, e: seen.append((plan, e)))
-    with pytest.raises(BudgetExceededError, match="3 object\\(s\\) that bill a retrieval fee"):
-        fs.cat(paths)
-    with pytest.raises(BudgetExceededError, match="retrieval fee"):
-        fs.get(f"{gcs_bucket}/run/", str(tmp_path / "out"), recursive=True)
-    assert data_downloads(gcs_archive) == 0  # refused before the first byte
-    assert not list((tmp_path).rglob("out/**/*.*"))
-    assert seen == []  # the budget refuses first; no hook is asked to approve it
-
-    fs = make_gs(max_cost=0.01, on_estimate=lambda plan, e: seen.append((plan, e)))
-    gcs_archive.requests.clear()
-    assert fs.cat(paths) == data
-    assert data_downloads(gcs_archive) == 4
-    ((plan, estimate),) = seen
-    assert sorted(g.key for g in plan) == [f"{gcs_bucket}/run/{n}" for n in "bcd"]
-    assert estimate.bytes_read == 300
-    assert estimate.get_request_count == 3
-    assert estimate.components["retrieval"] == pytest.approx(100 / GIB * (0.01 + 0.02 + 0.05))
-    assert estimate.components["requests"] == pytest.approx((0.001 + 0.01 + 0.05) / 1000)
-    assert estimate.total == pytest.approx(
-        estimate.components["retrieval"] + estimate.components["requests"]
-    )
-
-    vetoing = make_gs(on_estimate=lambda plan, e: False)
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="refused the plan"):
-        vetoing.get([f"{gcs_bucket}/run/c", f"{gcs_bucket}/run/d"], str(tmp_path / "v") + "/")
-    assert data_downloads(gcs_archive) == 0
-
-    # a single whole read: its fee goes through the budget too, from the state the read
-    # asks for anyway (docs/cost-model.md); refused before the download
-    tight = make_gs(max_cost=0.0, on_estimate=lambda plan, e: seen.append((plan, e)))
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="1 object\\(s\\) that bill a retrieval fee"):
-        tight.cat_file(f"{gcs_bucket}/run/d")
-    assert len(seen) == 1
-    assert data_downloads(gcs_archive) == 0
-
-
-def test_prefetch_and_xarray_read_of_a_coldline_zarr_store(
-    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
-) -> None:
-    pytest.importorskip("xarray")
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_gcs
-
-    source = make_source()
-    url = upload_zarr_gcs(gcs_archive, gcs_bucket, tmp_path, source, chunks="COLDLINE")
-    options: dict[str, Any] = {
-        "storage_options": gcs_archive.storage_options(),
-        "journal": str(tmp_path / "journal.sqlite"),
-        "price_sheet": "gcs-us-central1",
-        "skip_instance_cache": True,
-    }
-    tight = ads.open_zarr(url, max_cost=0.00001, **options)
-    selection = tight["t"].isel(time=slice(8, 24))
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="retrieval fee"):
-        ads.plan_dataset(selection)
-    with pytest.raises(BudgetExceededError, match="retrieval fee"):
-        ads.prefetch(selection)
-    assert data_downloads(gcs_archive, CHUNKS) == 0
-
-    seen: list[Any] = []
-    ds = ads.open_zarr(url, max_cost=1.0, **options)
-    selection = ds["t"].isel(time=slice(8, 24))
-    (fs,) = ads.chunk_paths(selection)  # hooks are callables: added to the opened filesystem
-    fs.hooks.on_estimate.append(lambda plan, e: seen.append(e))
-    plan = ads.plan_dataset(selection)
-    assert len(plan) == 8  # 4 time chunks x 2 y chunks
-    assert len(plan.fee_reads) == 8
-    assert plan.to_restore == []  # readable, for a fee: nothing to restore
-    chunk_bytes = sum(g.size for g in plan)
-    assert seen[-1].bytes_read == chunk_bytes
-    assert seen[-1].components["retrieval"] == pytest.approx(chunk_bytes / GIB * 0.02)
-    gcs_archive.requests.clear()
-    result = ads.prefetch(selection)
-    assert result.requests_sent == 0
-    assert len(seen) == 1  # plan_dataset approved these reads: prefetch counts them once
-    assert data_downloads(gcs_archive, CHUNKS) == 0  # prefetch reads nothing itself
-    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
-    assert data_downloads(gcs_archive, CHUNKS) == 8  # one download per chunk
 
 
 def test_claims_use_generation_preconditions(

@@ -210,26 +210,6 @@ def test_a_missing_or_wrong_oci_config_is_an_archivefs_error(
     assert oracle_archive.requests.count(status=401) >= 1
 
 
-def test_estimate_and_max_cost_guard_restores(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
-) -> None:
-    from archivefs.errors import BudgetExceededError
-    from archivefs.pricing import estimate, load_price_sheet
-
-    oracle_archive.put_objects(
-        oracle_bucket, {f"run/{i}": b"x" * 1000 for i in range(3)}, "Archive"
-    )
-    fs = make_oci()
-    plan = fs.plan(f"{oracle_bucket}/run/*")
-    assert len(plan.to_restore) == 3
-    cost = estimate(plan, load_price_sheet("oci-us-ashburn-1"))
-    assert cost.total > 0
-    oracle_archive.requests.clear()
-    with pytest.raises(BudgetExceededError):
-        make_oci(max_cost=cost.total / 10).restore(f"{oracle_bucket}/run/*")
-    assert oracle_archive.requests.count("RestoreObjects") == 0
-
-
 def test_adapter_options_and_tiers_are_checked_before_any_request(
     oracle_archive: EmulatedOracleArchive, make_oci: Callable[..., Any]
 ) -> None:

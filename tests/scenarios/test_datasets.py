@@ -2,18 +2,20 @@
 
 Chunks are in the provider's cold class: one that needs a restore (S3, Azure, Oracle),
 or one that reads at once for a retrieval fee (GCS), where the plan reads instead of
-restoring and prefetch sends nothing.
+restoring and prefetch sends nothing; and in a fee-charging class on every provider,
+where plans and prefetches go through the budget.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import fsspec
 import numpy as np
 import pytest
 
-from tests.support.providers import provider_params, reads, restore_calls, restore_requests
+from archivefs.errors import BudgetExceededError
+from tests.support.providers import NO_FEES, provider_params, reads, restore_calls, restore_requests
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,6 +28,7 @@ ads = pytest.importorskip("archivefs.datasets")
 from tests.zarr_data import make_source, upload_zarr_to  # noqa: E402  (needs xarray)
 
 NOT_HERE = {"rgw": "radosgw stores no class that needs a restore or bills a read"}
+GIB = 2**30
 CHUNKS = "store.zarr/t/c/"
 pytestmark = pytest.mark.timeout(900)
 
@@ -92,3 +95,41 @@ def test_archive_url_and_xarray_storage_options(provider: Provider, tmp_path: Pa
     expected = source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
     np.testing.assert_array_equal(selection.values, expected)
     assert reads(provider, CHUNKS) == 2
+
+
+@pytest.mark.parametrize("provider", provider_params(skip=NO_FEES), indirect=True)
+def test_plan_and_prefetch_of_fee_charging_chunks_go_through_the_budget(
+    provider: Provider, tmp_path: Path
+) -> None:
+    source = make_source()
+    url = upload_zarr_to(provider, tmp_path, source, chunks=provider.spec.fee_class)
+    options = {"storage_options": provider.storage_options(), "skip_instance_cache": True}
+    tight = ads.open_zarr(url, **options, **provider.open_options(max_cost=0.0))
+    selection = tight["t"].isel(time=slice(8, 24))  # 8 chunks
+    provider.server.requests.clear()
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        ads.plan_dataset(selection)
+    with pytest.raises(BudgetExceededError, match="retrieval fee"):
+        ads.prefetch(selection)
+    assert reads(provider, CHUNKS) == 0
+
+    seen: list[Any] = []
+    ds = ads.open_zarr(url, **options, **provider.open_options(max_cost=1.0))
+    selection = ds["t"].isel(time=slice(8, 24))
+    (fs,) = ads.chunk_paths(selection)  # hooks are callables: added to the opened filesystem
+    fs.hooks.on_estimate.append(lambda plan, e: seen.append(e))
+    plan = ads.plan_dataset(selection)
+    assert len(plan) == len(plan.fee_reads) == 8  # 4 time chunks x 2 y chunks
+    assert plan.to_restore == []  # readable, for a fee: nothing to restore
+    chunk_bytes = sum(g.size for g in plan)
+    assert provider.spec.fee_class is not None
+    retrieval, _ = provider.spec.fee_classes[provider.spec.fee_class]
+    assert seen[-1].bytes_read == chunk_bytes
+    assert seen[-1].components["retrieval"] == pytest.approx(chunk_bytes / GIB * retrieval)
+    result = ads.prefetch(selection)
+    assert result.requests_sent == 0
+    assert restore_calls(provider) == 0
+    assert len(seen) == 1  # plan_dataset approved these reads: prefetch counts them once
+    assert reads(provider, CHUNKS) == 0  # prefetch reads nothing itself
+    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
+    assert reads(provider, CHUNKS) == 8  # one read per chunk
