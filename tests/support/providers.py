@@ -8,6 +8,7 @@ Adding a provider means adding one :class:`ProviderSpec` to :data:`PROVIDERS`.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -46,6 +47,16 @@ class ProviderSpec:
     read_op: str = "GET"  # the request that downloads an object's bytes
     key_field: str = "key"  # the request record's attribute naming the object
     head_op: str = "HEAD"  # the request that reads one object's metadata
+    # the CLI: an option of another provider's client, refused with the name of this
+    # one's client; a flag of another provider, refused naming this one's way; a restore
+    # speed it lacks, refused in these words
+    cli_foreign_option: tuple[str, str] = ("account_name", "s3fs")
+    cli_foreign_flag: tuple[str, str] = ("--account-name", "--profile")
+    cli_foreign_tier: tuple[str, str] = ("High", "'High'")
+    # whether a listing shows restore states without restore_status_in_listings (which
+    # the CLI has no flag for); if not, the CLI learns each archived object's with a HEAD
+    cli_lists_restore_states: bool = True
+    not_advised: frozenset[str] = frozenset()  # fee classes `advise` does not compare
 
     @property
     def fee_class(self) -> str | None:
@@ -78,6 +89,9 @@ PROVIDERS: dict[str, ProviderSpec] = {
             # AWS lists restore states; moto needs the option spelled out
             {"restore_status_in_listings": True, "restore_time_scale": 1 / 3600},
             restore_call="RestoreObject", sheet="aws-us-east-1",
+            # moto is not AWS: the CLI cannot know its listings carry restore states
+            cli_lists_restore_states=False, not_advised=frozenset({"ONEZONE_IA"}),
+            cli_foreign_flag=("--account-name", "use it with az:// URLs"),
             fee_classes={"STANDARD_IA": (0.01, 0.001), "ONEZONE_IA": (0.01, 0.001),
                          "GLACIER_IR": (0.03, 0.01)},
         ),
@@ -87,13 +101,16 @@ PROVIDERS: dict[str, ProviderSpec] = {
             # Set Blob Tier goes in Blob Batches of up to 256
             restore_call="BlobBatch", restore_batch=256, read_op="GetBlob", key_field="blob",
             head_op="GetBlobProperties", sheet="azure-eastus",
+            cli_foreign_option=("endpoint_url", "adlfs"),
+            cli_foreign_flag=("--profile", "--account-name"), cli_foreign_tier=("Bulk", "'Bulk'"),
             fee_classes={"Cool": (0.01, 0.001), "Cold": (0.03, 0.01)},
         ),
         ProviderSpec(
             "gcs", "gcs_archive", "gcs_bucket", "gs", "STANDARD", None,
             {"price_sheet": "gcs-us-central1"},
             read_op="objects.download", key_field="name", head_op="objects.get",
-            sheet="gcs-us-central1",
+            sheet="gcs-us-central1", cli_foreign_option=("account_name", "gcsfs"),
+            cli_foreign_flag=("--profile", "--storage-options"),
             fee_classes={"COLDLINE": (0.02, 0.01), "NEARLINE": (0.01, 0.001),
                          "ARCHIVE": (0.05, 0.05)},
         ),
@@ -102,6 +119,8 @@ PROVIDERS: dict[str, ProviderSpec] = {
             {"restore_time_scale": 1 / 3600, "price_sheet": "oci-us-ashburn-1"},
             restore_call="RestoreObjects", read_op="GetObject", key_field="name",
             head_op="HeadObject", sheet="oci-us-ashburn-1",
+            cli_foreign_option=("account_name", "ocifs"),
+            cli_foreign_tier=("Bulk", "has no restore speed (Oracle has one) 'Bulk'"),
             fee_classes={"InfrequentAccess": (0.01, 0.00034)},
         ),
         # Ceph RGW stores the S3 archive classes but answers RestoreObject with 501
@@ -177,6 +196,15 @@ class Provider:
     def fs(self, **overrides: Any) -> ArchiveFileSystem:
         """A new ``ArchiveFileSystem`` on this provider (see :meth:`archive_options`)."""
         return ArchiveFileSystem(**self.archive_options(**overrides))
+
+
+def cli_account(provider: Provider) -> tuple[list[str], dict[str, str]]:
+    """The ``archivefs`` script's arguments and environment for the provider's account,
+    as its users give them: Azure's connection string in the environment (adlfs reads
+    it there), the others' client options with ``--storage-options``."""
+    if provider.name == "azure":
+        return [], {"AZURE_STORAGE_CONNECTION_STRING": provider.server.connection_string}
+    return ["--storage-options", json.dumps(provider.storage_options())], {}
 
 
 def provider_for(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> Provider:
