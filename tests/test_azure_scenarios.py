@@ -9,10 +9,8 @@ batches; ``rehydrations`` counts the rehydrations each blob started.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import fsspec
 import pytest
 
 from archivefs.stores.azure import LIST_PAGE
@@ -77,46 +75,6 @@ def test_refused_batches_fall_back_to_one_set_tier_per_blob(
     assert azure_archive.requests.count("BlobBatch") == 1
     assert azure_archive.requests.count("SetBlobTier", status=202) == 40
     assert len(azure_archive.pending()) == 40
-
-
-def test_bundles_are_restored_as_groups_then_members_read(
-    azure_archive: EmulatedAzureArchive,
-    azure_container: str,
-    make_az: Callable[..., Any],
-    tmp_path: Path,
-) -> None:
-    from archivefs.catalog import ByPrefix, Catalog
-    from archivefs.catalog.layout import catalog_dir
-    from archivefs.catalog.writer import bundle_tree
-
-    src = tmp_path / "src"
-    files = {f"d{i % 3}/f{i:03d}.dat": f"member {i} ".encode() * 40 for i in range(60)}
-    for name, data in files.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_bytes(data)
-    az = fsspec.filesystem("az", skip_instance_cache=True, **azure_archive.storage_options())
-    dest = f"{azure_container}/k"
-    bundle_tree(
-        fsspec.filesystem("file"), str(src), az, dest,
-        policy=ByPrefix(depth=1), storage_class="Archive",
-    )  # fmt: skip
-    catalog = Catalog.load(az, catalog_dir(dest))
-    assert len(catalog.bundles) == 3  # one per directory
-    azure_archive.rehydrate_delay["Standard"] = 1.0
-    fs = make_az()
-    azure_archive.requests.clear()
-
-    result = fs.restore(f"{dest}/d1/", wait=True, timeout=600)
-
-    assert len(result.plan) == 1  # 20 members, one group: their bundle
-    assert sub_requests(azure_archive) == 1
-    assert len(azure_archive.rehydrations) == 1
-    assert fs.cat_file(f"{dest}/d1/f004.dat") == files["d1/f004.dat"]
-    result = fs.restore(f"{dest}/", wait=True, timeout=600)  # the two others, one batch
-    assert azure_archive.requests.count("BlobBatch") == 1
-    assert sub_requests(azure_archive) == 3
-    assert set(azure_archive.rehydrations.values()) == {1}
-    assert fs.cat_file(f"{dest}/d2/f059.dat") == files["d2/f059.dat"]
 
 
 def test_a_pending_read_says_how_a_finished_rehydration_shows(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from fsspec.asyn import sync
 
-from archivefs.errors import BudgetExceededError, NotArchivedError
+from archivefs.errors import NotArchivedError
 from archivefs.stores.gcs import GcsStore
 
 if TYPE_CHECKING:
@@ -217,59 +217,6 @@ def test_store_options_the_adapter_does_not_take_are_refused_by_name(
     ):
         make_gs(store_options={"retry": {"attempts": 2}, "batch_size": 5})
     assert gcs_archive.requests.count() == sent  # refused before any request
-
-
-def test_bundles_upload_into_a_gcs_class_and_members_read_for_a_fee(
-    gcs_archive: EmulatedGcsArchive,
-    gcs_bucket: str,
-    make_gs: Callable[..., ArchiveFileSystem],
-    tmp_path: Path,
-) -> None:
-    import fsspec
-
-    from archivefs.catalog import ByPrefix, Catalog
-    from archivefs.catalog.layout import catalog_dir
-    from archivefs.catalog.writer import bundle_tree
-
-    src = tmp_path / "src"
-    files = {f"d{i % 3}/f{i:03d}.dat": f"member {i} ".encode() * 40 for i in range(30)}
-    for name, body in files.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_bytes(body)
-    gs = fsspec.filesystem("gs", skip_instance_cache=True, **gcs_archive.storage_options())
-    dest = f"{gcs_bucket}/k"
-    bundle_tree(
-        fsspec.filesystem("file"), str(src), gs, dest,
-        policy=ByPrefix(depth=1), storage_class="ARCHIVE",
-    )  # fmt: skip
-    catalog = Catalog.load(gs, catalog_dir(dest))
-    assert len(catalog.bundles) == 3  # one per directory, each uploaded in ARCHIVE
-    for key, bundle in catalog.bundles.items():
-        assert gcs_archive.storage_class(gcs_bucket, key.partition("/")[2]) == "ARCHIVE"
-        assert bundle.etag == gcs_archive.generation(gcs_bucket, key.partition("/")[2])
-
-    wanted = sorted(f"{dest}/{n}" for n in files if n.startswith("d1/"))
-    tight = make_gs(max_cost=0.0000001)
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="1 object\\(s\\) that bill a retrieval fee"):
-        tight.cat(wanted)  # 10 members, one bundle: one fee-charging read
-    bundle_downloads = [
-        r
-        for r in gcs_archive.requests.records
-        if r.op == "objects.download" and "/.archivefs/bundles/" in f"/{r.name}"
-    ]
-    assert bundle_downloads == []
-
-    fs = make_gs(max_cost=0.01)
-    gcs_archive.requests.clear()
-    got = fs.cat(wanted)
-    assert got == {p: files[p.split("/k/", 1)[1]] for p in wanted}
-    bundle_reads = [
-        r
-        for r in gcs_archive.requests.records
-        if r.op == "objects.download" and "/.archivefs/bundles/" in f"/{r.name}"
-    ]
-    assert [r.status for r in bundle_reads] == [206]  # adjacent members: one ranged read
 
 
 def test_pickles_keep_gcsfs_token_modes_but_never_a_credential(

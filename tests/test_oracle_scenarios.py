@@ -9,13 +9,10 @@ Azure); ``restores`` counts the restores each object started.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import fsspec
 import pytest
 
-from archivefs.filesystem import ArchiveFileSystem
 from archivefs.stores.oracle import LIST_PAGE
 
 if TYPE_CHECKING:
@@ -83,41 +80,3 @@ def test_as_ready_yields_objects_as_their_restores_finish(
     assert sorted(ready) == paths
     assert oracle_archive.requests.count("RestoreObjects") == 20
     assert fs.cat_file(paths[7]) == b"object 7"
-
-
-def test_bundles_go_to_oracle_archive_and_their_members_read_after_one_restore_each(
-    oracle_archive: EmulatedOracleArchive,
-    oracle_bucket: str,
-    make_oci: Callable[..., ArchiveFileSystem],
-    tmp_path: Path,
-) -> None:
-    # `bundle ... oci://... --storage-class Archive` wrote Standard bundles (issue #31):
-    # "Archive" is parsed in the destination's names and each bundle is put in that tier
-    from archivefs.catalog import ByPrefix, Catalog
-    from archivefs.catalog.layout import catalog_dir
-    from archivefs.catalog.writer import bundle_tree
-    from archivefs.errors import ObjectArchivedError
-
-    src = tmp_path / "src"
-    files = {f"d{i % 3}/f{i}.dat": f"member {i} ".encode() * (30 + i) for i in range(12)}
-    for name, data in files.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_bytes(data)
-    raw = fsspec.filesystem("oci", skip_instance_cache=True, **oracle_archive.storage_options())
-    dest = f"{oracle_bucket}/run"
-    bundle_tree(fsspec.filesystem("file"), str(src), raw, dest, storage_class="Archive",
-                policy=ByPrefix(depth=1))  # fmt: skip
-    catalog = Catalog.load(raw, catalog_dir(dest))
-    assert len(catalog.bundles) == 3
-    for key, info in catalog.bundles.items():
-        assert (info.storage_class.provider, info.storage_class.value) == ("oracle", "Archive")
-        assert oracle_archive.archival_state(oracle_bucket, key.split("/", 1)[1]) == "Archived"
-    fs = make_oci()
-    member = f"{dest}/d0/f0.dat"
-    with pytest.raises(ObjectArchivedError):
-        fs.cat_file(member)
-    oracle_archive.requests.clear()
-    fs.restore([f"{dest}/{name}" for name in files], wait=True, timeout=600)
-    assert oracle_archive.requests.count("RestoreObjects", status=202) == 3  # one per bundle
-    for name, data in files.items():
-        assert fs.cat_file(f"{dest}/{name}") == data
