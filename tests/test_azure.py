@@ -27,38 +27,6 @@ def _seed(archive: EmulatedAzureArchive, container: str, n: int, tier: str = "Ar
         archive.put_blob(container, f"run/f{i:03d}.bin", b"x" * (i + 1), tier=tier)
 
 
-def test_states_come_from_one_listing(
-    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
-) -> None:
-    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # stays pending
-    c = azure_container
-    azure_archive.put_blob(c, "d/hot.bin", b"h")
-    azure_archive.put_blob(c, "d/cool.bin", b"co", tier="Cool")
-    azure_archive.put_blob(c, "d/cold.bin", b"col", tier="Cold")
-    azure_archive.put_blob(c, "d/arch.bin", b"arch", tier="Archive")
-    azure_archive.put_blob(c, "d/pending.bin", b"pend", tier="Archive")
-    fs = make_az()
-    fs.restore(f"{c}/d/pending.bin")
-    azure_archive.requests.clear()
-
-    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{c}/d", detail=True)}
-
-    assert azure_archive.requests.counts() == {"ListBlobs": 1}  # no per-blob request
-    seen = {
-        k: (e["storage_class"], e["access"], e["restore"], e["size"]) for k, e in entries.items()
-    }
-    assert seen == {
-        "hot.bin": ("Hot", "immediate", "hot", 1),
-        "cool.bin": ("Cool", "retrieval_fee", "hot", 2),
-        "cold.bin": ("Cold", "retrieval_fee", "hot", 3),
-        "arch.bin": ("Archive", "restore", "archived", 4),
-        "pending.bin": ("Archive", "restore", "restoring", 4),
-    }
-    azure_archive.requests.clear()
-    assert fs.find(f"{c}/d", detail=True)[f"{c}/d/arch.bin"]["access"] == "restore"
-    assert azure_archive.requests.counts() == {"ListBlobs": 1}
-
-
 def test_hot_reads_are_adlfs_reads(
     azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
 ) -> None:

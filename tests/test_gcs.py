@@ -21,10 +21,7 @@ if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
     from archivefs.testing import EmulatedGcsArchive
 
-GIB = 2**30
 CLASSES = {"a": "STANDARD", "b": "NEARLINE", "c": "COLDLINE", "d": "ARCHIVE"}
-CHUNKS = "store.zarr/t/c/"
-ACCESS = {"STANDARD": "immediate", "NEARLINE": "retrieval_fee", "COLDLINE": "retrieval_fee"}
 
 
 def data_downloads(archive: EmulatedGcsArchive, prefix: str = "") -> int:
@@ -46,35 +43,6 @@ def seed(archive: EmulatedGcsArchive, bucket: str) -> dict[str, bytes]:
     archive.put_object(bucket, "run/sub/e", b"e" * 10)
     archive.requests.clear()
     return data
-
-
-def test_ls_info_and_plans_take_classes_from_one_listing(
-    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
-) -> None:
-    seed(gcs_archive, gcs_bucket)
-    fs = make_gs()
-    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{gcs_bucket}/run", detail=True)}
-    assert {n: e.get("storage_class") for n, e in entries.items()} == {**CLASSES, "sub": None}
-    for name, klass in CLASSES.items():
-        assert entries[name]["access"] == ACCESS.get(klass, "retrieval_fee")
-        assert entries[name]["restore"] == "hot"  # nothing on GCS needs a restore
-        assert entries[name]["size"] == 100
-    assert entries["sub"]["type"] == "directory"
-    # one listing (and one look for archivefs's catalog registry, absent: 404)
-    assert gcs_archive.requests.by_op() == {"objects.list": 1, "objects.download": 1}
-    assert fs.info(f"{gcs_bucket}/run/d")["storage_class"] == "ARCHIVE"  # from the listing
-    assert gcs_archive.requests.by_op() == {"objects.list": 1, "objects.download": 1}
-
-    fresh = make_gs()
-    gcs_archive.requests.clear()
-    assert fresh.info(f"{gcs_bucket}/run/c")["access"] == "retrieval_fee"
-    assert gcs_archive.requests.by_op() == {"objects.get": 1, "objects.download": 1}
-    gcs_archive.requests.clear()
-    plan = fresh.plan([f"{gcs_bucket}/run/{n}" for n in CLASSES])  # 4 states: one listing
-    assert gcs_archive.requests.by_op() == {"objects.list": 1}
-    assert {g.action.value for g in plan} == {"read"}
-    assert plan.to_restore == []
-    assert sorted(g.key.rsplit("/", 1)[1] for g in plan.fee_reads) == ["b", "c", "d"]
 
 
 def test_every_read_policy_reads_every_class_at_once(

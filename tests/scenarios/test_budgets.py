@@ -16,7 +16,6 @@ import pytest
 
 from archivefs.errors import BudgetExceededError
 from tests.support.providers import (
-    FIRST_LOOK,
     NO_FEES,
     NO_RESTORES,
     provider_params,
@@ -59,7 +58,7 @@ def test_fee_reads_are_refused_before_the_first_byte_on_every_path(
     tight = provider.fs(max_cost=0.0, on_estimate=lambda plan, e: seen.append(e))
     with pytest.raises(BudgetExceededError, match=rf"{fees} object\(s\) that bill a retrieval"):
         tight.cat(paths)
-    assert request_counts(provider) == FIRST_LOOK[provider.name]  # a listing, no object read
+    assert request_counts(provider) == provider.spec.first_look  # a listing, no object read
     with pytest.raises(BudgetExceededError, match="retrieval fee"):
         tight.get(run, str(tmp_path / "out"), recursive=True)
     with pytest.raises(BudgetExceededError, match="retrieval fee"):

@@ -20,7 +20,6 @@ import pytest
 
 from archivefs.cli import EXIT_BUDGET, EXIT_USAGE
 from tests.support.providers import (
-    FIRST_LOOK,
     NO_RESTORES,
     PROVIDERS,
     cli_account,
@@ -82,7 +81,7 @@ def test_ls_status_estimate_restore_with_the_providers_urls(cli: Any, provider: 
     assert rows["hot.bin"] == ["1", spec.hot_class, "hot"]
     assert rows["a0.bin"] == ["5", spec.chunk_class, "archived" if restores else "hot"]
     heads = {} if spec.cli_lists_restore_states else {spec.head_op: restores}
-    assert request_counts(provider) == {**FIRST_LOOK[provider.name], **heads}  # + registry
+    assert request_counts(provider) == {**provider.spec.first_look, **heads}  # + registry
 
     files = _ok(cli("status", "--json", url))["files"]
     assert (files.get("archived", 0), files["hot"]) == (restores, 4 - restores)

@@ -12,7 +12,6 @@ from archivefs.model import Action
 from tests.support.counts import assert_each_once
 from tests.support.processes import kill_when
 from tests.support.providers import (
-    FIRST_LOOK,
     NO_RESTORES,
     THROTTLE_STATUS,
     faults_injected,
@@ -51,7 +50,7 @@ def test_a_repeat_while_pending_sends_nothing(provider: Provider) -> None:
     # all the two instances sent (no restore among them): per instance, one look for a
     # catalog registry (absent) and one probe listing
     assert provider.server.requests.counts() == {
-        op: 2 * n for op, n in FIRST_LOOK[provider.name].items()
+        op: 2 * n for op, n in provider.spec.first_look.items()
     }
 
 

@@ -45,6 +45,7 @@ class ProviderSpec:
     restore_call: str | None = None
     restore_batch: int = 1
     read_op: str = "GET"  # the request that downloads an object's bytes
+    list_op: str = "LIST"  # the request that lists a page of a prefix
     key_field: str = "key"  # the request record's attribute naming the object
     head_op: str = "HEAD"  # the request that reads one object's metadata
     # the CLI: an option of another provider's client, refused with the name of this
@@ -57,6 +58,16 @@ class ProviderSpec:
     # the CLI has no flag for); if not, the CLI learns each archived object's with a HEAD
     cli_lists_restore_states: bool = True
     not_advised: frozenset[str] = frozenset()  # fee classes `advise` does not compare
+
+    # what a listing shows of an object whose restore finished: (class, restore state)
+    # when not (its cold class, "restored")
+    restored_as: tuple[str, str] | None = None
+
+    @property
+    def first_look(self) -> dict[str, int]:
+        """The requests of a new filesystem's first listing: one look for a catalog
+        registry (absent) and one listing page."""
+        return {self.read_op: 1, self.list_op: 1}
 
     @property
     def fee_class(self) -> str | None:
@@ -100,6 +111,7 @@ PROVIDERS: dict[str, ProviderSpec] = {
             {"restore_time_scale": 1 / 3600, "price_sheet": "azure-eastus"},
             # Set Blob Tier goes in Blob Batches of up to 256
             restore_call="BlobBatch", restore_batch=256, read_op="GetBlob", key_field="blob",
+            list_op="ListBlobs", restored_as=("Hot", "hot"),  # rehydrated: a Hot blob
             head_op="GetBlobProperties", sheet="azure-eastus",
             cli_foreign_option=("endpoint_url", "adlfs"),
             cli_foreign_flag=("--profile", "--account-name"), cli_foreign_tier=("Bulk", "'Bulk'"),
@@ -109,6 +121,7 @@ PROVIDERS: dict[str, ProviderSpec] = {
             "gcs", "gcs_archive", "gcs_bucket", "gs", "STANDARD", None,
             {"price_sheet": "gcs-us-central1"},
             read_op="objects.download", key_field="name", head_op="objects.get",
+            list_op="objects.list",
             sheet="gcs-us-central1", cli_foreign_option=("account_name", "gcsfs"),
             cli_foreign_flag=("--profile", "--storage-options"),
             fee_classes={"COLDLINE": (0.02, 0.01), "NEARLINE": (0.01, 0.001),
@@ -118,6 +131,7 @@ PROVIDERS: dict[str, ProviderSpec] = {
             "oracle", "oracle_archive", "oracle_bucket", "oci", "Standard", "Archive",
             {"restore_time_scale": 1 / 3600, "price_sheet": "oci-us-ashburn-1"},
             restore_call="RestoreObjects", read_op="GetObject", key_field="name",
+            list_op="ListObjects",
             head_op="HeadObject", sheet="oci-us-ashburn-1",
             cli_foreign_option=("account_name", "ocifs"),
             cli_foreign_tier=("Bulk", "has no restore speed (Oracle has one) 'Bulk'"),
@@ -349,16 +363,6 @@ def restores_started(provider: Provider) -> Counter[str]:
     if provider.name == "oracle":
         return Counter(provider.server.restores)
     return s3_restores(provider.server)
-
-
-# per provider: the requests of one new filesystem's first restore of objects it knows
-# of already: one look for the catalog registry (absent) and one probe listing
-FIRST_LOOK = {
-    "s3": {"GET": 1, "LIST": 1},
-    "azure": {"GetBlob": 1, "ListBlobs": 1},
-    "gcs": {"objects.download": 1, "objects.list": 1},
-    "oracle": {"GetObject": 1, "ListObjects": 1},
-}
 
 
 def request_counts(provider: Provider) -> dict[str, int]:
