@@ -46,6 +46,7 @@ class ProviderSpec:
     restore_batch: int = 1
     read_op: str = "GET"  # the request that downloads an object's bytes
     list_op: str = "LIST"  # the request that lists a page of a prefix
+    list_page: int = 1000  # the most objects one listing page holds
     key_field: str = "key"  # the request record's attribute naming the object
     head_op: str = "HEAD"  # the request that reads one object's metadata
     # the CLI: an option of another provider's client, refused with the name of this
@@ -111,7 +112,8 @@ PROVIDERS: dict[str, ProviderSpec] = {
             {"restore_time_scale": 1 / 3600, "price_sheet": "azure-eastus"},
             # Set Blob Tier goes in Blob Batches of up to 256
             restore_call="BlobBatch", restore_batch=256, read_op="GetBlob", key_field="blob",
-            list_op="ListBlobs", restored_as=("Hot", "hot"),  # rehydrated: a Hot blob
+            list_op="ListBlobs", list_page=5000,
+            restored_as=("Hot", "hot"),  # a rehydrated blob is a Hot blob
             head_op="GetBlobProperties", sheet="azure-eastus",
             cli_foreign_option=("endpoint_url", "adlfs"),
             cli_foreign_flag=("--profile", "--account-name"), cli_foreign_tier=("Bulk", "'Bulk'"),
@@ -307,6 +309,17 @@ def quick_restores(provider: Provider) -> None:
         server.restore_delay = 1.0
     else:
         server.set_restore_delay(1.0)
+
+
+def finish_restores(provider: Provider) -> None:
+    """Every restore pending on the server completes now."""
+    server = provider.server
+    if provider.name == "azure":
+        server.complete_rehydrations()
+    elif provider.name == "oracle":
+        server.complete_restores()
+    else:
+        server.set_restore_delay(0)  # moto: also restores already in flight
 
 
 # the operations each twin throttles in the throttling scenario (one seeded rule each,
