@@ -15,7 +15,6 @@ from archivefs.errors import (
     ObjectNotFoundError,
     RestoreInProgressError,
 )
-from archivefs.pricing import estimate, load_price_sheet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,38 +25,6 @@ if TYPE_CHECKING:
 def _seed(archive: EmulatedAzureArchive, container: str, n: int, tier: str = "Archive") -> None:
     for i in range(n):
         archive.put_blob(container, f"run/f{i:03d}.bin", b"x" * (i + 1), tier=tier)
-
-
-def test_states_come_from_one_listing(
-    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
-) -> None:
-    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # stays pending
-    c = azure_container
-    azure_archive.put_blob(c, "d/hot.bin", b"h")
-    azure_archive.put_blob(c, "d/cool.bin", b"co", tier="Cool")
-    azure_archive.put_blob(c, "d/cold.bin", b"col", tier="Cold")
-    azure_archive.put_blob(c, "d/arch.bin", b"arch", tier="Archive")
-    azure_archive.put_blob(c, "d/pending.bin", b"pend", tier="Archive")
-    fs = make_az()
-    fs.restore(f"{c}/d/pending.bin")
-    azure_archive.requests.clear()
-
-    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{c}/d", detail=True)}
-
-    assert azure_archive.requests.counts() == {"ListBlobs": 1}  # no per-blob request
-    seen = {
-        k: (e["storage_class"], e["access"], e["restore"], e["size"]) for k, e in entries.items()
-    }
-    assert seen == {
-        "hot.bin": ("Hot", "immediate", "hot", 1),
-        "cool.bin": ("Cool", "retrieval_fee", "hot", 2),
-        "cold.bin": ("Cold", "retrieval_fee", "hot", 3),
-        "arch.bin": ("Archive", "restore", "archived", 4),
-        "pending.bin": ("Archive", "restore", "restoring", 4),
-    }
-    azure_archive.requests.clear()
-    assert fs.find(f"{c}/d", detail=True)[f"{c}/d/arch.bin"]["access"] == "restore"
-    assert azure_archive.requests.counts() == {"ListBlobs": 1}
 
 
 def test_hot_reads_are_adlfs_reads(
@@ -209,45 +176,61 @@ def test_missing_container_and_blob_are_clear_errors(
         fs.restore([f"{azure_container}/missing.bin"])
 
 
-def test_estimate_and_max_cost_guard_rehydrations(
+def _seed_archived(archive: EmulatedAzureArchive, container: str, n: int) -> list[str]:
+    blobs = {f"o/{i:05d}": f"blob {i}".encode() for i in range(n)}
+    archive.put_blobs(container, blobs, tier="Archive")
+    return [f"{container}/{name}" for name in sorted(blobs)]
+
+
+def test_refused_batches_fall_back_to_one_set_tier_per_blob(
     azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
 ) -> None:
-    from archivefs.errors import BudgetExceededError
-
-    _seed(azure_archive, azure_container, 3)
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    azure_archive.batch_enabled = False  # an account that answers Blob Batch with an error
+    paths = _seed_archived(azure_archive, azure_container, 40)
     fs = make_az()
-    plan = fs.plan(f"{azure_container}/run/*", tier="High")
-    cost = estimate(plan, load_price_sheet("azure-eastus"))
-    assert cost.total > 0
     azure_archive.requests.clear()
-    guarded = make_az(max_cost=cost.total / 10)
-    with pytest.raises(BudgetExceededError):
-        guarded.restore(f"{azure_container}/run/*", tier="High")
-    assert azure_archive.requests.count("SetBlobTier") == 0
+    result = fs.restore(paths[:30])
+    assert result.requests_sent == 30
+    assert azure_archive.requests.count("BlobBatch", status=400) == 1
+    assert azure_archive.requests.count("SetBlobTier", status=202) == 30
+    fs.restore(paths)  # the same filesystem remembers: no batch is tried again
+    assert azure_archive.requests.count("BlobBatch") == 1
+    assert azure_archive.requests.count("SetBlobTier", status=202) == 40
+    assert len(azure_archive.pending()) == 40
 
 
-def test_a_budget_without_a_price_sheet_is_checked_in_azure_prices(
-    azure_archive: EmulatedAzureArchive, azure_container: str
+def test_a_pending_read_says_how_a_finished_rehydration_shows(
+    azure_archive: EmulatedAzureArchive, azure_container: str, make_az: Callable[..., Any]
 ) -> None:
-    from archivefs.errors import BudgetExceededError
-    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.errors import RestoreInProgressError
 
-    _seed(azure_archive, azure_container, 3)
-    options: dict[str, Any] = {
-        "target_protocol": "az",
-        "target_options": azure_archive.storage_options(),
-        "journal": False,
-        "skip_instance_cache": True,
-    }  # no price_sheet=: the provider's own
-    plan = ArchiveFileSystem(**options).plan(f"{azure_container}/run/*", tier="High")
-    cost = estimate(plan, load_price_sheet("azure-eastus")).total
-    assert cost > 0
-    fs = ArchiveFileSystem(max_cost=cost * 0.99, **options)
-    assert fs.estimate_plan(plan).sheet == "azure-eastus"
-    azure_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match=f"estimated cost {cost:.4f} USD"):
-        fs.restore(f"{azure_container}/run/*", tier="High")
-    assert azure_archive.requests.count("SetBlobTier", batched=None) == 0
-    fs.hooks.set_budget(cost)  # exactly the Azure estimate: approved
-    assert fs.restore(f"{azure_container}/run/*", tier="High").requests_sent == 3
-    assert azure_archive.requests.count("SetBlobTier", batched=None) == 3
+    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
+    azure_archive.put_blob(azure_container, "a.bin", b"data", tier="Archive")
+    fs = make_az(store_options={"rehydrate_to": "Cool"})
+    fs.restore(f"{azure_container}/a.bin")
+    assert azure_archive.pending() == {f"{azure_container}/a.bin": ("Cool", "Standard")}
+    with pytest.raises(RestoreInProgressError) as caught:
+        fs.cat_file(f"{azure_container}/a.bin")
+    assert "fs.info() shows storage_class='Cool' and restore='hot'" in str(caught.value)
+    assert "restore='restored'" not in str(caught.value)  # S3's wording, not Azure's
+
+
+def test_adapter_options_are_checked_with_a_fix(
+    azure_archive: EmulatedAzureArchive, make_az: Callable[..., Any]
+) -> None:
+    with pytest.raises(ValueError, match=r"outside Azure's 1\.\.256\. Fix"):
+        make_az(store_options={"batch_size": 300})
+    with pytest.raises(ValueError, match=r"unknown option\(s\) tries\. Fix"):
+        make_az(store_options={"retry": {"tries": 3}})
+    # a misspelt option is refused by name, not dropped (rehydrating in place instead
+    # of by copy would cost an early-deletion fee)
+    with pytest.raises(
+        ValueError,
+        match=r"store_options 'rehydrat' is not an option of the azure adapter.*"
+        r"Fix: use batch_size, rehydrate, rehydrate_to, retry",
+    ):
+        make_az(store_options={"rehydrat": "copy"})
+    fs = make_az(store_options={"retry": {"attempts": 2, "backoff": 0.0}, "batch_size": 1})
+    assert (fs.store.retry.attempts, fs.store.restore_batch_size) == (2, 1)
+    assert azure_archive.requests.counts() == {}  # checked before any request

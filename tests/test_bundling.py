@@ -16,7 +16,7 @@ from archivefs.catalog.index import POINTER
 from archivefs.catalog.layout import catalog_dir
 from archivefs.catalog.writer import bundle_tree, rebuild_catalog
 from tests.support.processes import kill_when
-from tests.support.trees import flipped_byte_is_caught, make_tree
+from tests.support.trees import make_tree
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -84,20 +84,6 @@ def test_bundle_10000_small_files_then_list_plan_restore_read(
     assert archive.requests.count("GET") == 1
     assert archive.requests.bytes_sent("GET") == len(files[name])
     assert fs.cat_file(f"{bucket}/archive/{name}", start=10, end=20) == files[name][10:20]
-
-
-def test_flipped_byte_in_a_bundle_is_caught(
-    archive: EmulatedArchive, bucket: str, s3: Any, tmp_path: Path, make_fs: Any
-) -> None:
-    files = make_tree(tmp_path / "src", 30)
-    bundle_tree(
-        fsspec.filesystem("file"),
-        str(tmp_path / "src"),
-        s3,
-        f"{bucket}/a",
-        storage_class="STANDARD",
-    )
-    flipped_byte_is_caught(make_fs(), s3, f"{bucket}/a", "obs05/f00005.dat", files)
 
 
 def test_catalog_rebuilds_from_the_bundles(

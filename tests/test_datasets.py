@@ -89,33 +89,6 @@ def test_plan_of_something_not_from_an_archive_is_an_error() -> None:
     assert "storage_options" in str(info.value)  # the fix names both ways of opening
 
 
-def test_plan_and_prefetch_a_dataset_xarray_opened_through_storage_options(
-    archive: EmulatedArchive, bucket: str, tmp_path: Path
-) -> None:
-    """``xr.open_zarr("archive::s3://...", storage_options=...)``: plans name the same chunks."""
-    source = make_source()
-    url = upload_zarr(archive, bucket, tmp_path, source)
-    storage = {
-        "s3": archive.storage_options(),
-        "archive": {"journal": str(tmp_path / "j.sqlite"), "restore_time_scale": 1 / 3600},
-    }
-    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
-    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
-    archive.requests.clear()
-    plan = ads.plan_dataset(selection)
-    assert sorted(g.key for g in plan) == [
-        f"{bucket}/store.zarr/t/c/1/0/0",
-        f"{bucket}/store.zarr/t/c/2/0/0",
-    ]
-    assert archive.requests.count("RestoreObject") == 0
-    result = ads.prefetch(selection, wait=True, timeout=600)
-    assert result.requests_sent == 2
-    assert archive.requests.count("RestoreObject") == 2
-    np.testing.assert_array_equal(
-        selection.values, source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
-    )
-
-
 def test_netcdf_files_are_planned_per_file(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
 ) -> None:

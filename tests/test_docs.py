@@ -1,9 +1,11 @@
-"""The documentation site builds with no warnings, and the getting-started page is true."""
+"""The documentation site builds with no warnings, and the getting-started page (its S3
+quickstart, its own-files job and its Azure section) is true."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +127,27 @@ def test_clusters_page_quotes_the_shipped_prices() -> None:
     text = " ".join((ROOT / "docs" / "clusters.md").read_text(encoding="utf-8").split())
     for phrase in quoted:
         assert phrase in text, phrase
+
+
+# What the page's Azure section promises (the same quickstart on Azure Blob Archive).
+AZURE_CHECKS = """
+assert len(plan.to_restore) == 4, plan
+assert float(lazy["t"].sum()) == 3160.0
+assert azure.requests.count("BlobBatch") == 1
+assert azure.requests.count("SetBlobTier", batched=True, status=202) == 4
+assert set(azure.pending()) == set()  # all rehydrated
+print("azure: ok")
+"""
+
+
+def test_getting_started_azure_section_gives_the_quoted_results(tmp_path: Path) -> None:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("the emulated Azure archive needs Node.js and npm (for Azurite)")
+    pytest.importorskip("adlfs")
+    code = section_code("The same on Azure Blob Archive")
+    for quoted in ("# 4:", "# 3160.0", "# 1:"):
+        assert quoted in code, f"the page no longer quotes {quoted}"
+    assert code.count("azure.stop()") == 1
+    code = code.replace("azure.stop()", AZURE_CHECKS + "azure.stop()")
+    # not azure.py: a script of that name would shadow the azure package
+    run_page_code(tmp_path, "azure_quickstart.py", code, "azure: ok")

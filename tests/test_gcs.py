@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pytest
 from fsspec.asyn import sync
 
-from archivefs.errors import BudgetExceededError, NotArchivedError
+from archivefs.errors import NotArchivedError
 from archivefs.stores.gcs import GcsStore
 
 if TYPE_CHECKING:
@@ -22,10 +21,7 @@ if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
     from archivefs.testing import EmulatedGcsArchive
 
-GIB = 2**30
 CLASSES = {"a": "STANDARD", "b": "NEARLINE", "c": "COLDLINE", "d": "ARCHIVE"}
-CHUNKS = "store.zarr/t/c/"
-ACCESS = {"STANDARD": "immediate", "NEARLINE": "retrieval_fee", "COLDLINE": "retrieval_fee"}
 
 
 def data_downloads(archive: EmulatedGcsArchive, prefix: str = "") -> int:
@@ -47,35 +43,6 @@ def seed(archive: EmulatedGcsArchive, bucket: str) -> dict[str, bytes]:
     archive.put_object(bucket, "run/sub/e", b"e" * 10)
     archive.requests.clear()
     return data
-
-
-def test_ls_info_and_plans_take_classes_from_one_listing(
-    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, make_gs: Callable[..., ArchiveFileSystem]
-) -> None:
-    seed(gcs_archive, gcs_bucket)
-    fs = make_gs()
-    entries = {e["name"].rsplit("/", 1)[1]: e for e in fs.ls(f"{gcs_bucket}/run", detail=True)}
-    assert {n: e.get("storage_class") for n, e in entries.items()} == {**CLASSES, "sub": None}
-    for name, klass in CLASSES.items():
-        assert entries[name]["access"] == ACCESS.get(klass, "retrieval_fee")
-        assert entries[name]["restore"] == "hot"  # nothing on GCS needs a restore
-        assert entries[name]["size"] == 100
-    assert entries["sub"]["type"] == "directory"
-    # one listing (and one look for archivefs's catalog registry, absent: 404)
-    assert gcs_archive.requests.by_op() == {"objects.list": 1, "objects.download": 1}
-    assert fs.info(f"{gcs_bucket}/run/d")["storage_class"] == "ARCHIVE"  # from the listing
-    assert gcs_archive.requests.by_op() == {"objects.list": 1, "objects.download": 1}
-
-    fresh = make_gs()
-    gcs_archive.requests.clear()
-    assert fresh.info(f"{gcs_bucket}/run/c")["access"] == "retrieval_fee"
-    assert gcs_archive.requests.by_op() == {"objects.get": 1, "objects.download": 1}
-    gcs_archive.requests.clear()
-    plan = fresh.plan([f"{gcs_bucket}/run/{n}" for n in CLASSES])  # 4 states: one listing
-    assert gcs_archive.requests.by_op() == {"objects.list": 1}
-    assert {g.action.value for g in plan} == {"read"}
-    assert plan.to_restore == []
-    assert sorted(g.key.rsplit("/", 1)[1] for g in plan.fee_reads) == ["b", "c", "d"]
 
 
 def test_every_read_policy_reads_every_class_at_once(
@@ -110,100 +77,6 @@ def test_restore_of_a_gcs_object_is_refused_and_a_glob_restores_nothing(
     with pytest.raises(NotArchivedError, match="nothing to restore"):
         sync(fs.loop, store.restore, state, tier=fs.tier, days=1)
     assert set(gcs_archive.requests.by_op()) <= {"objects.download", "objects.get", "objects.list"}
-
-
-def test_budget_refuses_a_bulk_read_of_fee_charging_objects_before_the_first_byte(
-    gcs_archive: EmulatedGcsArchive,
-    gcs_bucket: str,
-    make_gs: Callable[..., ArchiveFileSystem],
-    tmp_path: Path,
-) -> None:
-    data = seed(gcs_archive, gcs_bucket)
-    paths = sorted(data)
-    seen: list[Any] = []
-    # 3 fee-charging reads: 3 GETs (0.001, 0.01, 0.05 per 1,000) and 300 bytes of retrieval
-    fs = make_gs(max_cost=0.00005, on_estimate=lambda plan, e: seen.append((plan, e)))
-    with pytest.raises(BudgetExceededError, match="3 object\\(s\\) that bill a retrieval fee"):
-        fs.cat(paths)
-    with pytest.raises(BudgetExceededError, match="retrieval fee"):
-        fs.get(f"{gcs_bucket}/run/", str(tmp_path / "out"), recursive=True)
-    assert data_downloads(gcs_archive) == 0  # refused before the first byte
-    assert not list((tmp_path).rglob("out/**/*.*"))
-    assert seen == []  # the budget refuses first; no hook is asked to approve it
-
-    fs = make_gs(max_cost=0.01, on_estimate=lambda plan, e: seen.append((plan, e)))
-    gcs_archive.requests.clear()
-    assert fs.cat(paths) == data
-    assert data_downloads(gcs_archive) == 4
-    ((plan, estimate),) = seen
-    assert sorted(g.key for g in plan) == [f"{gcs_bucket}/run/{n}" for n in "bcd"]
-    assert estimate.bytes_read == 300
-    assert estimate.get_request_count == 3
-    assert estimate.components["retrieval"] == pytest.approx(100 / GIB * (0.01 + 0.02 + 0.05))
-    assert estimate.components["requests"] == pytest.approx((0.001 + 0.01 + 0.05) / 1000)
-    assert estimate.total == pytest.approx(
-        estimate.components["retrieval"] + estimate.components["requests"]
-    )
-
-    vetoing = make_gs(on_estimate=lambda plan, e: False)
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="refused the plan"):
-        vetoing.get([f"{gcs_bucket}/run/c", f"{gcs_bucket}/run/d"], str(tmp_path / "v") + "/")
-    assert data_downloads(gcs_archive) == 0
-
-    # a single whole read: its fee goes through the budget too, from the state the read
-    # asks for anyway (docs/cost-model.md); refused before the download
-    tight = make_gs(max_cost=0.0, on_estimate=lambda plan, e: seen.append((plan, e)))
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="1 object\\(s\\) that bill a retrieval fee"):
-        tight.cat_file(f"{gcs_bucket}/run/d")
-    assert len(seen) == 1
-    assert data_downloads(gcs_archive) == 0
-
-
-def test_prefetch_and_xarray_read_of_a_coldline_zarr_store(
-    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
-) -> None:
-    pytest.importorskip("xarray")
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_gcs
-
-    source = make_source()
-    url = upload_zarr_gcs(gcs_archive, gcs_bucket, tmp_path, source, chunks="COLDLINE")
-    options: dict[str, Any] = {
-        "storage_options": gcs_archive.storage_options(),
-        "journal": str(tmp_path / "journal.sqlite"),
-        "price_sheet": "gcs-us-central1",
-        "skip_instance_cache": True,
-    }
-    tight = ads.open_zarr(url, max_cost=0.00001, **options)
-    selection = tight["t"].isel(time=slice(8, 24))
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="retrieval fee"):
-        ads.plan_dataset(selection)
-    with pytest.raises(BudgetExceededError, match="retrieval fee"):
-        ads.prefetch(selection)
-    assert data_downloads(gcs_archive, CHUNKS) == 0
-
-    seen: list[Any] = []
-    ds = ads.open_zarr(url, max_cost=1.0, **options)
-    selection = ds["t"].isel(time=slice(8, 24))
-    (fs,) = ads.chunk_paths(selection)  # hooks are callables: added to the opened filesystem
-    fs.hooks.on_estimate.append(lambda plan, e: seen.append(e))
-    plan = ads.plan_dataset(selection)
-    assert len(plan) == 8  # 4 time chunks x 2 y chunks
-    assert len(plan.fee_reads) == 8
-    assert plan.to_restore == []  # readable, for a fee: nothing to restore
-    chunk_bytes = sum(g.size for g in plan)
-    assert seen[-1].bytes_read == chunk_bytes
-    assert seen[-1].components["retrieval"] == pytest.approx(chunk_bytes / GIB * 0.02)
-    gcs_archive.requests.clear()
-    result = ads.prefetch(selection)
-    assert result.requests_sent == 0
-    assert len(seen) == 1  # plan_dataset approved these reads: prefetch counts them once
-    assert data_downloads(gcs_archive, CHUNKS) == 0  # prefetch reads nothing itself
-    np.testing.assert_array_equal(selection.values, source["t"].isel(time=slice(8, 24)).values)
-    assert data_downloads(gcs_archive, CHUNKS) == 8  # one download per chunk
 
 
 def test_claims_use_generation_preconditions(
@@ -312,91 +185,6 @@ def test_store_options_the_adapter_does_not_take_are_refused_by_name(
     ):
         make_gs(store_options={"retry": {"attempts": 2}, "batch_size": 5})
     assert gcs_archive.requests.count() == sent  # refused before any request
-
-
-def test_archive_url_and_xarray_storage_options(
-    gcs_archive: EmulatedGcsArchive, gcs_bucket: str, tmp_path: Path
-) -> None:
-    """``xr.open_zarr("archive::gs://...", storage_options={"gs": ..., "archive": ...})``."""
-    xr = pytest.importorskip("xarray")
-    import fsspec
-
-    import archivefs.datasets as ads
-    from tests.zarr_data import make_source, upload_zarr_gcs
-
-    source = make_source()
-    url = upload_zarr_gcs(gcs_archive, gcs_bucket, tmp_path, source, chunks="NEARLINE")
-    storage = {
-        "gs": gcs_archive.storage_options(),
-        "archive": {"journal": str(tmp_path / "j.sqlite"), "price_sheet": "gcs-us-central1"},
-    }
-    with fsspec.open(f"archive::{url}/zarr.json", **storage) as f:
-        assert b"zarr_format" in f.read()
-    ds = xr.open_zarr("archive::" + url, storage_options=storage, consolidated=False)
-    selection = ds["t"].isel(time=slice(5, 11), y=slice(0, 2))
-    plan = ads.plan_dataset(selection)
-    assert sorted(g.key for g in plan.fee_reads) == [
-        f"{gcs_bucket}/store.zarr/t/c/1/0/0",
-        f"{gcs_bucket}/store.zarr/t/c/2/0/0",
-    ]
-    assert {g.state.storage_class.value for g in plan} == {"NEARLINE"}
-    gcs_archive.requests.clear()
-    expected = source["t"].isel(time=slice(5, 11), y=slice(0, 2)).values
-    np.testing.assert_array_equal(selection.values, expected)
-    assert data_downloads(gcs_archive, CHUNKS) == 2
-
-
-def test_bundles_upload_into_a_gcs_class_and_members_read_for_a_fee(
-    gcs_archive: EmulatedGcsArchive,
-    gcs_bucket: str,
-    make_gs: Callable[..., ArchiveFileSystem],
-    tmp_path: Path,
-) -> None:
-    import fsspec
-
-    from archivefs.catalog import ByPrefix, Catalog
-    from archivefs.catalog.layout import catalog_dir
-    from archivefs.catalog.writer import bundle_tree
-
-    src = tmp_path / "src"
-    files = {f"d{i % 3}/f{i:03d}.dat": f"member {i} ".encode() * 40 for i in range(30)}
-    for name, body in files.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_bytes(body)
-    gs = fsspec.filesystem("gs", skip_instance_cache=True, **gcs_archive.storage_options())
-    dest = f"{gcs_bucket}/k"
-    bundle_tree(
-        fsspec.filesystem("file"), str(src), gs, dest,
-        policy=ByPrefix(depth=1), storage_class="ARCHIVE",
-    )  # fmt: skip
-    catalog = Catalog.load(gs, catalog_dir(dest))
-    assert len(catalog.bundles) == 3  # one per directory, each uploaded in ARCHIVE
-    for key, bundle in catalog.bundles.items():
-        assert gcs_archive.storage_class(gcs_bucket, key.partition("/")[2]) == "ARCHIVE"
-        assert bundle.etag == gcs_archive.generation(gcs_bucket, key.partition("/")[2])
-
-    wanted = sorted(f"{dest}/{n}" for n in files if n.startswith("d1/"))
-    tight = make_gs(max_cost=0.0000001)
-    gcs_archive.requests.clear()
-    with pytest.raises(BudgetExceededError, match="1 object\\(s\\) that bill a retrieval fee"):
-        tight.cat(wanted)  # 10 members, one bundle: one fee-charging read
-    bundle_downloads = [
-        r
-        for r in gcs_archive.requests.records
-        if r.op == "objects.download" and "/.archivefs/bundles/" in f"/{r.name}"
-    ]
-    assert bundle_downloads == []
-
-    fs = make_gs(max_cost=0.01)
-    gcs_archive.requests.clear()
-    got = fs.cat(wanted)
-    assert got == {p: files[p.split("/k/", 1)[1]] for p in wanted}
-    bundle_reads = [
-        r
-        for r in gcs_archive.requests.records
-        if r.op == "objects.download" and "/.archivefs/bundles/" in f"/{r.name}"
-    ]
-    assert [r.status for r in bundle_reads] == [206]  # adjacent members: one ranged read
 
 
 def test_pickles_keep_gcsfs_token_modes_but_never_a_credential(

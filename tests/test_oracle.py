@@ -64,37 +64,6 @@ def test_rules_refuse_before_sending() -> None:
         check_restore_objects("Archive", "Standard", 1, hours=0)
 
 
-def test_states_come_from_one_listing(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
-) -> None:
-    b = oracle_bucket
-    oracle_archive.restore_delay = 3600.0  # restores stay in progress
-    oracle_archive.put_objects(b, {"d/std": b"1", "d/sub/x": b"2"}, tier="Standard")
-    oracle_archive.put_object(b, "d/ia", b"3", tier="InfrequentAccess")
-    oracle_archive.put_objects(b, {"d/arch": b"4", "d/rest": b"5", "d/done": b"6"}, "Archive")
-    fs = make_oci()
-    fs.restore([f"{b}/d/done"])
-    oracle_archive.complete_restores()
-    fs.restore([f"{b}/d/rest"])
-    oracle_archive.requests.clear()
-
-    entries = {e["name"]: e for e in make_oci().ls(f"{b}/d", detail=True)}
-
-    found = {n: (e["type"], e.get("storage_class"), e.get("restore")) for n, e in entries.items()}
-    assert found == {
-        f"{b}/d/std": ("file", "Standard", "hot"),
-        f"{b}/d/ia": ("file", "InfrequentAccess", "hot"),
-        f"{b}/d/arch": ("file", "Archive", "archived"),
-        f"{b}/d/rest": ("file", "Archive", "restoring"),
-        f"{b}/d/done": ("file", "Archive", "restored"),
-        f"{b}/d/sub": ("directory", None, None),
-    }
-    # a new instance looks once for a catalog registry (absent), then one ListObjects
-    # page answers every state: no HeadObject per object
-    assert oracle_archive.requests.counts() == {"GetObject": 1, "ListObjects": 1}
-    assert oracle_archive.requests.count("GetObject", name=".archivefs/catalogs.json") == 1
-
-
 def test_head_gives_the_time_a_restored_copy_returns_to_archive(
     oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
 ) -> None:
@@ -208,26 +177,6 @@ def test_a_missing_or_wrong_oci_config_is_an_archivefs_error(
     with pytest.raises(AccessDeniedError, match="NotAuthenticated"):
         make_oci(target_options=options).ls(oracle_bucket)
     assert oracle_archive.requests.count(status=401) >= 1
-
-
-def test_estimate_and_max_cost_guard_restores(
-    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
-) -> None:
-    from archivefs.errors import BudgetExceededError
-    from archivefs.pricing import estimate, load_price_sheet
-
-    oracle_archive.put_objects(
-        oracle_bucket, {f"run/{i}": b"x" * 1000 for i in range(3)}, "Archive"
-    )
-    fs = make_oci()
-    plan = fs.plan(f"{oracle_bucket}/run/*")
-    assert len(plan.to_restore) == 3
-    cost = estimate(plan, load_price_sheet("oci-us-ashburn-1"))
-    assert cost.total > 0
-    oracle_archive.requests.clear()
-    with pytest.raises(BudgetExceededError):
-        make_oci(max_cost=cost.total / 10).restore(f"{oracle_bucket}/run/*")
-    assert oracle_archive.requests.count("RestoreObjects") == 0
 
 
 def test_adapter_options_and_tiers_are_checked_before_any_request(

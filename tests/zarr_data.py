@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
+from tests.support.providers import seed
+
 if TYPE_CHECKING:
     from pathlib import Path
 
     from archivefs.testing import (
         EmulatedArchive,
         EmulatedAzureArchive,
-        EmulatedGcsArchive,
-        EmulatedOracleArchive,
     )
+    from tests.support.providers import Provider
 
 METADATA = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
 
@@ -60,28 +61,20 @@ def upload_zarr_azure(
     return f"az://{container}/store.zarr"
 
 
-def upload_zarr_gcs(
-    archive: EmulatedGcsArchive, bucket: str, tmp_path: Path, ds: Any, *, chunks: str
+def upload_zarr_to(
+    provider: Provider, tmp_path: Path, ds: Any, *, chunks: str | None = None
 ) -> str:
-    """The same store on the emulated GCS server: chunks in ``chunks`` (e.g. COLDLINE),
-    metadata and coordinates in STANDARD."""
+    """The same store on ``provider``: chunks in ``chunks`` (by default its class that
+    needs a restore, or else its fee-charging one), metadata and coordinates hot."""
     local = tmp_path / "src.zarr"
     ds.to_zarr(local, mode="w", consolidated=False, zarr_format=3)
+    hot, cold = {}, {}
     for file in sorted(p for p in local.rglob("*") if p.is_file()):
         rel = file.relative_to(local).as_posix()
         is_coord = rel.split("/")[0] in ("time", "x", "y")
-        klass = "STANDARD" if file.name in METADATA or is_coord else chunks
-        archive.put_object(bucket, f"store.zarr/{rel}", file.read_bytes(), storage_class=klass)
-    return f"gs://{bucket}/store.zarr"
-
-
-def upload_zarr_oracle(archive: EmulatedOracleArchive, bucket: str, tmp_path: Path, ds: Any) -> str:
-    """The same store on the emulated Oracle archive: chunks in Archive, metadata Standard."""
-    local = tmp_path / "src.zarr"
-    ds.to_zarr(local, mode="w", consolidated=False, zarr_format=3)
-    for file in sorted(p for p in local.rglob("*") if p.is_file()):
-        rel = file.relative_to(local).as_posix()
-        is_coord = rel.split("/")[0] in ("time", "x", "y")
-        tier = "Standard" if file.name in METADATA or is_coord else "Archive"
-        archive.put_object(bucket, f"store.zarr/{rel}", file.read_bytes(), tier=tier)
-    return f"oci://{bucket}/store.zarr"
+        (hot if file.name in METADATA or is_coord else cold)[f"store.zarr/{rel}"] = (
+            file.read_bytes()
+        )
+    seed(provider, hot, provider.spec.hot_class)
+    seed(provider, cold, chunks or provider.spec.chunk_class)
+    return f"{provider.spec.protocol}://{provider.bucket}/store.zarr"

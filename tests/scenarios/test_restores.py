@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,12 +13,14 @@ from archivefs.model import Action
 from tests.support.counts import assert_each_once
 from tests.support.processes import kill_when
 from tests.support.providers import (
-    FIRST_LOOK,
+    NO_RESTORES,
     THROTTLE_STATUS,
     faults_injected,
+    finish_restores,
     hold_restores,
     provider_params,
     quick_restores,
+    request_counts,
     restore_requests,
     restores_started,
     seed_cold,
@@ -27,7 +30,7 @@ from tests.support.providers import (
 if TYPE_CHECKING:
     from tests.support.providers import Provider
 
-WITH_RESTORES = provider_params("s3", "azure", "oracle")
+WITH_RESTORES = provider_params(skip=NO_RESTORES)
 RESTORE_WORKER = Path(__file__).parents[1] / "support" / "restore_worker.py"
 # Azure sends Set Blob Tier in batches: small ones, so a kill lands between them
 SMALL_BATCHES = {"azure": {"store_options": {"batch_size": 20}}}
@@ -50,7 +53,7 @@ def test_a_repeat_while_pending_sends_nothing(provider: Provider) -> None:
     # all the two instances sent (no restore among them): per instance, one look for a
     # catalog registry (absent) and one probe listing
     assert provider.server.requests.counts() == {
-        op: 2 * n for op, n in FIRST_LOOK[provider.name].items()
+        op: 2 * n for op, n in provider.spec.first_look.items()
     }
 
 
@@ -97,3 +100,41 @@ def test_throttling_30_percent_every_object_restored_once(provider: Provider) ->
     if provider.name == "azure":  # whole batches are throttled too, not only sub-requests
         assert provider.server.requests.count("BlobBatch", status=503) > 0
         assert provider.server.requests.count("SetBlobTier", batched=True, status=503) > 0
+
+
+@pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
+def test_1001_objects_take_the_fewest_restore_requests_and_one_listing_per_page_per_round(
+    provider: Provider,
+) -> None:
+    spec = provider.spec
+    hold_restores(provider)  # done only when the test says so
+    paths = seed_cold(provider, 1001)
+    fs = provider.fs()
+    provider.server.requests.clear()
+    result = fs.restore(paths)
+    assert result.requests_sent == 1001
+    pages = math.ceil(1001 / spec.list_page)
+    # the catalog registry, looked up once (absent); one probe; the restores, batched
+    # where the provider batches them; no request per object's state
+    assert request_counts(provider) == {
+        spec.read_op: 1,
+        spec.list_op: pages,
+        spec.restore_call: spec.restore_calls(1001),
+    }
+    assert restore_requests(provider, status=202) == 1001
+    assert_each_once(restores_started(provider), paths)
+
+    plan = fs.plan(paths)
+    provider.server.requests.clear()
+    rounds: list[int] = []
+
+    def finish_after_first_round(states: dict[str, Any]) -> None:
+        rounds.append(len(states))
+        finish_restores(provider)
+
+    ready = list(fs.as_ready(plan, timeout=600, on_round=finish_after_first_round))
+    assert sorted(g.key for g in ready) == paths
+    assert rounds[0] == 1001  # every object in each round, from listings
+    # bulk polling: per round ceil(1001 / page) listings, no request per object
+    assert request_counts(provider) == {spec.list_op: pages * len(rounds)}
+    assert fs.cat_file(paths[123]) == b"object 123"

@@ -8,6 +8,7 @@ Adding a provider means adding one :class:`ProviderSpec` to :data:`PROVIDERS`.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from tests.support.counts import s3_restores
 from tests.support.groups import RGW_GROUP
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
 
@@ -36,6 +37,60 @@ class ProviderSpec:
     hot_class: str  # a class that reads at once
     cold_class: str | None  # a class that needs a restore; None: the store has no restores
     options: dict[str, Any] = field(default_factory=dict)  # ArchiveFileSystem's own options
+    sheet: str = ""  # the price sheet archivefs picks for it when given none
+    # the classes that read at once for a retrieval fee, each with its sheet's prices:
+    # (retrieval USD per GiB, USD per 1,000 GETs)
+    fee_classes: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # the HTTP request that carries restores, and how many restores one of them carries
+    restore_call: str | None = None
+    restore_batch: int = 1
+    read_op: str = "GET"  # the request that downloads an object's bytes
+    list_op: str = "LIST"  # the request that lists a page of a prefix
+    list_page: int = 1000  # the most objects one listing page holds
+    key_field: str = "key"  # the request record's attribute naming the object
+    head_op: str = "HEAD"  # the request that reads one object's metadata
+    # the CLI: an option of another provider's client, refused with the name of this
+    # one's client; a flag of another provider, refused naming this one's way; a restore
+    # speed it lacks, refused in these words
+    cli_foreign_option: tuple[str, str] = ("account_name", "s3fs")
+    cli_foreign_flag: tuple[str, str] = ("--account-name", "--profile")
+    cli_foreign_tier: tuple[str, str] = ("High", "'High'")
+    # whether a listing shows restore states without restore_status_in_listings (which
+    # the CLI has no flag for); if not, the CLI learns each archived object's with a HEAD
+    cli_lists_restore_states: bool = True
+    not_advised: frozenset[str] = frozenset()  # fee classes `advise` does not compare
+
+    # what a listing shows of an object whose restore finished: (class, restore state)
+    # when not (its cold class, "restored")
+    restored_as: tuple[str, str] | None = None
+
+    @property
+    def first_look(self) -> dict[str, int]:
+        """The requests of a new filesystem's first listing: one look for a catalog
+        registry (absent) and one listing page."""
+        return {self.read_op: 1, self.list_op: 1}
+
+    @property
+    def fee_class(self) -> str | None:
+        """One class that reads at once for a retrieval fee (None: it has none)."""
+        return next(iter(self.fee_classes), None)
+
+    @property
+    def chunk_class(self) -> str:
+        """The class a scenario's cold data goes in: one that needs a restore, or else
+        one that reads at once for a fee."""
+        klass = self.cold_class or self.fee_class
+        assert klass is not None, f"{self.name} has neither restores nor fee classes"
+        return klass
+
+    @property
+    def restores(self) -> bool:
+        """Whether its cold class needs a restore (else it reads at once, for a fee)."""
+        return self.cold_class is not None
+
+    def restore_calls(self, n: int) -> int:
+        """HTTP requests carrying ``n`` restores submitted together (0 without restores)."""
+        return math.ceil(n / self.restore_batch) if self.restores else 0
 
 
 PROVIDERS: dict[str, ProviderSpec] = {
@@ -45,18 +100,44 @@ PROVIDERS: dict[str, ProviderSpec] = {
             "s3", "archive", "bucket", "s3", "STANDARD", "GLACIER",
             # AWS lists restore states; moto needs the option spelled out
             {"restore_status_in_listings": True, "restore_time_scale": 1 / 3600},
+            restore_call="RestoreObject", sheet="aws-us-east-1",
+            # moto is not AWS: the CLI cannot know its listings carry restore states
+            cli_lists_restore_states=False, not_advised=frozenset({"ONEZONE_IA"}),
+            cli_foreign_flag=("--account-name", "use it with az:// URLs"),
+            fee_classes={"STANDARD_IA": (0.01, 0.001), "ONEZONE_IA": (0.01, 0.001),
+                         "GLACIER_IR": (0.03, 0.01)},
         ),
         ProviderSpec(
             "azure", "azure_archive", "azure_container", "az", "Hot", "Archive",
             {"restore_time_scale": 1 / 3600, "price_sheet": "azure-eastus"},
+            # Set Blob Tier goes in Blob Batches of up to 256
+            restore_call="BlobBatch", restore_batch=256, read_op="GetBlob", key_field="blob",
+            list_op="ListBlobs", list_page=5000,
+            restored_as=("Hot", "hot"),  # a rehydrated blob is a Hot blob
+            head_op="GetBlobProperties", sheet="azure-eastus",
+            cli_foreign_option=("endpoint_url", "adlfs"),
+            cli_foreign_flag=("--profile", "--account-name"), cli_foreign_tier=("Bulk", "'Bulk'"),
+            fee_classes={"Cool": (0.01, 0.001), "Cold": (0.03, 0.01)},
         ),
         ProviderSpec(
             "gcs", "gcs_archive", "gcs_bucket", "gs", "STANDARD", None,
             {"price_sheet": "gcs-us-central1"},
+            read_op="objects.download", key_field="name", head_op="objects.get",
+            list_op="objects.list",
+            sheet="gcs-us-central1", cli_foreign_option=("account_name", "gcsfs"),
+            cli_foreign_flag=("--profile", "--storage-options"),
+            fee_classes={"COLDLINE": (0.02, 0.01), "NEARLINE": (0.01, 0.001),
+                         "ARCHIVE": (0.05, 0.05)},
         ),
         ProviderSpec(
             "oracle", "oracle_archive", "oracle_bucket", "oci", "Standard", "Archive",
             {"restore_time_scale": 1 / 3600, "price_sheet": "oci-us-ashburn-1"},
+            restore_call="RestoreObjects", read_op="GetObject", key_field="name",
+            list_op="ListObjects",
+            head_op="HeadObject", sheet="oci-us-ashburn-1",
+            cli_foreign_option=("account_name", "ocifs"),
+            cli_foreign_tier=("Bulk", "has no restore speed (Oracle has one) 'Bulk'"),
+            fee_classes={"InfrequentAccess": (0.01, 0.00034)},
         ),
         # Ceph RGW stores the S3 archive classes but answers RestoreObject with 501
         ProviderSpec("rgw", "local_rgw", "rgw_bucket", "s3", "STANDARD", None),
@@ -64,12 +145,26 @@ PROVIDERS: dict[str, ProviderSpec] = {
 }  # fmt: skip
 
 
-def provider_params(*names: str) -> list[Any]:
-    """``pytest.param`` per provider (all when no name is given), radosgw in its xdist group."""
-    return [
-        pytest.param(name, marks=RGW_GROUP) if name == "rgw" else pytest.param(name)
-        for name in names or PROVIDERS
-    ]
+def provider_params(
+    *names: str, skip: Mapping[str, str] | None = None, xfail: Mapping[str, str] | None = None
+) -> list[Any]:
+    """``pytest.param`` per provider (all when no name is given), radosgw in its xdist group.
+
+    ``skip`` maps each provider a scenario does not apply to to the reason, shown as
+    the skip reason of its parameter (so every run lists what is not tested, and why);
+    ``xfail`` maps a provider to a known defect the scenario finds there (strict: the
+    test fails once the defect is fixed, so the mark goes with it).
+    """
+    skip, xfail = skip or {}, xfail or {}
+    params = []
+    for name in names or PROVIDERS:
+        marks: list[Any] = [RGW_GROUP] if name == "rgw" else []
+        if name in skip:
+            marks.append(pytest.mark.skip(reason=f"{name}: {skip[name]}"))
+        if name in xfail:
+            marks.append(pytest.mark.xfail(reason=f"{name}: {xfail[name]}", strict=True))
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
 
 
 @dataclass
@@ -109,9 +204,23 @@ class Provider:
             **overrides,
         }
 
+    def open_options(self, **overrides: Any) -> dict[str, Any]:
+        """The archivefs options of ``ads.open_zarr`` and of an ``archive::`` URL's
+        ``"archive"`` storage options (the cold store's options go separately)."""
+        return {"journal": str(self.tmp_path / "journal.sqlite"), **self.spec.options, **overrides}
+
     def fs(self, **overrides: Any) -> ArchiveFileSystem:
         """A new ``ArchiveFileSystem`` on this provider (see :meth:`archive_options`)."""
         return ArchiveFileSystem(**self.archive_options(**overrides))
+
+
+def cli_account(provider: Provider) -> tuple[list[str], dict[str, str]]:
+    """The ``archivefs`` script's arguments and environment for the provider's account,
+    as its users give them: Azure's connection string in the environment (adlfs reads
+    it there), the others' client options with ``--storage-options``."""
+    if provider.name == "azure":
+        return [], {"AZURE_STORAGE_CONNECTION_STRING": provider.server.connection_string}
+    return ["--storage-options", json.dumps(provider.storage_options())], {}
 
 
 def provider_for(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> Provider:
@@ -135,23 +244,48 @@ NO_RESTORES = {
     "gcs": "GCS has no restores: its cold classes read at once for a retrieval fee",
     "rgw": "radosgw answers RestoreObject with 501: test_rgw.py checks the clear error",
 }
+# a provider without fee classes says here what a fee-charging read scenario checks
+NO_FEES = {"rgw": "radosgw is set up with no class that bills a read (GLACIER, DEEP_ARCHIVE)"}
 
 
-def _seed(provider: Provider, names: dict[str, bytes], klass: str) -> None:
+def seed(provider: Provider, names: dict[str, bytes], klass: str) -> None:
+    """Write ``names`` (keys in the provider's bucket) in class ``klass`` (uncounted)."""
     server, bucket = provider.server, provider.bucket
     if provider.name == "azure":
         server.put_blobs(bucket, names, tier=klass)
     elif provider.name == "oracle":
         server.put_objects(bucket, names, tier=klass)
+    elif provider.name == "gcs":  # the GCS emulator writes one object at a time
+        for name, data in names.items():
+            server.put_object(bucket, name, data, storage_class=klass)
     else:
         server.put_objects(bucket, names, storage_class=klass)
+
+
+def reads(provider: Provider, prefix: str = "") -> int:
+    """Downloads of objects whose key starts with ``prefix`` (in the provider's bucket)."""
+    spec = provider.spec
+    return sum(
+        1
+        for r in provider.server.requests.matching(op=spec.read_op)
+        if (getattr(r, spec.key_field) or "").startswith(prefix)
+    )
+
+
+def restore_calls(provider: Provider) -> int:
+    """HTTP requests carrying restores the server received (a Blob Batch once); 0 on a
+    provider without restores."""
+    if provider.spec.restore_call is None:
+        return 0
+    count: int = provider.server.requests.count(provider.spec.restore_call)
+    return count
 
 
 def seed_cold(provider: Provider, n: int, prefix: str = "o") -> list[str]:
     """``n`` small objects in the provider's class that needs a restore; their paths."""
     assert provider.spec.cold_class is not None, NO_RESTORES[provider.name]
     objects = {f"{prefix}/{i:05d}": f"object {i}".encode() for i in range(n)}
-    _seed(provider, objects, provider.spec.cold_class)
+    seed(provider, objects, provider.spec.cold_class)
     return [f"{provider.bucket}/{name}" for name in sorted(objects)]
 
 
@@ -175,6 +309,17 @@ def quick_restores(provider: Provider) -> None:
         server.restore_delay = 1.0
     else:
         server.set_restore_delay(1.0)
+
+
+def finish_restores(provider: Provider) -> None:
+    """Every restore pending on the server completes now."""
+    server = provider.server
+    if provider.name == "azure":
+        server.complete_rehydrations()
+    elif provider.name == "oracle":
+        server.complete_restores()
+    else:
+        server.set_restore_delay(0)  # moto: also restores already in flight
 
 
 # the operations each twin throttles in the throttling scenario (one seeded rule each,
@@ -215,7 +360,10 @@ RESTORE_REQUEST: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def restore_requests(provider: Provider, **filters: Any) -> int:
-    """Restore requests the server received (any answer, unless ``filters`` say one)."""
+    """Restore requests the server received (any answer, unless ``filters`` say one);
+    0 on a provider without restores (there is no such request to send)."""
+    if provider.spec.restore_call is None:
+        return 0
     op, fixed = RESTORE_REQUEST[provider.name]
     count: int = provider.server.requests.count(op, **fixed, **filters)
     return count
@@ -230,10 +378,8 @@ def restores_started(provider: Provider) -> Counter[str]:
     return s3_restores(provider.server)
 
 
-# per provider: the requests of one new filesystem's first restore of objects it knows
-# of already: one look for the catalog registry (absent) and one probe listing
-FIRST_LOOK = {
-    "s3": {"GET": 1, "LIST": 1},
-    "azure": {"GetBlob": 1, "ListBlobs": 1},
-    "oracle": {"GetObject": 1, "ListObjects": 1},
-}
+def request_counts(provider: Provider) -> dict[str, int]:
+    """Requests the server received, per operation (an Azure Blob Batch once)."""
+    log = provider.server.requests
+    counts: dict[str, int] = log.by_op() if provider.name == "gcs" else log.counts()
+    return counts
