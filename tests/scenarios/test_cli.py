@@ -145,14 +145,7 @@ def test_account_options_are_checked_per_provider(cli: Any, provider: Provider) 
     assert request_counts(provider) == {}  # all refused before any request
 
 
-# S3 parses Azure's "High" as a speed: estimate prices it, restore refuses it for the
-# class (exit 1, not a usage error)
-HIGH_ON_S3 = {"s3": "estimate --tier High prices a restore that restore --tier High refuses"}
-
-
-@pytest.mark.parametrize(
-    "provider", provider_params(skip=NO_RESTORES, xfail=HIGH_ON_S3), indirect=True
-)
+@pytest.mark.parametrize("provider", provider_params(skip=NO_RESTORES), indirect=True)
 def test_restore_and_estimate_refuse_a_speed_the_provider_lacks(
     cli: Any, provider: Provider
 ) -> None:
