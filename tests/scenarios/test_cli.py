@@ -80,8 +80,11 @@ def test_ls_status_estimate_restore_with_the_providers_urls(cli: Any, provider: 
     rows = {line.rsplit("/", 1)[1]: line.split()[:3] for line in listed.stdout.splitlines()}
     assert rows["hot.bin"] == ["1", spec.hot_class, "hot"]
     assert rows["a0.bin"] == ["5", spec.chunk_class, "archived" if restores else "hot"]
-    heads = {} if spec.cli_lists_restore_states else {spec.head_op: restores}
-    assert request_counts(provider) == {**provider.spec.first_look, **heads}  # + registry
+    first = provider.spec.first_look  # + registry
+    assert request_counts(provider) == {
+        **first,
+        spec.list_op: first[spec.list_op] + spec.cli_probe_lists,
+    }
 
     files = _ok(cli("status", "--json", url))["files"]
     assert (files.get("archived", 0), files["hot"]) == (restores, 4 - restores)

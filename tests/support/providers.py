@@ -55,9 +55,9 @@ class ProviderSpec:
     cli_foreign_option: tuple[str, str] = ("account_name", "s3fs")
     cli_foreign_flag: tuple[str, str] = ("--account-name", "--profile")
     cli_foreign_tier: tuple[str, str] = ("High", "'High'")
-    # whether a listing shows restore states without restore_status_in_listings (which
-    # the CLI has no flag for); if not, the CLI learns each archived object's with a HEAD
-    cli_lists_restore_states: bool = True
+    # LISTs the CLI's first listing adds to ask the endpoint once whether its listings
+    # carry restore states (an S3 endpoint that is not AWS's; the CLI has no flag for it)
+    cli_probe_lists: int = 0
     not_advised: frozenset[str] = frozenset()  # fee classes `advise` does not compare
 
     # what a listing shows of an object whose restore finished: (class, restore state)
@@ -101,8 +101,8 @@ PROVIDERS: dict[str, ProviderSpec] = {
             # AWS lists restore states; moto needs the option spelled out
             {"restore_status_in_listings": True, "restore_time_scale": 1 / 3600},
             restore_call="RestoreObject", sheet="aws-us-east-1",
-            # moto is not AWS: the CLI cannot know its listings carry restore states
-            cli_lists_restore_states=False, not_advised=frozenset({"ONEZONE_IA"}),
+            # moto is not AWS: the CLI asks once whether its listings carry restore states
+            cli_probe_lists=1, not_advised=frozenset({"ONEZONE_IA"}),
             cli_foreign_flag=("--account-name", "use it with az:// URLs"),
             fee_classes={"STANDARD_IA": (0.01, 0.001), "ONEZONE_IA": (0.01, 0.001),
                          "GLACIER_IR": (0.03, 0.01)},
