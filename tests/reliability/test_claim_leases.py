@@ -15,7 +15,7 @@ import pytest
 from fsspec.asyn import sync
 
 from archivefs.errors import ArchiveError
-from archivefs.restore.claims import BucketClaims, Claim, claim_path
+from archivefs.restore.claims import BucketClaims, Claim, claim_path, ledger_path
 from tests.reliability._support import FAST_RETRIES, make_fs, options, seed_cold
 
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ def test_claims_that_could_not_be_written_are_given_back_and_sent_by_the_next_ca
     with pytest.raises(ArchiveError) as raised:
         fs.restore(paths)
     assert "could not be written" in str(raised.value)
-    assert any(claim_path(p) in str(raised.value) for p in paths)  # names the claim
+    assert ledger_path(bucket) in str(raised.value)  # names the claims ledger
     assert archive.requests.count("RestoreObject") == 0
     archive.faults.clear()
     result = fs.restore(paths)  # the same call again, at once: nothing is held back
