@@ -58,7 +58,7 @@ from archivefs.model import RestoreState
 from archivefs.restore.journal import process_alive
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from archivefs.model import PlannedGroup
     from archivefs.stores.base import ColdStore, Tagged
@@ -74,6 +74,7 @@ LEDGER_NAME = "ledger.json"
 LEDGER_BATCH = 1000  # groups claimed by one write of the ledger
 LEDGER_RETAIN_S = 7 * 86400.0  # batches older than this are dropped when the ledger is written
 MAX_LEDGER_BYTES = 32 * 1024 * 1024  # a larger ledger is damaged: read, never replaced
+GONE_GRACE_S = 3.0  # a dead claimer's last request, already at the store, lands within this
 LEDGER_ROUNDS = 32  # lost races in a row on one batch before its groups are given back
 _PER_GROUP_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
@@ -316,6 +317,18 @@ class BucketClaims:
         self._batch_seen: dict[str, float] = {}
         # groups lost to a live claim -> time.monotonic() when its lease ends
         self.lease_ends: dict[str, float] = {}
+        # claimers found dead (claim or batch id) -> time.monotonic() first found so
+        self._gone_seen: dict[str, float] = {}
+
+    async def _let_land(self, claim_ids: Iterable[str]) -> None:
+        """Wait until :data:`GONE_GRACE_S` has passed since each claimer was first found
+        dead: a request it sent just before it died may still be on its way into the
+        store, and the state of its group is looked at only once it has landed."""
+        now = time.monotonic()
+        seen = [self._gone_seen.setdefault(c, now) for c in claim_ids]
+        wait = max((t + GONE_GRACE_S - now for t in seen), default=0.0)
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     async def claim(
         self,
@@ -569,6 +582,7 @@ class BucketClaims:
         held = ledger.holders()
         decided = _Round()
         lapsed: list[str] = []
+        dead: set[str] = set()  # batches whose lease is not over but whose claimer died
         for key in wanted:
             holder = held.get(key)
             if holder is None:
@@ -579,11 +593,14 @@ class BucketClaims:
                 decided.mine.append(key)
                 continue
             left = min(self.lease_seconds, batch.lease_s) - age
-            if left > 0 and not _claimer_gone(batch.requester):
+            if left <= 0:
+                lapsed.append(key)
+            elif _claimer_gone(batch.requester):
+                dead.add(batch.batch_id)
+                lapsed.append(key)
+            else:
                 self.lease_ends[full[key]] = time.monotonic() + left
                 decided.lost.append(key)  # its claimer may be sending right now
-            else:
-                lapsed.append(key)
 
         async def head(key: str) -> None:
             async with semaphore:
@@ -594,6 +611,7 @@ class BucketClaims:
                 else:
                     archived[key] = state.restore is RestoreState.ARCHIVED
 
+        await self._let_land(dead)
         await asyncio.gather(*(head(k) for k in lapsed if k not in archived))
         for key in lapsed:
             if archived[key]:
@@ -703,6 +721,8 @@ class BucketClaims:
         if left > 0 and not gone:
             self.lease_ends[group.key] = time.monotonic() + left
             return False  # its claimer may be sending right now
+        if left > 0 and existing is not None:
+            await self._let_land([existing.claim_id or existing.requester])
         try:
             state = await self.store.head(group.key)
         except ArchiveError:
