@@ -44,6 +44,7 @@ import json
 import logging
 import math
 import os
+import random
 import re
 import secrets
 import socket
@@ -75,7 +76,9 @@ LEDGER_BATCH = 1000  # groups claimed by one write of the ledger
 LEDGER_RETAIN_S = 7 * 86400.0  # batches older than this are dropped when the ledger is written
 MAX_LEDGER_BYTES = 32 * 1024 * 1024  # a larger ledger is damaged: read, never replaced
 GONE_GRACE_S = 3.0  # a dead claimer's last request, already at the store, lands within this
-LEDGER_ROUNDS = 32  # lost races in a row on one batch before its groups are given back
+LEDGER_ROUNDS = 64  # lost races in a row on one batch before its groups are given back
+LEDGER_BACKOFF_S = 0.05  # the first pause after a lost race (random up to it; doubles)
+LEDGER_MAX_BACKOFF_S = 2.0
 _PER_GROUP_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 
@@ -524,7 +527,10 @@ class BucketClaims:
                     outcome.failed[full[key]] = unwritable_claim(full[key], path, failed)
             outcome.lost.extend(full[k] for k in decided.lost)
 
-        for _ in range(LEDGER_ROUNDS):
+        for attempt in range(LEDGER_ROUNDS):
+            if previous is not None and failure is None:  # lost a race: let the winner pass
+                pause = min(LEDGER_MAX_BACKOFF_S, LEDGER_BACKOFF_S * 2 ** min(attempt, 16))
+                await asyncio.sleep(random.uniform(0, pause))
             try:
                 ledger = await self._read_ledger(bucket)
             except ArchiveError as error:
