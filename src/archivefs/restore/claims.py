@@ -38,6 +38,7 @@ versions do not read the ledger: upgrade every host that restores from a bucket.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hashlib
 import json
@@ -387,13 +388,20 @@ class BucketClaims:
                     outcome.lost.append(group.key)
 
         async def in_bucket(bucket: str, members: list[PlannedGroup]) -> None:
+            # the ledger is read while the folder is listed: one round trip, not two
+            prefetch = asyncio.ensure_future(self._read_ledger(bucket))
+            first: asyncio.Future[Ledger] | None = prefetch
             try:
                 older = await self._per_group_claims(bucket)
             except ArchiveError as error:
+                await _discard(prefetch)
                 folder = claims_folder(bucket) + "/"
                 for group in members:
                     outcome.failed[group.key] = unreadable_claim(group.key, folder, error)
                 return
+            except BaseException:
+                await _discard(prefetch)
+                raise
             legacy = [g for g in members if claim_path(g.key).rpartition("/")[2] in older]
             fresh = [g for g in members if claim_path(g.key).rpartition("/")[2] not in older]
             await asyncio.gather(*(per_group(g) for g in legacy))
@@ -413,7 +421,10 @@ class BucketClaims:
                     age=0.0,
                     keys=(),
                 )
-                await self._claim_batch(bucket, chunk, mine, outcome, semaphore)
+                await self._claim_batch(bucket, chunk, mine, outcome, semaphore, first)
+                first = None
+            if first is not None:  # no group for the ledger
+                await _discard(prefetch)
 
         await asyncio.gather(*(in_bucket(b, m) for b, m in by_bucket.items()))
         return outcome
@@ -507,9 +518,11 @@ class BucketClaims:
         mine: Batch,
         outcome: ClaimOutcome,
         semaphore: asyncio.Semaphore,
+        first: asyncio.Future[Ledger] | None = None,
     ) -> None:
         """Claim ``groups`` (of ``bucket``) in its ledger with one conditional write of
-        ``mine``; after a lost race, read the new version and write again."""
+        ``mine``; after a lost race, read the new version and write again. ``first``: a
+        read of the ledger already under way, for the first round."""
         path = ledger_path(bucket)
         wanted = [g.key.partition("/")[2] for g in groups]
         full = {g.key.partition("/")[2]: g.key for g in groups}
@@ -531,8 +544,9 @@ class BucketClaims:
             if previous is not None and failure is None:  # lost a race: let the winner pass
                 pause = min(LEDGER_MAX_BACKOFF_S, LEDGER_BACKOFF_S * 2 ** min(attempt, 16))
                 await asyncio.sleep(random.uniform(0, pause))
+            reading, first = first, None  # a read already under way serves one round only
             try:
-                ledger = await self._read_ledger(bucket)
+                ledger = await (reading if reading is not None else self._read_ledger(bucket))
             except ArchiveError as error:
                 if previous is not None and failure is not None:
                     settle(previous, failed=failure)
@@ -743,6 +757,13 @@ class ClaimOutcome:
     won: list[str] = field(default_factory=list)  # send these
     lost: list[str] = field(default_factory=list)  # another host's live claim: wait
     failed: dict[str, ArchiveError] = field(default_factory=dict)  # send nothing: why
+
+
+async def _discard(read: asyncio.Future[Ledger]) -> None:
+    """Drop a read of the ledger no longer needed (its outcome, error included, unused)."""
+    read.cancel()
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await read
 
 
 def unreadable_claim(group_key: str, path: str, error: ArchiveError) -> ArchiveError:
