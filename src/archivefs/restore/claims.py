@@ -526,7 +526,9 @@ class BucketClaims:
         path = ledger_path(bucket)
         wanted = [g.key.partition("/")[2] for g in groups]
         full = {g.key.partition("/")[2]: g.key for g in groups}
-        archived: dict[str, bool] = {}  # HEADs of groups whose claim lapsed, kept per call
+        # HEADs of groups whose claim lapsed, per (group, the batch that held it): a group
+        # whose holder changed since (a take-over by another host) is looked at again
+        archived: dict[tuple[str, str], bool] = {}
         previous: _Round | None = None  # the round whose write's answer said it did not land
         failure: ArchiveError | None = None
 
@@ -594,14 +596,14 @@ class BucketClaims:
         ledger: Ledger,
         wanted: Sequence[str],
         full: dict[str, str],
-        archived: dict[str, bool],
+        archived: dict[tuple[str, str], bool],
         semaphore: asyncio.Semaphore,
     ) -> _Round:
         """Which of ``wanted`` this caller takes, already holds or leaves to another host,
         by ``ledger``; a lapsed claim is taken over only if its group is still archived."""
         held = ledger.holders()
         decided = _Round()
-        lapsed: list[str] = []
+        lapsed: list[tuple[str, str]] = []  # (group, the batch holding it)
         dead: set[str] = set()  # batches whose lease is not over but whose claimer died
         for key in wanted:
             holder = held.get(key)
@@ -614,27 +616,28 @@ class BucketClaims:
                 continue
             left = min(self.lease_seconds, batch.lease_s) - age
             if left <= 0:
-                lapsed.append(key)
+                lapsed.append((key, batch.batch_id))
             elif _claimer_gone(batch.requester):
                 dead.add(batch.batch_id)
-                lapsed.append(key)
+                lapsed.append((key, batch.batch_id))
             else:
                 self.lease_ends[full[key]] = time.monotonic() + left
                 decided.lost.append(key)  # its claimer may be sending right now
 
-        async def head(key: str) -> None:
+        async def head(held_by: tuple[str, str]) -> None:
             async with semaphore:
                 try:
-                    state = await self.store.head(full[key])
+                    state = await self.store.head(full[held_by[0]])
                 except ArchiveError:
-                    archived[key] = False  # cannot tell: leave it to its claimer
+                    archived[held_by] = False  # cannot tell: leave it to its claimer
                 else:
-                    archived[key] = state.restore is RestoreState.ARCHIVED
+                    archived[held_by] = state.restore is RestoreState.ARCHIVED
 
         await self._let_land(dead)
-        await asyncio.gather(*(head(k) for k in lapsed if k not in archived))
-        for key in lapsed:
-            if archived[key]:
+        await asyncio.gather(*(head(h) for h in lapsed if h not in archived))
+        for held_by in lapsed:
+            key = held_by[0]
+            if archived[held_by]:
                 decided.take.append(key)
                 decided.taken.add(key)
             else:
