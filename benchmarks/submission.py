@@ -1,7 +1,9 @@
 """Restore submission throughput: the batch submitter vs a boto3 thread pool of 8.
 
 archivefs as users run it (a journal claiming each group before its request
-and recording its outcome after) and without a journal, against what a
+and recording its outcome after), without a journal, and with claims in the
+bucket as well (``bucket_claims=True``: the claims ledger, written before the
+restores; its requests counted beside them), against what a
 competent user writes: ``restore_object`` from 8 threads sharing one boto3
 client. Against a server with per-request latency, throughput is decided by
 how many requests are in flight, so this is where concurrency must pay off.
@@ -25,11 +27,17 @@ SLOW = 5  # the second comparison: a server SLOW times farther away, on fewer ob
 WARMUP_OBJECTS = 50
 
 
-def _archivefs(archive: EmulatedArchive, n: int, sample_no: int, journal: bool) -> dict[str, Any]:
-    name = f"submit-a{'j' if journal else 'n'}-{sample_no + 1}"
+def _archivefs(
+    archive: EmulatedArchive, n: int, sample_no: int, journal: bool, claims: bool = False
+) -> dict[str, Any]:
+    name = f"submit-a{'j' if journal else 'n'}{'c' if claims else ''}-{sample_no + 1}"
     paths = seed_archived(archive, name, n)
     with tempfile.TemporaryDirectory() as tmp:
-        fs = archive_fs(archive, journal=f"{tmp}/journal.sqlite" if journal else False)
+        fs = archive_fs(
+            archive,
+            journal=f"{tmp}/journal.sqlite" if journal else False,
+            bucket_claims=claims,
+        )
         plan = fs.plan(paths)
         archive.requests.clear()
         start = time.perf_counter()
@@ -76,6 +84,10 @@ def _metrics(archive: EmulatedArchive, n: int, seconds: float, cpu: float) -> di
         "per_second": n / seconds,
         "client_cpu_seconds": cpu,
         "requests": archive.requests.count("RestoreObject"),
+        # every request of the submission (the plan's are before it): with claims, the
+        # restores and the claims' own LIST, GET and PUT
+        "all_requests": len(archive.requests.records),
+        "requests_per_group": len(archive.requests.records) / n,
     }
 
 
@@ -103,6 +115,9 @@ def run(archive: EmulatedArchive, size: str) -> Result:
         {
             "archivefs": lambda i: _archivefs(archive, count(i), i, journal=True),
             "archivefs_no_journal": lambda i: _archivefs(archive, count(i), i, journal=False),
+            "archivefs_claims": lambda i: _archivefs(
+                archive, count(i), i, journal=True, claims=True
+            ),
             "boto3_8_threads": lambda i: _boto3_pool(archive, count(i), i),
             "archivefs_far": at(
                 latency * SLOW, lambda i: _archivefs(archive, slow_n, i + 100, journal=True)
@@ -118,6 +133,8 @@ def run(archive: EmulatedArchive, size: str) -> Result:
         medians(runs, "archivefs_no_journal"),
         medians(runs, "boto3_8_threads"),
     )
+    claims = medians(runs, "archivefs_claims")
+    claims_cost = claims["seconds"] / ours["seconds"]
     far, pool_far = medians(runs, "archivefs_far"), medians(runs, "boto3_8_threads_far")
     speedup = ours["per_second"] / pool["per_second"]
     speedup_far = far["per_second"] / pool_far["per_second"]
@@ -126,7 +143,9 @@ def run(archive: EmulatedArchive, size: str) -> Result:
     headline = (
         f"{n} restores at {latency * 1000:g} ms: archivefs "
         f"{spread(runs, 'archivefs', 'per_second', '.0f', ' req/s')} with its journal "
-        f"({spread(runs, 'archivefs_no_journal', 'per_second', '.0f', ' req/s')} without) vs "
+        f"({spread(runs, 'archivefs_no_journal', 'per_second', '.0f', ' req/s')} without; "
+        f"with bucket claims {spread(runs, 'archivefs_claims', 'per_second', '.0f', ' req/s')}, "
+        f"{claims_cost:.2f}x the time, {claims['requests_per_group']:.3f} requests per group) vs "
         f"boto3 with {THREADS} threads "
         f"{spread(runs, 'boto3_8_threads', 'per_second', '.0f', ' req/s')}: {speedup:.2f}x, "
         f"{_verdict(speedup)} (client CPU {cpu_ours:.1f} vs {cpu_pool:.1f} ms per request); "
@@ -148,6 +167,8 @@ def run(archive: EmulatedArchive, size: str) -> Result:
         archivefs={
             **ours,
             "no_journal": nojournal,
+            "claims": claims,
+            "claims_time_vs_journal": claims_cost,
             "far": far,
             "speedup_vs_boto3_pool": speedup,
             "speedup_vs_boto3_pool_far": speedup_far,
@@ -170,6 +191,16 @@ def render(data: dict[str, Any]) -> dict[str, str]:
         for name in ("archivefs", "archivefs_no_journal", "boto3_8_threads")
     }
     speedup, speedup_far = ours["median"] / pool["median"], far["median"] / pool_far["median"]
+    claims = ""
+    if "archivefs_claims" in s:  # results from before the claims variant have none
+        with_claims = s["archivefs_claims"]
+        cost = with_claims["seconds"]["median"] / s["archivefs"]["seconds"]["median"]
+        claims = (
+            f" With claims in the bucket (`bucket_claims=True`): "
+            f"{with_claims['per_second']['median']:.0f} req/s, {cost:.2f}x the time of the "
+            f"journal alone, {with_claims['requests_per_group']['median']:.3f} requests per "
+            "group (the restores and the claims ledger's LIST, GET and PUT)."
+        )
     latency = data.get("server", {}).get("latency_s", 0)
     ceiling = p["threads"] / latency if latency else float("inf")  # 8 threads, one each
     reached = pool["median"] / ceiling
@@ -193,7 +224,7 @@ def render(data: dict[str, Any]) -> dict[str, str]:
             f"With the server {p['far_latency_s'] * 1000:g} ms away "
             f"({p['far_objects']} restores), where in-flight requests decide: archivefs "
             f"{far['median']:.0f} req/s vs {pool_far['median']:.0f}, {speedup_far:.2f}x, "
-            f"{_verdict(speedup_far)}."
+            f"{_verdict(speedup_far)}.{claims}"
         )
     }
 

@@ -1,47 +1,66 @@
 """Claims in the bucket: one restore per group across hosts that share no journal.
 
-Before a restore is sent, its group is claimed by creating a small object under the
-bucket's (or Azure container's) reserved prefix with a conditional write (S3
-``PutObject``, Azure ``Put Blob``, with ``If-None-Match: *``): exactly one writer
-succeeds, on any machine, and only it sends the request. Everyone else reads the claim
-and waits instead of paying. The bucket is the one place every host already looks, so
-no server of our own is needed.
+Before a restore is sent, its group is claimed in its bucket's (or Azure container's)
+claims *ledger*, ``.archivefs/claims/ledger.json``: one object that lists batches of
+claimed groups, written with a conditional write (S3 ``If-None-Match: *`` to create,
+``If-Match`` on the ETag read to replace; Azure ETags, GCS generations, Oracle
+``if-match``). Every writer replaces exactly the version it read, so of two hosts
+claiming overlapping groups at once exactly one write lands; the other reads the new
+version, drops the groups claimed meanwhile and writes again. Only the winner of a group
+sends its request; everyone else waits instead of paying. The bucket is the one place
+every host already looks, so no server of our own is needed.
 
-A claim is one PUT per group for the winner; a loser pays one GET (of at most
-:data:`MAX_CLAIM_BYTES`). A claim is taken over (with ``If-Match`` on the ETag read, so
-again by exactly one host) when its lease is over by the store's clock (its
-``Last-Modified`` against the ``Date`` of the answer that read it) while the group is
-still archived: its claimer died before sending, the request failed, or the restored
-copy has expired since. A caller waiting on a group another host claimed looks again
-when that lease ends. A claim that cannot be read is not an absent one: its group is
-not sent. Claims carry the tier, days, requester (host and process; never credentials),
-the time and the expected ready time, so ``archivefs status`` can say who asked for
-what, and a random claimer id, so a writer whose answer was lost knows its own claim.
+A claim of up to :data:`LEDGER_BATCH` groups costs one GET and one PUT of the ledger,
+plus one LIST of the claims folder per call (below): about 1.0 requests per group with
+the restores. A group whose claim is live (its batch younger than its lease by the
+store's clock) is another host's; one whose lease is over (its claimer died before
+sending, the request failed, or the restored copy has expired since) is taken over when
+the group is still archived, in the same conditional write, so again by exactly one
+host. A caller waiting on a group another host claimed looks again when that lease
+ends. A ledger that cannot be read (denied, damaged, of a newer format) is not an absent
+one: its groups are not sent, and it is never replaced. Batches older than
+:data:`LEDGER_RETAIN_S` (no restore runs that long, and the plan's probe sees any copy
+they made) are dropped when the ledger is next written, which bounds its size.
+
+Batches carry the tier, days, requester (host and process; never credentials), the
+claimer's time and the expected ready time, so ``archivefs status`` can say who asked for
+what, a random claimer id, so a writer whose answer was lost knows its own claim, and
+their age by the store's clock (each writer adds the age of the version it read).
+
+Versions before the ledger wrote one object per group, ``.archivefs/claims/<sha256 of
+the key>.json`` (:func:`claim_path`). Such claims are still honoured: one LIST of the
+claims folder per call finds them, and a group that has one is claimed, read and taken
+over through that object (one GET, and a conditional replace) exactly as before, so a
+restore begun by an older version and resumed by this one is paid once. Hosts of older
+versions do not read the ledger: upgrade every host that restores from a bucket.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hashlib
 import json
 import logging
 import math
 import os
+import random
+import re
 import secrets
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from archivefs.catalog.layout import RESERVED
-from archivefs.errors import ArchiveError
+from archivefs.errors import ArchiveError, StoreUnavailableError
 from archivefs.model import RestoreState
 from archivefs.restore.journal import process_alive
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from archivefs.model import PlannedGroup
     from archivefs.stores.base import ColdStore, Tagged
@@ -52,12 +71,34 @@ CLAIM_VERSION = 1
 MAX_CLAIM_BYTES = 64 * 1024  # a claim is a few hundred bytes; a larger object is damaged
 DEFAULT_LEASE_S = 900.0  # a claimer that has not sent within this long is presumed dead
 
+LEDGER_VERSION = 2
+LEDGER_NAME = "ledger.json"
+LEDGER_BATCH = 1000  # groups claimed by one write of the ledger
+LEDGER_RETAIN_S = 7 * 86400.0  # batches older than this are dropped when the ledger is written
+MAX_LEDGER_BYTES = 32 * 1024 * 1024  # a larger ledger is damaged: read, never replaced
+GONE_GRACE_S = 3.0  # a dead claimer's last request, already at the store, lands within this
+LEDGER_ROUNDS = 64  # lost races in a row on one batch before its groups are given back
+LEDGER_BACKOFF_S = 0.05  # the first pause after a lost race (random up to it; doubles)
+LEDGER_MAX_BACKOFF_S = 2.0
+_PER_GROUP_NAME = re.compile(r"[0-9a-f]{64}\.json")
+
 
 def claim_path(group_key: str) -> str:
-    """``bucket/.archivefs/claims/<sha256 of the key>.json``: where a group's claim lives."""
+    """``bucket/.archivefs/claims/<sha256 of the key>.json``: where versions before the
+    ledger wrote a group's claim (still honoured, read and taken over there)."""
     bucket, _, key = group_key.partition("/")
     digest = hashlib.sha256(key.encode()).hexdigest()
     return f"{bucket}/{RESERVED}/claims/{digest}.json"
+
+
+def claims_folder(bucket: str) -> str:
+    """``bucket/.archivefs/claims``: the ledger and the per-group claims of older versions."""
+    return f"{bucket}/{RESERVED}/claims"
+
+
+def ledger_path(bucket: str) -> str:
+    """``bucket/.archivefs/claims/ledger.json``: the bucket's claims, in batches."""
+    return f"{claims_folder(bucket)}/{LEDGER_NAME}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +179,118 @@ def requester_token() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """One write's claims in a ledger: its groups (keys within the bucket) and who asked."""
+
+    batch_id: str
+    claim_id: str  # its claimer's random id
+    requester: str
+    tier: str
+    days: int | None
+    lease_s: float
+    claimed_at: float  # the claimer's clock: shown, decides nothing
+    expected_ready_at: float | None
+    age: float  # seconds old (store's clock) when the ledger version holding it was written
+    keys: tuple[str, ...]
+
+    def to_json(self, age: float) -> dict[str, Any]:
+        return {
+            "id": self.batch_id,
+            "claimer": self.claim_id,
+            "requester": self.requester,
+            "tier": self.tier,
+            "days": self.days,
+            "lease_s": self.lease_s,
+            "claimed_at": self.claimed_at,
+            "expected_ready_at": self.expected_ready_at,
+            "age": age,
+            "keys": list(self.keys),
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Batch:
+        """The batch ``raw`` describes; raises ``ValueError`` (or ``KeyError``,
+        ``TypeError``) when it is not one this version writes."""
+        ready = raw.get("expected_ready_at")
+        batch = cls(
+            batch_id=str(raw["id"]),
+            claim_id=str(raw["claimer"]),
+            requester=str(raw["requester"]),
+            tier=str(raw["tier"]),
+            days=None if raw.get("days") is None else int(raw["days"]),
+            lease_s=float(raw["lease_s"]),
+            claimed_at=float(raw["claimed_at"]),
+            expected_ready_at=None if ready is None else float(ready),
+            age=float(raw["age"]),
+            keys=tuple(str(k) for k in raw["keys"]),
+        )
+        times = [batch.lease_s, batch.claimed_at, batch.expected_ready_at, batch.age]
+        if not all(math.isfinite(t) for t in times if t is not None):
+            raise ValueError("a time that is not a finite number")
+        if batch.lease_s <= 0 or batch.age < 0 or not isinstance(raw["keys"], list):
+            raise ValueError("a lease not above 0, a negative age or keys not a list")
+        return batch
+
+    def claim(self, bucket: str, key: str) -> Claim:
+        """The claim this batch makes on ``key`` (within ``bucket``)."""
+        return Claim(
+            f"{bucket}/{key}",
+            self.tier,
+            self.days,
+            self.requester,
+            self.claimed_at,
+            self.expected_ready_at,
+            lease_s=self.lease_s,
+            claim_id=self.claim_id,
+        )
+
+
+@dataclass(slots=True)
+class Ledger:
+    """A bucket's claims ledger as read: its batches (with their ages now, by the store's
+    clock) and the version's ETag (``None``: there is no ledger yet)."""
+
+    bucket: str
+    etag: str | None
+    batches: list[tuple[Batch, float]] = field(default_factory=list)  # (batch, age now)
+
+    def holders(self) -> dict[str, tuple[Batch, float]]:
+        """Which batch holds each key (the youngest, should a key be in several)."""
+        held: dict[str, tuple[Batch, float]] = {}
+        for batch, age in self.batches:
+            for key in batch.keys:
+                if key not in held or age < held[key][1]:
+                    held[key] = (batch, age)
+        return held
+
+    def find(self, batch_id: str) -> Batch | None:
+        return next((b for b, _ in self.batches if b.batch_id == batch_id), None)
+
+    def written(self, mine: Batch, taken: set[str]) -> bytes:
+        """The next version: this one's batches without ``taken`` keys and without those
+        older than :data:`LEDGER_RETAIN_S`, plus ``mine``."""
+        kept = []
+        for batch, age in self.batches:
+            if age > LEDGER_RETAIN_S:
+                continue
+            keys = [k for k in batch.keys if k not in taken]
+            if keys:
+                kept.append({**batch.to_json(age), "keys": keys})
+        kept.append(mine.to_json(0.0))
+        return json.dumps({"version": LEDGER_VERSION, "batches": kept}).encode()
+
+
+@dataclass(slots=True)
+class _Round:
+    """What one read of the ledger decided for a batch's groups."""
+
+    take: list[str] = field(default_factory=list)  # free or stale: written as ours
+    mine: list[str] = field(default_factory=list)  # already ours (an earlier call)
+    lost: list[str] = field(default_factory=list)  # another host's live claim, or not archived
+    taken: set[str] = field(default_factory=set)  # of ``take``, held by a stale batch
+
+
 class BucketClaims:
     """Claims groups in their bucket before their restores are sent.
 
@@ -164,8 +317,22 @@ class BucketClaims:
         self._unwritable: set[str] = set()  # buckets where claims cannot be written
         # claims whose store gave no age: (path, etag) -> time.monotonic() first seen
         self._first_seen: dict[tuple[str, str], float] = {}
+        # ledger batches -> time.monotonic() first seen (their age where none was said)
+        self._batch_seen: dict[str, float] = {}
         # groups lost to a live claim -> time.monotonic() when its lease ends
         self.lease_ends: dict[str, float] = {}
+        # claimers found dead (claim or batch id) -> time.monotonic() first found so
+        self._gone_seen: dict[str, float] = {}
+
+    async def _let_land(self, claim_ids: Iterable[str]) -> None:
+        """Wait until :data:`GONE_GRACE_S` has passed since each claimer was first found
+        dead: a request it sent just before it died may still be on its way into the
+        store, and the state of its group is looked at only once it has landed."""
+        now = time.monotonic()
+        seen = [self._gone_seen.setdefault(c, now) for c in claim_ids]
+        wait = max((t + GONE_GRACE_S - now for t in seen), default=0.0)
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     async def claim(
         self,
@@ -177,28 +344,39 @@ class BucketClaims:
         concurrency: int = 64,
     ) -> ClaimOutcome:
         """Claim each group: won (send these), lost (another host is on them) or failed
-        (the claim could not be written or read: send nothing, the error says why)."""
+        (the claim could not be written or read: send nothing, the error says why).
+
+        Per bucket: one LIST of the claims folder, then one GET and one PUT of the
+        ledger per :data:`LEDGER_BATCH` groups (again after a lost race), a HEAD per
+        group whose claim has lapsed, and per group claimed by an older version, its
+        claim object's GET (and a conditional replace to take it over).
+        """
         semaphore = asyncio.Semaphore(concurrency)
         provider = getattr(self.store, "provider", None)
         if provider is not None and not provider.takes_days:
             days = None  # Azure's rehydrations take no days: the claim says none
         outcome = ClaimOutcome()
+        by_bucket: dict[str, list[PlannedGroup]] = {}
+        for group in groups:
+            by_bucket.setdefault(group.key.partition("/")[0], []).append(group)
 
-        async def one(group: PlannedGroup) -> None:
+        def new_claim(group: PlannedGroup) -> Claim:
+            ready = expected_ready(group).timestamp() if expected_ready else None
+            return Claim(
+                group.key,
+                tier,
+                days,
+                requester_token(),
+                self._clock(),
+                ready,
+                lease_s=self.lease_seconds,
+                claim_id=self.claimer_id,
+            )
+
+        async def per_group(group: PlannedGroup) -> None:
             async with semaphore:
-                ready = expected_ready(group).timestamp() if expected_ready else None
-                claim = Claim(
-                    group.key,
-                    tier,
-                    days,
-                    requester_token(),
-                    self._clock(),
-                    ready,
-                    lease_s=self.lease_seconds,
-                    claim_id=self.claimer_id,
-                )
                 try:
-                    won = await self._claim_one(group, claim)
+                    won = await self._claim_one(group, new_claim(group))
                 except ArchiveError as error:
                     self.lease_ends.pop(group.key, None)
                     outcome.failed[group.key] = error
@@ -209,58 +387,299 @@ class BucketClaims:
                 else:
                     outcome.lost.append(group.key)
 
-        await asyncio.gather(*(one(g) for g in groups))
+        async def in_bucket(bucket: str, members: list[PlannedGroup]) -> None:
+            # the ledger is read while the folder is listed: one round trip, not two
+            prefetch = asyncio.ensure_future(self._read_ledger(bucket))
+            first: asyncio.Future[Ledger] | None = prefetch
+            try:
+                older = await self._per_group_claims(bucket)
+            except ArchiveError as error:
+                await _discard(prefetch)
+                folder = claims_folder(bucket) + "/"
+                for group in members:
+                    outcome.failed[group.key] = unreadable_claim(group.key, folder, error)
+                return
+            except BaseException:
+                await _discard(prefetch)
+                raise
+            legacy = [g for g in members if claim_path(g.key).rpartition("/")[2] in older]
+            fresh = [g for g in members if claim_path(g.key).rpartition("/")[2] not in older]
+            await asyncio.gather(*(per_group(g) for g in legacy))
+            for start in range(0, len(fresh), LEDGER_BATCH):
+                chunk = fresh[start : start + LEDGER_BATCH]
+                claims = [new_claim(g) for g in chunk]
+                readies = [c.expected_ready_at for c in claims if c.expected_ready_at is not None]
+                mine = Batch(
+                    batch_id=secrets.token_hex(8),
+                    claim_id=self.claimer_id,
+                    requester=requester_token(),
+                    tier=tier,
+                    days=days,
+                    lease_s=self.lease_seconds,
+                    claimed_at=claims[0].claimed_at,
+                    expected_ready_at=max(readies) if readies else None,
+                    age=0.0,
+                    keys=(),
+                )
+                await self._claim_batch(bucket, chunk, mine, outcome, semaphore, first)
+                first = None
+            if first is not None:  # no group for the ledger
+                await _discard(prefetch)
+
+        await asyncio.gather(*(in_bucket(b, m) for b, m in by_bucket.items()))
         return outcome
 
     async def read(self, group_key: str) -> Claim | None:
         """The claim on a group, if any (``archivefs status`` shows who restored what)."""
-        found = await self.store.read_tagged(claim_path(group_key), limit=MAX_CLAIM_BYTES)
-        return None if found is None else _parse(found)
+        return (await self.read_many([group_key]))[group_key]
 
     async def read_many(
         self, group_keys: Sequence[str], *, concurrency: int = 64
     ) -> dict[str, Claim | None]:
-        """The claims on many groups: one GET each, ``concurrency`` at a time."""
+        """The claims on many groups: per bucket, one LIST of its claims folder and one
+        GET of its ledger, and one GET per group claimed by an older version."""
         semaphore = asyncio.Semaphore(concurrency)
+        by_bucket: dict[str, list[str]] = {}
+        for key in group_keys:
+            by_bucket.setdefault(key.partition("/")[0], []).append(key)
+        found: dict[str, Claim | None] = {}
 
-        async def one(key: str) -> tuple[str, Claim | None]:
+        async def one(key: str) -> None:
             async with semaphore:
-                return key, await self.read(key)
+                tagged = await self.store.read_tagged(claim_path(key), limit=MAX_CLAIM_BYTES)
+                found[key] = None if tagged is None else _parse(tagged)
 
-        return dict(await asyncio.gather(*(one(k) for k in group_keys)))
+        async def in_bucket(bucket: str, keys: list[str]) -> None:
+            older = await self._per_group_claims(bucket)
+            legacy = [k for k in keys if claim_path(k).rpartition("/")[2] in older]
+            rest = [k for k in keys if claim_path(k).rpartition("/")[2] not in older]
+            await asyncio.gather(*(one(k) for k in legacy))
+            if not rest:
+                return
+            held = (await self._read_ledger(bucket)).holders()
+            for key in rest:
+                holder = held.get(key.partition("/")[2])
+                found[key] = (
+                    None if holder is None else holder[0].claim(bucket, key.partition("/")[2])
+                )
+
+        await asyncio.gather(*(in_bucket(b, k) for b, k in by_bucket.items()))
+        return {k: found.get(k) for k in group_keys}
+
+    async def _per_group_claims(self, bucket: str) -> set[str]:
+        """The names of the per-group claim objects older versions wrote in ``bucket``."""
+        try:
+            listing = await self.store.list(claims_folder(bucket))
+        except FileNotFoundError:
+            return set()
+        names = (state.path.rpartition("/")[2] for state in listing.files)
+        return {name for name in names if _PER_GROUP_NAME.fullmatch(name)}
+
+    async def _read_ledger(self, bucket: str) -> Ledger:
+        """The bucket's ledger; raises an :class:`ArchiveError` naming it when it cannot be
+        read or is not one this version can read whole (never replaced then)."""
+        path = ledger_path(bucket)
+        found = await self.store.read_tagged(path, limit=MAX_LEDGER_BYTES)
+        if found is None:
+            return Ledger(bucket, None)
+        problem = None
+        batches: list[Batch] = []
+        if not found.whole:
+            problem = f"it is larger than a claims ledger can be ({MAX_LEDGER_BYTES} bytes)"
+        else:
+            try:
+                raw = json.loads(found.data)
+                version = raw["version"]
+                if not isinstance(version, int) or version > LEDGER_VERSION:
+                    problem = f"it is of a newer format (version {version!r})"
+                else:
+                    batches = [Batch.from_json(b) for b in raw["batches"]]
+            except (ValueError, KeyError, TypeError, OverflowError) as error:
+                problem = f"it is damaged ({type(error).__name__}: {error})"
+        if problem is not None:
+            raise ArchiveError(
+                f"{problem}; it is neither trusted nor replaced.",
+                path=path,
+                fix="if no restore is in flight from any host, delete it (its claims are "
+                "lost, nothing else); if it is of a newer format, upgrade archivefs.",
+            )
+        version_age = self._age(path, found)
+        now = time.monotonic()
+        aged = []
+        for batch in batches:
+            local = now - self._batch_seen.setdefault(batch.batch_id, now)
+            aged.append((batch, max(batch.age + version_age, local)))
+        return Ledger(bucket, found.etag, aged)
+
+    async def _claim_batch(
+        self,
+        bucket: str,
+        groups: Sequence[PlannedGroup],
+        mine: Batch,
+        outcome: ClaimOutcome,
+        semaphore: asyncio.Semaphore,
+        first: asyncio.Future[Ledger] | None = None,
+    ) -> None:
+        """Claim ``groups`` (of ``bucket``) in its ledger with one conditional write of
+        ``mine``; after a lost race, read the new version and write again. ``first``: a
+        read of the ledger already under way, for the first round."""
+        path = ledger_path(bucket)
+        wanted = [g.key.partition("/")[2] for g in groups]
+        full = {g.key.partition("/")[2]: g.key for g in groups}
+        # HEADs of groups whose claim lapsed, per (group, the batch that held it): a group
+        # whose holder changed since (a take-over by another host) is looked at again
+        archived: dict[tuple[str, str], bool] = {}
+        previous: _Round | None = None  # the round whose write's answer said it did not land
+        failure: ArchiveError | None = None
+
+        def settle(decided: _Round, *, failed: ArchiveError | None = None) -> None:
+            won = [*decided.take, *decided.mine] if failed is None else decided.mine
+            for key in [*decided.take, *decided.mine]:
+                self.lease_ends.pop(full[key], None)
+            outcome.won.extend(full[k] for k in won)
+            if failed is not None:
+                for key in decided.take:
+                    outcome.failed[full[key]] = unwritable_claim(full[key], path, failed)
+            outcome.lost.extend(full[k] for k in decided.lost)
+
+        for attempt in range(LEDGER_ROUNDS):
+            if previous is not None and failure is None:  # lost a race: let the winner pass
+                pause = min(LEDGER_MAX_BACKOFF_S, LEDGER_BACKOFF_S * 2 ** min(attempt, 16))
+                await asyncio.sleep(random.uniform(0, pause))
+            reading, first = first, None  # a read already under way serves one round only
+            try:
+                ledger = await (reading if reading is not None else self._read_ledger(bucket))
+            except ArchiveError as error:
+                if previous is not None and failure is not None:
+                    settle(previous, failed=failure)
+                    return
+                for key in wanted:
+                    self.lease_ends.pop(full[key], None)
+                    outcome.failed[full[key]] = unreadable_claim(full[key], path, error)
+                return
+            if previous is not None and ledger.find(mine.batch_id) is not None:
+                settle(previous)  # it landed: the answer, or a retry's condition, said not
+                return
+            if failure is not None:
+                assert previous is not None
+                settle(previous, failed=failure)  # it did not land: nothing sent for them
+                return
+            decided = await self._decide(ledger, wanted, full, archived, semaphore)
+            if bucket in self._unwritable or not decided.take:
+                settle(decided)  # nothing to write (or writable): theirs are respected
+                return
+            body = ledger.written(replace(mine, keys=tuple(decided.take)), decided.taken)
+            try:
+                if ledger.etag is None:
+                    landed = await self.store.create_exclusive(path, body)
+                else:
+                    landed = await self.store.replace_if_unchanged(path, body, ledger.etag)
+            except PermissionError as error:
+                self._cannot_write(bucket, full[wanted[0]], error)
+                settle(decided)  # free or lapsed: sent, as where claims cannot be written
+                return
+            except ArchiveError as error:
+                landed, failure = False, error
+            if landed:
+                settle(decided)
+                return
+            previous = decided  # lost a race, or no answer: read again, merge, write again
+        busy = StoreUnavailableError(
+            f"its claims ledger changed under each of {LEDGER_ROUNDS} writes in a row.",
+            path=path,
+        )
+        for key in wanted:
+            outcome.failed[full[key]] = unwritable_claim(full[key], path, busy)
+
+    async def _decide(
+        self,
+        ledger: Ledger,
+        wanted: Sequence[str],
+        full: dict[str, str],
+        archived: dict[tuple[str, str], bool],
+        semaphore: asyncio.Semaphore,
+    ) -> _Round:
+        """Which of ``wanted`` this caller takes, already holds or leaves to another host,
+        by ``ledger``; a lapsed claim is taken over only if its group is still archived."""
+        held = ledger.holders()
+        decided = _Round()
+        lapsed: list[tuple[str, str]] = []  # (group, the batch holding it)
+        dead: set[str] = set()  # batches whose lease is not over but whose claimer died
+        for key in wanted:
+            holder = held.get(key)
+            if holder is None:
+                decided.take.append(key)
+                continue
+            batch, age = holder
+            if batch.claim_id == self.claimer_id:
+                decided.mine.append(key)
+                continue
+            left = min(self.lease_seconds, batch.lease_s) - age
+            if left <= 0:
+                lapsed.append((key, batch.batch_id))
+            elif _claimer_gone(batch.requester):
+                dead.add(batch.batch_id)
+                lapsed.append((key, batch.batch_id))
+            else:
+                self.lease_ends[full[key]] = time.monotonic() + left
+                decided.lost.append(key)  # its claimer may be sending right now
+
+        async def head(held_by: tuple[str, str]) -> None:
+            async with semaphore:
+                try:
+                    state = await self.store.head(full[held_by[0]])
+                except ArchiveError:
+                    archived[held_by] = False  # cannot tell: leave it to its claimer
+                else:
+                    archived[held_by] = state.restore is RestoreState.ARCHIVED
+
+        await self._let_land(dead)
+        await asyncio.gather(*(head(h) for h in lapsed if h not in archived))
+        for held_by in lapsed:
+            key = held_by[0]
+            if archived[held_by]:
+                decided.take.append(key)
+                decided.taken.add(key)
+            else:
+                decided.lost.append(key)
+        return decided
+
+    def _cannot_write(self, bucket: str, group_key: str, error: BaseException) -> None:
+        """Note (and say once per bucket) that claims cannot be written in ``bucket``."""
+        if bucket in self._unwritable:
+            return
+        self._unwritable.add(bucket)
+        logger.warning(
+            "%s: cannot write restore claims under %s/%s/claims/ (%s); reading "
+            "the claims of other hosts but writing none: hosts that share no "
+            "journal and find no claim may each send this bucket's restores.",
+            group_key,
+            bucket,
+            RESERVED,
+            type(error).__name__,
+        )
 
     async def _claim_one(self, group: PlannedGroup, claim: Claim) -> bool:
-        """Whether this caller won ``group``'s claim; raises (an :class:`ArchiveError`
-        naming the claim object) when its claim can be neither written nor read."""
+        """Whether this caller won ``group``'s per-group claim (of an older version);
+        raises (an :class:`ArchiveError` naming the claim object) when it can be neither
+        written nor read."""
         bucket = group.key.partition("/")[0]
         path = claim_path(group.key)
-        if bucket not in self._unwritable:
-            try:
-                if await self._write(group.key, path, claim, None):
-                    return True
-            except PermissionError as error:
-                if bucket not in self._unwritable:  # once per bucket, however many groups
-                    self._unwritable.add(bucket)
-                    logger.warning(
-                        "%s: cannot write restore claims under %s/%s/claims/ (%s); reading "
-                        "the claims of other hosts but writing none: hosts that share no "
-                        "journal and find no claim may each send this bucket's restores.",
-                        group.key,
-                        bucket,
-                        RESERVED,
-                        type(error).__name__,
-                    )
         found = await self._read_tagged(group.key, path)
         if bucket in self._unwritable:  # no claim of ours can be written: respect theirs
             return found is None or await self._stale(group, path, found)
-        if found is None:  # released meanwhile: try once more
-            return await self._write(group.key, path, claim, None)
-        existing = _parse(found)
-        if existing is not None and existing.claim_id == self.claimer_id:
-            return True  # ours: an earlier call that did not send it, or a lost answer
-        if not await self._stale(group, path, found):
-            return False
-        return await self._write(group.key, path, claim, found.etag)
+        try:
+            if found is None:  # released meanwhile: claim it there, as its claimer did
+                return await self._write(group.key, path, claim, None)
+            existing = _parse(found)
+            if existing is not None and existing.claim_id == self.claimer_id:
+                return True  # ours: an earlier call that did not send it, or a lost answer
+            if not await self._stale(group, path, found):
+                return False
+            return await self._write(group.key, path, claim, found.etag)
+        except PermissionError as error:
+            self._cannot_write(bucket, group.key, error)
+            return found is None or await self._stale(group, path, found)
 
     async def _write(self, group_key: str, path: str, claim: Claim, etag: str | None) -> bool:
         """Create the claim (``etag`` None) or replace the version ``etag``; whether this
@@ -325,6 +744,8 @@ class BucketClaims:
         if left > 0 and not gone:
             self.lease_ends[group.key] = time.monotonic() + left
             return False  # its claimer may be sending right now
+        if left > 0 and existing is not None:
+            await self._let_land([existing.claim_id or existing.requester])
         try:
             state = await self.store.head(group.key)
         except ArchiveError:
@@ -339,6 +760,13 @@ class ClaimOutcome:
     won: list[str] = field(default_factory=list)  # send these
     lost: list[str] = field(default_factory=list)  # another host's live claim: wait
     failed: dict[str, ArchiveError] = field(default_factory=dict)  # send nothing: why
+
+
+async def _discard(read: asyncio.Future[Ledger]) -> None:
+    """Drop a read of the ledger no longer needed (its outcome, error included, unused)."""
+    read.cancel()
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await read
 
 
 def unreadable_claim(group_key: str, path: str, error: ArchiveError) -> ArchiveError:
