@@ -100,8 +100,6 @@ def test_members_in_a_fee_class_read_one_range_per_bundle_within_the_budget(
 NOT_PINNED = {
     "azure": "bundles are recorded without an ETag, so a rewritten bundle is caught only "
     "by its member's checksum after the read",
-    "oracle": "the 412 (IfMatchFailed) of a read pinned to the recorded ETag is a plain "
-    "ArchiveError",
 }
 # ... and a deleted bundle must be a MissingBundleError naming it
 NOT_MISSING = {

@@ -25,7 +25,7 @@ from archivefs.errors import (
     RestoreInProgressError,
 )
 from archivefs.stores.base import RangeRead
-from archivefs.stores.translate import s3_error_code
+from archivefs.stores.translate import is_precondition_failed
 
 if TYPE_CHECKING:
     from archivefs.catalog.table import MemberInfo
@@ -103,7 +103,7 @@ class BundleReads:
         except ObjectNotFoundError as error:
             raise missing_bundle(member, where.root, others) from error
         except ArchiveError as error:
-            if s3_error_code(error) != "PreconditionFailed" or etag is None:
+            if not is_precondition_failed(error) or etag is None:
                 raise
             if not await self.same_content(where):
                 raise _changed_bundle(
