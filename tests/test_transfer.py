@@ -212,7 +212,7 @@ def test_every_provider_downloads_empty_small_and_many_part_objects(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == objects
 
 
-@pytest.mark.parametrize("provider", ["azure", "oracle"])
+@pytest.mark.parametrize("provider", ["gcs", "azure", "oracle"])
 def test_every_provider_refuses_an_object_changed_between_parts(
     request: pytest.FixtureRequest, tmp_path: Path, provider: str
 ) -> None:
