@@ -171,29 +171,62 @@ def test_part_options_are_checked(
         make_fs(**options)
 
 
+def _served(
+    request: pytest.FixtureRequest, provider: str, **options: Any
+) -> tuple[ArchiveFileSystem, str, Callable[[dict[str, bytes]], None]]:
+    """A filesystem on ``provider``'s emulator, a new bucket there, and how to put objects."""
+    if provider == "gcs":
+        gcs = request.getfixturevalue("gcs_archive")
+        bucket = gcs.create_bucket()
+
+        def put(objects: dict[str, bytes]) -> None:
+            for name, data in objects.items():
+                gcs.put_object(bucket, name, data)
+
+        return request.getfixturevalue("make_gs")(**options), bucket, put
+    if provider == "azure":
+        azure = request.getfixturevalue("azure_archive")
+        container = azure.create_container()
+        afs = request.getfixturevalue("make_az")(**options)
+        return afs, container, lambda objects: azure.put_blobs(container, objects)
+    oracle = request.getfixturevalue("oracle_archive")
+    bucket = oracle.create_bucket()
+
+    def put_oci(objects: dict[str, bytes]) -> None:
+        for name, data in objects.items():
+            oracle.put_object(bucket, name, data)
+
+    return request.getfixturevalue("make_oci")(**options), bucket, put_oci
+
+
 @pytest.mark.parametrize("provider", ["gcs", "azure", "oracle"])
 def test_every_provider_downloads_empty_small_and_many_part_objects(
     request: pytest.FixtureRequest, tmp_path: Path, provider: str
 ) -> None:
     objects = {"empty": b"", "small": b"s" * 1000, "parts": os.urandom(3 * MiB + 5)}
-    if provider == "gcs":
-        server = request.getfixturevalue("gcs_archive")
-        bucket = server.create_bucket()
-        for name, data in objects.items():
-            server.put_object(bucket, name, data)
-        afs = request.getfixturevalue("make_gs")(part_size=MiB)
-    elif provider == "azure":
-        server = request.getfixturevalue("azure_archive")
-        bucket = server.create_container()
-        server.put_blobs(bucket, objects)
-        afs = request.getfixturevalue("make_az")(part_size=MiB)
-    else:
-        server = request.getfixturevalue("oracle_archive")
-        bucket = server.create_bucket()
-        for name, data in objects.items():
-            server.put_object(bucket, name, data)
-        afs = request.getfixturevalue("make_oci")(part_size=MiB)
+    afs, bucket, put = _served(request, provider, part_size=MiB)
+    put(objects)
     out = tmp_path / "out"
     out.mkdir()
     afs.get([f"{bucket}/{name}" for name in objects], str(out) + "/")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == objects
+
+
+@pytest.mark.parametrize("provider", ["gcs", "azure", "oracle"])
+def test_every_provider_refuses_an_object_changed_between_parts(
+    request: pytest.FixtureRequest, tmp_path: Path, provider: str
+) -> None:
+    """The later parts are pinned to the first part's ETag (GCS: generation); the store's
+    412 is the same error on every provider."""
+    afs, bucket, put = _served(request, provider, part_size=MiB, part_concurrency=1)
+    put({"obj": os.urandom(3 * MiB)})
+
+    class ReplacedAfterFirstPart(Callback):
+        def call(self, *args: Any, **kwargs: Any) -> None:
+            if self.value == MiB:  # another writer replaces the object between the parts
+                put({"obj": os.urandom(3 * MiB)})
+
+    target = tmp_path / "obj"
+    with pytest.raises(ArchiveError, match="changed while it was downloaded"):
+        afs.get_file(f"{bucket}/obj", str(target), callback=ReplacedAfterFirstPart())
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("obj")]

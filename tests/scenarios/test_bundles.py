@@ -95,21 +95,6 @@ def test_members_in_a_fee_class_read_one_range_per_bundle_within_the_budget(
     assert restore_requests(provider) == 0
 
 
-# defects this scenario finds (issue 33): a rewritten bundle must be refused as not the
-# bundle the catalog recorded (BundleChangedError) before its bytes are used
-NOT_PINNED = {
-    "azure": "bundles are recorded without an ETag, so a rewritten bundle is caught only "
-    "by its member's checksum after the read",
-    "oracle": "the 412 (IfMatchFailed) of a read pinned to the recorded ETag is a plain "
-    "ArchiveError",
-}
-# ... and a deleted bundle must be a MissingBundleError naming it
-NOT_MISSING = {
-    "gcs": "reading a member of a deleted bundle is a plain ArchiveError ('could not "
-    "inspect this object', from gcsfs's FileNotFoundError)"
-}
-
-
 def bundle_tree_hot(provider: Provider, tmp_path: Path) -> tuple[str, dict[str, bytes]]:
     files = make_tree(tmp_path / "src", 30)
     root = f"{provider.bucket}/a"
@@ -118,7 +103,9 @@ def bundle_tree_hot(provider: Provider, tmp_path: Path) -> tuple[str, dict[str, 
     return root, files
 
 
-@pytest.mark.parametrize("provider", provider_params(xfail=NOT_PINNED), indirect=True)
+# issue 33: a rewritten bundle is refused as not the bundle the catalog recorded
+# (BundleChangedError) before its bytes are used, on every provider
+@pytest.mark.parametrize("provider", provider_params(), indirect=True)
 def test_a_rewritten_bundle_is_refused_before_its_bytes_are_used(
     provider: Provider, tmp_path: Path
 ) -> None:
@@ -127,7 +114,8 @@ def test_a_rewritten_bundle_is_refused_before_its_bytes_are_used(
     flipped_byte_is_caught(provider.fs(), provider.raw(), root, "obs05/f00005.dat", files)
 
 
-@pytest.mark.parametrize("provider", provider_params(xfail=NOT_MISSING), indirect=True)
+# ... and a deleted bundle is a MissingBundleError naming it
+@pytest.mark.parametrize("provider", provider_params(), indirect=True)
 def test_a_missing_bundle_is_an_error_naming_it(provider: Provider, tmp_path: Path) -> None:
     root, files = bundle_tree_hot(provider, tmp_path)
     raw = provider.raw()

@@ -25,7 +25,7 @@ from archivefs.errors import (
     RestoreInProgressError,
 )
 from archivefs.stores.base import RangeRead
-from archivefs.stores.translate import s3_error_code
+from archivefs.stores.translate import is_precondition_failed
 
 if TYPE_CHECKING:
     from archivefs.catalog.table import MemberInfo
@@ -83,9 +83,11 @@ class BundleReads:
         """Bytes ``[first, last)`` of a member's bundle, from the bundle the catalog recorded.
 
         Identity: the answering object's size must be the recorded size, and its
-        ETag the recorded ETag (sent as ``If-Match``). A different ETag with the
-        same content (e.g. after a copy onto itself, which re-computes a multipart
-        ETag) is accepted once the whole object's SHA-256 matches the catalog's.
+        ETag the recorded ETag (sent as ``If-Match``); a 412 for an object that is
+        gone (GCS's ``ifGenerationMatch`` in its emulator) is a missing bundle. A
+        different ETag with the same content (e.g. after a copy onto itself, which
+        re-computes a multipart ETag) is accepted once the whole object's SHA-256
+        matches the catalog's.
         ``others``: how many more members this read serves (coalesced reads), named
         in the errors so that each of them says what was being read.
         """
@@ -103,18 +105,27 @@ class BundleReads:
         except ObjectNotFoundError as error:
             raise missing_bundle(member, where.root, others) from error
         except ArchiveError as error:
-            if s3_error_code(error) != "PreconditionFailed" or etag is None:
+            if not is_precondition_failed(error) or etag is None:
                 raise
-            if not await self.same_content(where):
+            refused = error
+        else:
+            if got.total_size is not None and got.total_size != bundle.size:
                 raise _changed_bundle(
-                    member, "its ETag differs from the one recorded", others
-                ) from error
-            return await self.read_bundle(where, first, last, others=others)
-        if got.total_size is not None and got.total_size != bundle.size:
+                    member,
+                    f"it has {got.total_size} bytes, the catalog recorded {bundle.size}",
+                    others,
+                )
+            return got.data
+        # outside the handler, so that the check's own errors are not read as the 412's
+        try:
+            same = await self.same_content(where)
+        except ObjectNotFoundError as error:  # a pinned read of a deleted object can be a 412
+            raise missing_bundle(member, where.root, others) from error
+        if not same:
             raise _changed_bundle(
-                member, f"it has {got.total_size} bytes, the catalog recorded {bundle.size}", others
-            )
-        return got.data
+                member, "its ETag differs from the one recorded", others
+            ) from refused
+        return await self.read_bundle(where, first, last, others=others)
 
     async def same_content(self, where: Location) -> bool:
         """Whether the object now at the bundle's key has the recorded SHA-256 (read whole,

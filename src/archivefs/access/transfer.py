@@ -41,7 +41,7 @@ from archivefs.access.policy import ReadPolicy
 from archivefs.access.reads import Reads
 from archivefs.errors import ArchiveError, ChecksumMismatchError, InvalidOptionsError
 from archivefs.member_reads import BLOCK
-from archivefs.stores.translate import s3_error_code
+from archivefs.stores.translate import is_precondition_failed, s3_error_code
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -206,7 +206,7 @@ class Transfers:
                 try:
                     got = await read(start, end, etag)
                 except ArchiveError as error:
-                    if s3_error_code(error) != "PreconditionFailed":
+                    if not is_precondition_failed(error):
                         raise
                     raise _changed(path, start, end, "its ETag changed") from error
                 if got.total_size not in (None, size):

@@ -45,7 +45,7 @@ from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from pathlib import Path
 
 __all__ = ["BundleReport", "Orphan", "bundle_tree", "list_sources", "rebuild_catalog"]
@@ -360,9 +360,7 @@ def _bundle_one(
         storage_class=klass,
         members=len(entries),
         sha256=digest,
-        # member reads must come from this very object (GCS: its generation, which its
-        # reads take as ifGenerationMatch)
-        etag=remote_info.get("ETag") or remote_info.get("generation"),
+        etag=recorded_etag(remote_info),  # member reads must come from this very object
     )
     part = Catalog.from_entries(
         info,
@@ -571,6 +569,20 @@ def _ranged(fs: Any, path: str) -> Callable[[int, int], bytes]:
     return fetch
 
 
+def recorded_etag(info: Mapping[str, Any]) -> str | None:
+    """What a bundle's member reads are pinned to, from the store's ``info()`` of it.
+
+    On GCS its generation (its reads take it as ``ifGenerationMatch``; gcsfs's ``etag``
+    is not a precondition); elsewhere its ETag, as s3fs (``ETag``), adlfs and ocifs
+    (``etag``) spell it. None if the store gives neither.
+    """
+    for name in ("generation", "ETag", "etag"):
+        value = info.get(name)
+        if value:
+            return str(value)
+    return None
+
+
 def rebuild_catalog(fs: Any, root: str) -> Catalog:
     """Rebuild a lost or corrupt catalog from the bundles' own central directories.
 
@@ -610,7 +622,7 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
             storage_class=klass,
             members=len(entries),
             sha256=hashlib.sha256(data).hexdigest(),
-            etag=info.get("ETag"),
+            etag=recorded_etag(info),
         )
         parts.append(Catalog.from_entries(bundle, entries, base))
     catalog = Catalog.concat(parts) if parts else Catalog()

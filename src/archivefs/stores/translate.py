@@ -78,6 +78,18 @@ archived and of rehydrating blobs with 409 ``BlobArchived``; Oracle answers GetO
 an Archive object that is not restored with 409 ``NotRestored``."""
 
 
+PRECONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "ConditionNotMet", "IfMatchFailed"})
+"""What a store answers (412) when a request's ``If-Match`` names an ETag the object no
+longer has: S3's ``PreconditionFailed`` (the GCS adapter gives a failed
+``ifGenerationMatch`` the same code), Azure's ``ConditionNotMet``, Oracle's
+``IfMatchFailed``."""
+
+
+def is_precondition_failed(error: BaseException) -> bool:
+    """A read or write pinned to an ETag failed because the object has another ETag now."""
+    return s3_error_code(error) in PRECONDITION_FAILED_CODES
+
+
 def is_archived_error(error: BaseException) -> bool:
     """A read or copy failed because the object is archived (or its restore is not done)."""
     return s3_error_code(error) in ARCHIVED_CODES

@@ -17,6 +17,8 @@ storage is not thread-safe), and a thin subclass of it adds only:
   ``objects.download``, ``objects.insert`` ...) with its status and body bytes sent;
 * ``ifGenerationMatch`` on uploads, metadata and downloads (412 when it fails), as
   GCS does, for claims and for reads of a bundle at the generation a catalog recorded;
+* the ``x-goog-generation`` header on downloads, as GCS sends it, so that the parts of
+  a download after the first are read at the first one's generation;
 * faults on demand: the next ``count`` requests (of some operations) answered
   with an error status (503 by default), which gcsfs retries.
 
@@ -171,6 +173,11 @@ def _handler_class(archive: EmulatedGcsArchive) -> type:
             # counts right after a call never misses its last request
             op, bucket, name = classify(self.command, self.path)
             archive.requests.append(GcsRequest(op, bucket, name, self._status, self._sent))
+            if op == "objects.download" and self._status in (200, 206) and bucket and name:
+                # GCS names the generation it served; the emulator does not (in _serve's lock)
+                generation = archive.generation(bucket, name)
+                if generation is not None:
+                    super().send_header("x-goog-generation", generation)
             super().end_headers()
 
         def log_message(self, format: str, *args: Any) -> None:
