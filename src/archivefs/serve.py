@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from archivefs.restore.schedule import HOUR
+from archivefs.restore.schedule import restore_window
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
 
-REFERENCE_WINDOW_S = 12 * HOUR
+REFERENCE_WINDOW_S = restore_window("DEEP_ARCHIVE", "Standard").max_s
 """A restore delay of D seconds stands for Deep Archive Standard's "within 12 hours"; every
 other class and tier takes its own window on the same scale (``restore_windows``)."""
 
