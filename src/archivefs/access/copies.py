@@ -146,7 +146,7 @@ class LocalCopies:
                     return
                 await self.transfers.download_member(where, lpath, callback)
                 return
-            if not kwargs:  # e.g. a version_id: the cold store's own implementation
+            if not kwargs:  # else (options for the target): the target's own get
                 await self.transfers.download_object(rpath, lpath, callback)
                 return
             await self.transfers.policy.guarded(
