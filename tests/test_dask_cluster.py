@@ -9,6 +9,7 @@ import pytest
 
 import archivefs.datasets as ads
 from archivefs import ObjectArchivedError
+from archivefs.worker_logs import OMITTED
 from tests.support.groups import DASK_WORKERS
 from tests.zarr_data import make_source, upload_zarr
 
@@ -145,6 +146,16 @@ def test_workers_without_credentials_report_the_error_instead_of_dying(
     with pytest.raises(MissingCredentialsError, match="pickled without its explicit keys"):
         dask_client.compute(ds["t"].isel(time=slice(0, 8)).sum()).result(timeout=600)
     assert len(dask_client.scheduler_info()["workers"]) == DASK_WORKERS  # none died
+    # each failed task is logged on its worker with its exception line, and without the
+    # hundred-line traceback (the client's exception above carries it)
+    failed = [
+        message
+        for logs in dask_client.get_worker_logs().values()
+        for _, message in logs
+        if "Compute Failed" in message and "MissingCredentialsError" in message
+    ]
+    assert failed
+    assert all(OMITTED in message and 'File "' not in message for message in failed)
 
 
 def test_an_archivefs_error_is_never_its_own_cause() -> None:

@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
         "hints",
         "bulk",
         "globbing",
+        "worker_logs",
     },
     {"pricing"},
     {"hooks"},

@@ -28,6 +28,7 @@ from archivefs.stores.credentials import (
 )
 from archivefs.stores.sessions import drop_unrunnable_finalizers
 from archivefs.stores.translate import raise_translated
+from archivefs.worker_logs import quiet_worker_tracebacks
 
 if TYPE_CHECKING:
     import asyncio
@@ -74,6 +75,7 @@ def open_cold(
 ) -> Any:
     """The cold store's async fsspec filesystem (``fs=`` as given, else made from
     ``target_protocol``/``target_options``; a blocking one wrapped)."""
+    quiet_worker_tracebacks()  # a Dask worker opens its cold store here, before any error
     fs = cold.fs
     if fs is None:
         # nested dicts copied too: ocifs writes its retry strategy into the
