@@ -322,3 +322,23 @@ def test_info_after_a_listing_gives_a_restored_objects_expiry(
     assert 4 * 3600 < info["restore_expiry"].timestamp() - time.time() <= 5 * 3600
     assert fs.info(f"{oracle_bucket}/d/b.bin")["restore"] == "hot"  # from the listing
     assert oracle_archive.requests.counts() == {"HeadObject": 1}
+
+
+def test_ranges_read_as_on_s3_each_one_ranged_getobject(
+    oracle_archive: EmulatedOracleArchive, oracle_bucket: str, make_oci: Callable[..., Any]
+) -> None:
+    data = bytes(range(256)) * 4
+    oracle_archive.put_object(oracle_bucket, "plain.bin", data)
+    fs = make_oci()
+    path = f"{oracle_bucket}/plain.bin"
+    fs.info(path)
+    oracle_archive.requests.clear()
+    assert fs.cat_file(path, start=10, end=20) == data[10:20]
+    assert fs.cat_file(path, start=1000, end=5000) == data[1000:]  # past the end: what's there
+    # before: ocifs's cat_file opened the file for each, a HeadObject and a readahead block
+    assert oracle_archive.requests.count("HeadObject") == 0
+    assert oracle_archive.requests.count("GetObject") == 2
+    assert fs.cat_file(path, start=-4) == data[-4:]  # a suffix range: ocifs's own read
+    with fs.open(path, "rb", block_size=64) as f:
+        f.seek(500)
+        assert f.read(30) == data[500:530]

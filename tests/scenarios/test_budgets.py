@@ -117,17 +117,7 @@ def test_fee_reads_are_refused_before_the_first_byte_on_every_path(
     assert restore_requests(provider) == 0
 
 
-# ocifs's ranged cat_file asks for the object's size again (a HeadObject per read) and
-# reads from the start of the range to the object's end, billed as retrieval
-RANGED_ISSUE = {
-    "oracle": "a ranged read on Oracle sends a HeadObject per read and GETs to the "
-    "object's end (ocifs's cat_file), not once per object and only the range"
-}
-
-
-@pytest.mark.parametrize(
-    "provider", provider_params(skip=NO_FEES, xfail=RANGED_ISSUE), indirect=True
-)
+@pytest.mark.parametrize("provider", provider_params(skip=NO_FEES), indirect=True)
 def test_ranged_fee_reads_learn_the_state_once_and_read_the_range(provider: Provider) -> None:
     data = seed_fee_classes(provider)
     one = sorted(data)[0]

@@ -148,6 +148,15 @@ class Reads:
                 # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
                 # HEAD did not find, the GET's error says whether the key or the bucket is missing
                 kwargs["max_concurrency"] = 1
+        if _explicit_range(start, end) and getattr(self.parts.store, "reads_ranges", False):
+            # the store's one ranged request, where the fsspec library's cat_file is not one
+            first, last = int(start or 0), int(end or 0)
+
+            async def ranged() -> bytes:
+                return (await self.parts.store.get_range(self.read_path(path), first, last)).data
+
+            data: bytes = await self.policy.guarded(path, ranged)
+            return data
         result: bytes = await self.policy.guarded(
             path,
             lambda: self.parts.fs._cat_file(self.read_path(path), start=start, end=end, **kwargs),
@@ -318,6 +327,11 @@ class Reads:
             if failed is not None:
                 raise failed
         return results
+
+
+def _explicit_range(start: int | None, end: int | None) -> bool:
+    """``[start, end)`` given from the object's start, both ends known."""
+    return start is not None and end is not None and 0 <= start < end
 
 
 def _empty_range(start: int | None, end: int | None) -> bool:

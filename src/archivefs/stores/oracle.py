@@ -133,6 +133,10 @@ class OracleStore(BulkProbe):
 
     provider = ORACLE
     lists_restore_expiry = False  # ListObjects has no time-of-archival; HeadObject has
+    reads_ranges = True
+    """archivefs reads byte ranges of plain objects with :meth:`get_range` (one ranged
+    GetObject): ocifs's ``cat_file`` opens the file, a HeadObject per read, and reads on
+    to the end of its readahead block."""
 
     def __init__(
         self,
