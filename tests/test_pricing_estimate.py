@@ -262,6 +262,22 @@ def test_days_below_one_are_refused_not_priced_as_a_negative_copy() -> None:
     assert estimate(work, US, days=2).components["restored_copy_storage"] > 0
 
 
+def test_a_tier_name_is_read_in_the_sheets_providers_names() -> None:
+    glacier = Plan(groups=(group("b/g", SC.GLACIER, Action.RESTORE, GiB),))
+    work = Workload(storage_class=SC.GLACIER, objects=10, total_bytes=10 * GiB)
+    for call in (estimate, estimate_batches):
+        subject = glacier if call is estimate else [glacier]
+        with pytest.raises(InvalidRestoreRequestError, match="High"):
+            call(subject, US, tier="High")  # Azure's priority is no S3 tier
+        assert call(subject, US, tier="bulk").tier is RestoreTier.BULK
+    with pytest.raises(InvalidRestoreRequestError, match="High"):
+        estimate(work, US, tier="High")
+    azure = load_price_sheet("azure-eastus")
+    archive = SC.parse("Archive", provider="azure")
+    rehydrate = Plan(groups=(group("c/a", archive, Action.RESTORE, GiB),))
+    assert estimate(rehydrate, azure, tier="high").tier.provider == "azure"
+
+
 def test_unavailable_tier_and_unpriced_class_are_clear_errors() -> None:
     deep = Plan(groups=(group("b/d", SC.DEEP_ARCHIVE, Action.RESTORE, 1),))
     with pytest.raises(InvalidRestoreRequestError, match="Expedited tier is not available") as e:
@@ -269,8 +285,9 @@ def test_unavailable_tier_and_unpriced_class_are_clear_errors() -> None:
     assert "tier='Bulk'" in str(e.value.fix)
     oracle = SC.parse("Archive", provider="oracle")
     bulk = Plan(groups=(group("b/o", oracle, Action.RESTORE, 1),))
-    with pytest.raises(InvalidRestoreRequestError, match="Oracle has no restore tiers"):
-        estimate(bulk, load_price_sheet("oci-us-ashburn-1"), tier="Bulk")
+    with pytest.raises(InvalidRestoreRequestError, match=r"no restore speed .*'Bulk'") as e:
+        estimate(bulk, load_price_sheet("oci-us-ashburn-1"), tier="Bulk")  # Oracle's names
+    assert "Standard" in str(e.value.fix)
     glacier = Plan(groups=(group("b/g", SC.GLACIER, Action.RESTORE, 1),))
     unpriced = US.model_copy(deep=True)
     del unpriced.classes[SC.GLACIER].restore[RestoreTier.EXPEDITED]

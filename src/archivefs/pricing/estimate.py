@@ -19,7 +19,7 @@ from archivefs.errors import PriceSheetError
 from archivefs.model import Action, RestoreTier, StorageClass, parse_days
 from archivefs.plans import ACTIONS, Plan, PlanTable
 from archivefs.pricing.copy_days import CopyBasis, copy_days
-from archivefs.pricing.sheet import PriceSheet
+from archivefs.pricing.sheet import PriceSheet, sheet_provider
 
 COMPONENTS = (
     "requests",
@@ -212,7 +212,7 @@ def estimate(
         :func:`archivefs.pricing.copy_days.copy_days`). ``restored_copy`` gives both.
     """
     _check_parameters(sheet, reads, read_amplification, throughput_bytes_per_s)
-    chosen = RestoreTier.parse(tier) if tier is not None else None
+    chosen = _chosen_tier(tier, sheet)
     if isinstance(plan_or_workload, Plan):
         restore_tier = chosen or plan_or_workload.tier
         restore_days = parse_days(days) if days is not None else plan_or_workload.days
@@ -265,7 +265,7 @@ def estimate_batches(
     :func:`estimate`'s.
     """
     _check_parameters(sheet, reads, read_amplification, throughput_bytes_per_s)
-    chosen = RestoreTier.parse(tier) if tier is not None else None
+    chosen = _chosen_tier(tier, sheet)
     batches = iter(plans)
     first = next(batches, None)
     restore_tier = chosen or (first.tier if first is not None else RestoreTier.STANDARD)
@@ -285,6 +285,14 @@ def estimate_batches(
         rehydrate_by_copy,
         copy_basis,
     )
+
+
+def _chosen_tier(tier: RestoreTier | str | None, sheet: PriceSheet) -> RestoreTier | None:
+    """``tier`` parsed in the names of the provider the sheet prices (Azure's ``High`` is
+    no S3 tier); a typed tier as it is."""
+    if tier is None or isinstance(tier, RestoreTier):
+        return tier
+    return RestoreTier.parse(tier, sheet_provider(sheet))
 
 
 def _check_parameters(
