@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from pathlib import Path
@@ -10,11 +11,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.model import Action
+from archivefs.restore.journal import RecordState
 from tests.support.counts import assert_each_once
 from tests.support.processes import kill_when
 from tests.support.providers import (
+    NO_EXPIRY,
     NO_RESTORES,
     THROTTLE_STATUS,
+    expire_restores,
     faults_injected,
     finish_restores,
     hold_restores,
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from tests.support.providers import Provider
 
 WITH_RESTORES = provider_params(skip=NO_RESTORES)
+WITH_EXPIRY = provider_params(skip=NO_EXPIRY)
 RESTORE_WORKER = Path(__file__).parents[1] / "support" / "restore_worker.py"
 # Azure sends Set Blob Tier in batches: small ones, so a kill lands between them
 SMALL_BATCHES = {"azure": {"store_options": {"batch_size": 20}}}
@@ -138,3 +143,45 @@ def test_1001_objects_take_the_fewest_restore_requests_and_one_listing_per_page_
     # bulk polling: per round ceil(1001 / page) listings, no request per object
     assert request_counts(provider) == {spec.list_op: pages * len(rounds)}
     assert fs.cat_file(paths[123]) == b"object 123"
+
+
+@pytest.mark.parametrize("provider", WITH_EXPIRY, indirect=True)
+def test_copies_that_expired_while_the_job_was_down_are_requested_again_once(
+    provider: Provider, caplog: pytest.LogCaptureFixture
+) -> None:
+    finish_restores(provider)  # restores complete at once
+    paths = seed_cold(provider, 3)
+    first = provider.fs()
+    first.restore(paths, wait=True, timeout=300)
+    expire_restores(provider, paths)  # while the job is down
+    journal = first.engine.journal
+    assert journal is not None  # which still says "restored"/"accepted" for each of them
+    assert {r.state for r in journal.records()} <= {RecordState.RESTORED, RecordState.ACCEPTED}
+    provider.server.requests.clear()
+
+    again = [provider.fs() for _ in range(2)]  # two jobs back, sharing that journal
+    plans = [fs.plan(paths) for fs in again]
+    assert all(len(plan.to_restore) == 3 for plan in plans)  # both see them archived
+    with caplog.at_level(logging.WARNING, logger="archivefs"):
+        reports = [fs.submit(plan) for fs, plan in zip(again, plans, strict=True)]
+    assert sum(r.requests_sent for r in reports) == 3  # once each, not once per job
+    assert restore_requests(provider, status=202) == restore_requests(provider) == 3
+    assert "archived again" in caplog.text
+    for group in again[1].as_ready(plans[1], timeout=300):
+        assert [again[1].cat_file(p) for p in group.paths] == [
+            f"object {int(p.rsplit('/', 1)[1])}".encode() for p in group.paths
+        ]
+
+
+@pytest.mark.parametrize("provider", WITH_EXPIRY, indirect=True)
+def test_a_waiting_read_requests_an_expired_copy_again_instead_of_blocking(
+    provider: Provider,
+) -> None:
+    finish_restores(provider)
+    (path,) = seed_cold(provider, 1)
+    provider.fs().restore([path], wait=True, timeout=300)
+    expire_restores(provider, [path])
+    provider.server.requests.clear()
+    reader = provider.fs(on_archived="wait", wait_timeout=300)
+    assert reader.cat_file(path) == b"object 0"  # not a wait on the journal's "restored"
+    assert restore_requests(provider, status=202) == restore_requests(provider) == 1

@@ -244,6 +244,11 @@ NO_RESTORES = {
     "gcs": "GCS has no restores: its cold classes read at once for a retrieval fee",
     "rgw": "radosgw answers RestoreObject with 501: test_rgw.py checks the clear error",
 }
+# a provider whose restored copies never expire says here what an expiry scenario checks
+NO_EXPIRY = {
+    **NO_RESTORES,
+    "azure": "a rehydrated blob stays in its online tier: no restored copy expires",
+}
 # a provider without fee classes says here what a fee-charging read scenario checks
 NO_FEES = {"rgw": "radosgw is set up with no class that bills a read (GLACIER, DEEP_ARCHIVE)"}
 
@@ -320,6 +325,12 @@ def finish_restores(provider: Provider) -> None:
         server.complete_restores()
     else:
         server.set_restore_delay(0)  # moto: also restores already in flight
+
+
+def expire_restores(provider: Provider, paths: list[str]) -> None:
+    """The restored copies of ``paths`` end now: the objects are archived again."""
+    for path in paths:
+        provider.server.expire_restore(provider.bucket, path.split("/", 1)[1])
 
 
 # the operations each twin throttles in the throttling scenario (one seeded rule each,

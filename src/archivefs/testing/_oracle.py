@@ -265,6 +265,18 @@ class EmulatedOracleArchive:
             self._advance(obj, time.time())
             return obj.state
 
+    def expire_restore(self, bucket: str, name: str) -> None:
+        """End the restored copy of ``bucket/name`` now: the object is archived again."""
+        with self._lock:
+            obj = self._buckets[bucket][name]
+            self._advance(obj, time.time())
+            if obj.state != "Restored":
+                raise ValueError(
+                    f"expire_restore: {bucket}/{name} is {obj.state}, not Restored. "
+                    "Fix: restore it (and let the restore finish) first."
+                )
+            obj.state = "Archived"
+
     def complete_restores(self) -> None:
         """Finish every pending restore now (as if ``restore_delay`` had passed)."""
         with self._lock:
