@@ -8,7 +8,6 @@ count is the proxy's, server side.
 
 from __future__ import annotations
 
-import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,8 +17,6 @@ import pytest
 from fsspec.asyn import sync
 
 from archivefs.restore.claims import BucketClaims, Claim, claim_path, ledger_path
-from tests.support.counts import assert_each_once
-from tests.support.processes import finish_workers, kill_when, start_workers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,7 +24,6 @@ if TYPE_CHECKING:
     from archivefs.testing import EmulatedAzureArchive
 
 WORKER = Path(__file__).with_name("_azure_restore_worker.py")
-BLOBS = 200
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -38,85 +34,9 @@ def _seed(archive: EmulatedAzureArchive, container: str, n: int) -> list[str]:
     return [f"{container}/{name}" for name in sorted(blobs)]
 
 
-def _host(archive: EmulatedAzureArchive, tmp_path: Path, name: str, paths: list[str]) -> Any:
-    return {
-        "storage_options": archive.storage_options(),
-        "journal": str(tmp_path / name / "journal.sqlite"),  # one journal per "host"
-        "paths": paths,
-        "concurrency": 8,
-        "bucket_claims": True,
-        "store_options": {"batch_size": 20},  # several batches per host: they interleave
-    }
-
-
-def _selections(paths: list[str]) -> list[list[str]]:
-    """Four overlapping selections whose union is every path."""
-    half = len(paths) // 2
-    return [paths[:half], paths[half // 2 : half + half // 2], paths[half:], paths[::2]]
-
-
-def _start(configs: list[dict[str, Any]]) -> list[subprocess.Popen[bytes]]:
-    for config in configs:
-        Path(config["journal"]).parent.mkdir(parents=True, exist_ok=True)
-    return start_workers(WORKER, configs)
-
-
 def _set_tiers(archive: EmulatedAzureArchive, **filters: Any) -> int:
     """Set Blob Tier sent, alone or inside Blob Batches."""
     return archive.requests.count("SetBlobTier", batched=None, **filters)
-
-
-def _assert_each_once(archive: EmulatedAzureArchive, paths: list[str]) -> None:
-    archive.wait_idle()
-    assert_each_once(archive.rehydrations, paths)
-    assert _set_tiers(archive, status=202) == len(paths)
-    assert _set_tiers(archive) == len(paths)  # no 409, no second request of any blob
-    assert sorted(archive.pending()) == paths
-
-
-def test_four_hosts_restoring_overlapping_selections_rehydrate_each_blob_once(
-    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
-) -> None:
-    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)  # all stay pending
-    paths = _seed(azure_archive, azure_container, BLOBS)
-    azure_archive.requests.clear()
-    finish_workers(
-        _start(
-            [
-                _host(azure_archive, tmp_path, f"host{i}", p)
-                for i, p in enumerate(_selections(paths))
-            ]
-        )
-    )
-    _assert_each_once(azure_archive, paths)
-    # a claim is one conditional Put Blob of the container's ledger per host (per 1,000
-    # blobs), plus a Get Blob before it and a List Blobs of the claims folder; a host that
-    # lost a race (409 on create, 412 on replace) reads the ledger again and writes once more
-    claims = [r for r in azure_archive.requests.records if r.blob and "/claims/" in r.blob]
-    puts = [r for r in claims if r.op == "PutBlob"]
-    assert 1 <= sum(1 for r in puts if r.status == 201) <= len(_selections(paths))
-    assert {r.status for r in puts} <= {201, 409, 412}
-    assert len(claims) <= 0.1 * sum(len(s) for s in _selections(paths))
-
-
-def test_a_host_killed_mid_submission_resumes_and_still_each_blob_once(
-    azure_archive: EmulatedAzureArchive, azure_container: str, tmp_path: Path
-) -> None:
-    azure_archive.rehydrate_delay.update(Standard=3600.0, High=3600.0)
-    paths = _seed(azure_archive, azure_container, BLOBS)
-    selections = _selections(paths)
-    azure_archive.requests.clear()
-    victim = _host(azure_archive, tmp_path, "host0", selections[0])
-    Path(victim["journal"]).parent.mkdir(parents=True)
-    victim["concurrency"] = 1
-    assert kill_when(WORKER, victim, lambda: _set_tiers(azure_archive) >= 40, server=azure_archive)
-    sent_before = _set_tiers(azure_archive)
-    assert 40 <= sent_before < len(selections[0])  # killed mid-submission
-    finish_workers(
-        _start([_host(azure_archive, tmp_path, f"host{i}", selections[i]) for i in (1, 2, 3)])
-    )
-    finish_workers(_start([victim]))  # the same "host" starts again, with its journal
-    _assert_each_once(azure_archive, paths)
 
 
 def test_claims_live_in_the_container_and_say_who_asked(

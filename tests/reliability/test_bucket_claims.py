@@ -14,17 +14,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from fsspec.asyn import sync
 
-from archivefs.model import RestoreState
 from archivefs.restore.claims import BucketClaims, Claim, claim_path, ledger_path
 from tests.reliability._support import make_fs, seed_cold
 from tests.support.counts import assert_each_once, s3_restores
-from tests.support.processes import finish_workers, kill_when, start_workers
+from tests.support.processes import kill_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
 
 WORKER = Path(__file__).with_name("_crash_worker.py")
-GROUPS = 2000
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -38,62 +36,6 @@ def _host(archive: EmulatedArchive, tmp_path: Path, name: str, paths: list[str])
         "concurrency": 16,
         "bucket_claims": True,
     }
-
-
-def _selections(paths: list[str]) -> list[list[str]]:
-    """Four overlapping selections whose union is every path."""
-    half = len(paths) // 2
-    return [paths[:half], paths[half // 2 : half + half // 2], paths[half:], paths[::2]]
-
-
-def _assert_all_readable(archive: EmulatedArchive, tmp_path: Path, data: dict[str, bytes]) -> None:
-    archive.set_restore_delay(0)
-    fs = make_fs(archive, tmp_path, journal=str(tmp_path / "checker" / "journal.sqlite"))
-    states = fs.probe(sorted(data))
-    assert all(s is not None and s.restore is RestoreState.RESTORED for s in states.values())
-    for path in random.Random(0).sample(sorted(data), 40):
-        assert fs.cat_file(path) == data[path]
-
-
-def test_four_hosts_restoring_overlapping_selections_pay_each_group_once(
-    archive: EmulatedArchive, bucket: str, tmp_path: Path
-) -> None:
-    archive.set_restore_delay(3600.0)  # nothing completes while the hosts race
-    data = seed_cold(archive, bucket, GROUPS)
-    paths = sorted(data)
-    finish_workers(
-        start_workers(
-            WORKER,
-            [_host(archive, tmp_path, f"host{i}", p) for i, p in enumerate(_selections(paths))],
-        )
-    )
-    assert archive.requests.count("RestoreObject", status=202) == GROUPS
-    assert archive.requests.count("RestoreObject") == GROUPS  # no 409, no second request
-    _assert_all_readable(archive, tmp_path, data)
-
-
-def test_a_host_killed_mid_submission_resumes_and_still_each_group_is_paid_once(
-    archive: EmulatedArchive, bucket: str, tmp_path: Path
-) -> None:
-    archive.set_restore_delay(3600.0)
-    data = seed_cold(archive, bucket, GROUPS)
-    paths = sorted(data)
-    selections = _selections(paths)
-    others = start_workers(
-        WORKER, [_host(archive, tmp_path, f"host{i}", selections[i]) for i in (1, 2, 3)]
-    )
-    victim = _host(archive, tmp_path, "host0", selections[0])
-    killed = kill_when(
-        WORKER, victim, lambda: archive.requests.count("RestoreObject") >= 300, server=archive
-    )
-    finish_workers(others)
-    # the same "host" starts again, with its journal
-    finish_workers(start_workers(WORKER, [victim]))
-    assert killed
-    archive.wait_idle()
-    assert_each_once(s3_restores(archive), paths)
-    assert archive.requests.count("RestoreObject", status=409) == 0
-    _assert_all_readable(archive, tmp_path, data)
 
 
 def test_claims_say_who_asked_for_what_and_carry_no_credentials(
