@@ -39,7 +39,7 @@ from archivefs.hooks import Hooks
 from archivefs.model import ObjectState, RestoreTier, parse_days
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
-from archivefs.s3compat import TargetFileCalls, refuse_bucket_as_file
+from archivefs.s3compat import TargetFileCalls, TargetMethods, refuse_bucket_as_file
 from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from fsspec.callbacks import Callback
 
+    from archivefs.access.assembly import Crew
     from archivefs.catalog.index import Catalog
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate, PriceSheet
@@ -59,7 +60,7 @@ OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
 
 
-class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
+class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
     """An fsspec filesystem over archival object storage.
 
     Parameters
@@ -120,6 +121,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     # Pass block_size/cache_type to open() for s3fs's behaviour.
     read_block_size = 64 * 1024
     read_cache_type = ReadaheadCache.name
+    _crew: Crew  # the collaborators every verb forwards to (access/assembly.py)
 
     def __init__(
         self,
@@ -554,65 +556,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         await self._crew.writes.unregister_catalog(root)
 
     unregister_catalog = sync_wrapper(_unregister_catalog)
-
-    # -- the target's own calls (s3compat.py) ---------------------------------------------
-
-    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
-        return await self._crew.target.url(path, expires=expires, **kwargs)
-
-    async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
-        return await self._crew.target.getxattr(path, attr_name, **kwargs)
-
-    async def _setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
-        return await self._crew.target.setxattr(path, copy_kwargs=copy_kwargs, **kwargs)
-
-    async def _metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
-        return await self._crew.target.metadata(path, refresh=refresh, **kwargs)
-
-    async def _checksum(self, path: str, refresh: bool = False) -> Any:
-        return await self._crew.target.checksum(path, refresh=refresh)
-
-    async def _modified(self, path: str, **kwargs: Any) -> Any:
-        return await self._crew.target.modified(path, **kwargs)
-
-    async def _get_tags(self, path: str) -> Any:
-        return await self._crew.target.get_tags(path)
-
-    async def _put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
-        return await self._crew.target.put_tags(path, tags, mode=mode)
-
-    async def _merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
-        return await self._crew.target.merge(path, filelist, **kwargs)
-
-    async def _list_multipart_uploads(self, bucket: str) -> Any:
-        return await self._crew.target.list_multipart_uploads(bucket)
-
-    async def _is_bucket_versioned(self, bucket: str) -> Any:
-        return await self._crew.target.is_bucket_versioned(bucket)
-
-    async def _make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
-        return await self._crew.target.make_bucket_versioned(bucket, versioned)
-
-    async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
-        return await self._crew.target.object_version_info(path, **kwargs)
-
-    url = sync_wrapper(_url)
-    getxattr = sync_wrapper(_getxattr)
-    setxattr = sync_wrapper(_setxattr)
-    metadata = sync_wrapper(_metadata)
-    checksum = sync_wrapper(_checksum)
-    modified = sync_wrapper(_modified)
-    get_tags = sync_wrapper(_get_tags)
-    put_tags = sync_wrapper(_put_tags)
-    merge = sync_wrapper(_merge)
-    list_multipart_uploads = sync_wrapper(_list_multipart_uploads)
-    is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
-    make_bucket_versioned = sync_wrapper(_make_bucket_versioned)
-    object_version_info = sync_wrapper(_object_version_info)
-
-    def split_path(self, path: str) -> tuple[str, str, str | None]:
-        """``(bucket, key, version)`` of ``path``, as the target splits it."""
-        return self._crew.target.split_path(path)
 
     # -- restores (access/restoring.py, resolve.py) ----------------------------------------
 
