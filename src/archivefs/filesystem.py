@@ -31,10 +31,9 @@ from archivefs.access.cold import (
     recovered,
     store_scope_of,
 )
-from archivefs.access.restoring import make_engine
+from archivefs.access.settings import Settings
 from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
 from archivefs.catalog.view import DEFAULT_CATALOG_TTL
-from archivefs.errors import InvalidOptionsError
 from archivefs.hooks import Hooks
 from archivefs.model import ObjectState, RestoreTier, parse_days
 from archivefs.plans import Plan
@@ -158,7 +157,6 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         super().__init__(**kwargs)
         # rebuilt from a pickle or to_json() (see __reduce__): secrets recovered if held here
         cold = recovered(credentials, ColdOptions(target_protocol, target_options, fs, hot_options))
-        hot_options = cold.hot_options
         self.pickle_credentials = pickle_credentials
         self._credentials_ref = credentials
         if cold.fs is not None and cold.target_protocol is not None:
@@ -183,37 +181,18 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         self.wait_timeout = wait_timeout
         self.restore_time_scale = restore_time_scale
         self.concurrency = concurrency
-        self._journal_option = journal
         self.hooks = Hooks(
             on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
         )
         self.notifications = notifications
         self.bucket_claims = bucket_claims
-        if claim_lease is not None and not (
-            isinstance(claim_lease, int | float) and 0 < claim_lease < float("inf")
-        ):
-            raise InvalidOptionsError(
-                f"claim_lease must be a number of seconds above 0, got {claim_lease!r}.",
-                path="claim_lease",
-                fix="leave it out (15 minutes), or give the longest a host may take between "
-                "claiming a group and sending its restore.",
-            )
         self.claim_lease = claim_lease
         # not given: the provider's own shipped sheet (an Azure budget in Azure prices)
         self.price_sheet_name = price_sheet or provider.price_sheet
         self.egress = egress
         self.provider = provider
         self.store_protocol = provider.protocols[0]
-        self._engine: RestoreEngine | None = None
-        self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
-        # the work is done by small collaborators, each given its parts (access/)
-        self._crew = assemble(
-            fs=self.fs,
-            provider=provider,
-            store_options=store_options,
-            restore_status_in_listings=restore_status_in_listings,
-            catalog_ttl=catalog_ttl,
-            hooks=self.hooks,
+        settings = Settings(  # claim_lease checked here
             tier=self.tier,
             days=days,
             on_archived=on_archived,
@@ -221,17 +200,31 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
             restore_time_scale=restore_time_scale,
             concurrency=concurrency,
             batch_size=self.batch_size,
-            hot=hot,
-            hot_options=dict(hot_options or {}),
+            hooks=self.hooks,
+            journal=journal,
+            notifications=notifications,
+            bucket_claims=bucket_claims,
+            claim_lease=claim_lease,
             price_sheet=self.price_sheet_name,
             egress=egress,
+            hot=hot,
+            hot_options=dict(cold.hot_options or {}),
+            store_options=store_options,
+            restore_status_in_listings=restore_status_in_listings,
+            catalog_ttl=catalog_ttl,
             part_size=part_size,
             part_concurrency=part_concurrency,
+        )
+        self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
+        # the work is done by small collaborators, each given its parts (access/)
+        self._crew = assemble(
+            fs=self.fs,
+            provider=provider,
+            settings=settings,
             verified_etags=self._verified_etags,
             dircache=self.dircache,
             strip=self._strip_protocol,
             parent=self._parent,
-            engine=lambda: self.engine,
             invalidate_cache=self.invalidate_cache,
             ls_from_cache=self._ls_from_cache,
             scope=lambda: self.store_scope,
@@ -302,18 +295,7 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
     @property
     def engine(self) -> RestoreEngine:
         """The restore engine (made on first use: no session at construction)."""
-        if self._engine is None:
-            self._engine = make_engine(
-                self.store,
-                journal=self._journal_option,
-                approve=self._crew.approval.approve,
-                notifications=self.notifications,
-                time_scale=self.restore_time_scale,
-                concurrency=self.concurrency,
-                bucket_claims=self.bucket_claims,
-                claim_lease=self.claim_lease,
-            )
-        return self._engine
+        return self._crew.parts.engine
 
     @property
     def price_sheet(self) -> PriceSheet:
