@@ -20,7 +20,7 @@ import fsspec
 from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
 from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.implementations.chained import ChainedFileSystem
-from fsspec.spec import AbstractBufferedFile, make_instance
+from fsspec.spec import make_instance
 
 from archivefs.access.assembly import assemble
 from archivefs.access.cold import (
@@ -31,6 +31,7 @@ from archivefs.access.cold import (
     recovered,
     store_scope_of,
 )
+from archivefs.access.files import ArchiveFile as ArchiveFile  # still importable from here
 from archivefs.access.settings import Settings
 from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
 from archivefs.catalog.view import DEFAULT_CATALOG_TTL
@@ -38,7 +39,7 @@ from archivefs.hooks import Hooks
 from archivefs.model import ObjectState, RestoreTier, parse_days
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
-from archivefs.s3compat import TargetFileCalls, TargetMethods, refuse_bucket_as_file
+from archivefs.s3compat import TargetMethods, refuse_bucket_as_file
 from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
@@ -774,32 +775,3 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         args = (paths, tier, days, timeout, on_progress, on_missing)
         result: RestoreResult = sync(self.loop, self._crew.restoring.prefetch_to_hot_store, *args)
         return result
-
-
-class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
-    """A read-only file whose ranges come through the filesystem's read policy.
-
-    Counts bytes fetched (per block) and bytes read by the caller separately,
-    which is how the filesystem measures read amplification.
-    """
-
-    def __init__(self, fs: ArchiveFileSystem, path: str, mode: str = "rb", **kwargs: Any) -> None:
-        pinned = sync(fs.loop, fs._crew.target.pinned, path, kwargs.pop("version_id", None))
-        path, self.version_id, details = pinned
-        if details is not None:
-            kwargs.setdefault("size", details["size"])
-        super().__init__(fs, path, mode, **kwargs)
-        if details is not None:
-            self.details = details
-
-    def _fetch_range(self, start: int, end: int) -> bytes:
-        version = {} if self.version_id is None else {"version_id": self.version_id}
-        data: bytes = sync(
-            self.fs.loop, self.fs._crew.reads.fetch, self.path, start, end, **version
-        )
-        return data
-
-    def read(self, length: int = -1) -> bytes:
-        data: bytes = super().read(length)
-        self.fs._crew.reads.delivered(len(data))
-        return data
