@@ -26,10 +26,11 @@ from archivefs.access.assembly import assemble
 from archivefs.access.cold import (
     ColdOptions,
     async_of,
+    json_form,
     open_cold,
-    portable_options,
     recovered,
     store_scope_of,
+    travelling_options,
 )
 from archivefs.access.files import ArchiveFile as ArchiveFile  # still importable from here
 from archivefs.access.settings import Settings
@@ -248,34 +249,14 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
 
     def to_dict(self, *, include_password: bool = True) -> dict[str, Any]:
         """fsspec's JSON form (``to_json``), without explicit keys unless asked to keep them."""
-        from fsspec.json import FilesystemJSONEncoder
-
-        encoder = FilesystemJSONEncoder()
-        options = self._portable_options()
-        if not include_password:
-            options.pop("password", None)
-        return dict(
-            cls=f"{type(self).__module__}:{type(self).__name__}",
-            protocol=self.protocol[0],
-            args=encoder.make_serializable(self.storage_args),
-            **encoder.make_serializable(options),
-        )
+        return json_form(self, self._portable_options(), include_password)
 
     def _portable_options(self) -> dict[str, Any]:
         """``storage_options`` for another process: secrets replaced by a reference valid in
-        this process only, and no notification source.
-
-        A notification source lives in the process that made it (a pickled queue would
-        be a dead copy); on a cluster, the coordinator is handed its own.
-        """
-        options, self._credentials_ref = portable_options(
-            self.storage_options, self.pickle_credentials, self._credentials_ref
+        this process only, no notification source (:func:`travelling_options`)."""
+        options, self._credentials_ref = travelling_options(
+            self.storage_options, self.pickle_credentials, self._credentials_ref, self.store
         )
-        options.pop("notifications", None)
-        # what the store asked its server travels too: a worker's copy does not ask again
-        learned = getattr(self.store, "learned_options", None)
-        if learned is not None:
-            options.update((k, v) for k, v in learned().items() if options.get(k) is None)
         return options
 
     def __repr__(self) -> str:  # never show options: they may hold credentials
