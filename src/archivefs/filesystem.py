@@ -8,7 +8,7 @@ reads of hot and restored objects are exactly s3fs's reads; reading an
 archived object follows the ``on_archived`` policy instead of failing with an
 opaque ``PermissionError``. Every forwarding method is written out (as
 ``fsspec.implementations.dirfs`` does), never routed through attribute magic:
-here, or for the target's own calls in :class:`archivefs.s3compat.TargetMethods`.
+here, or for the target's own calls in ``archivefs.s3compat.TargetMethods``.
 """
 
 from __future__ import annotations
