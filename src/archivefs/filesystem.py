@@ -7,7 +7,8 @@ Listings and ``info`` carry each object's storage class and restore state;
 reads of hot and restored objects are exactly s3fs's reads; reading an
 archived object follows the ``on_archived`` policy instead of failing with an
 opaque ``PermissionError``. Every forwarding method is written out (as
-``fsspec.implementations.dirfs`` does), never routed through attribute magic.
+``fsspec.implementations.dirfs`` does), never routed through attribute magic:
+here, or for the target's own calls in ``archivefs.s3compat.TargetMethods``.
 """
 
 from __future__ import annotations
@@ -20,26 +21,27 @@ import fsspec
 from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
 from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.implementations.chained import ChainedFileSystem
-from fsspec.spec import AbstractBufferedFile, make_instance
+from fsspec.spec import make_instance
 
 from archivefs.access.assembly import assemble
 from archivefs.access.cold import (
     ColdOptions,
     async_of,
+    json_form,
     open_cold,
-    portable_options,
     recovered,
     store_scope_of,
+    travelling_options,
 )
-from archivefs.access.restoring import make_engine
+from archivefs.access.files import ArchiveFile as ArchiveFile  # still importable from here
+from archivefs.access.settings import Settings
 from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
 from archivefs.catalog.view import DEFAULT_CATALOG_TTL
-from archivefs.errors import InvalidOptionsError
 from archivefs.hooks import Hooks
 from archivefs.model import ObjectState, RestoreTier, parse_days
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
-from archivefs.s3compat import TargetFileCalls, refuse_bucket_as_file
+from archivefs.s3compat import TargetMethods, refuse_bucket_as_file
 from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 
     from fsspec.callbacks import Callback
 
+    from archivefs.access.assembly import Crew
     from archivefs.catalog.index import Catalog
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate, PriceSheet
@@ -59,7 +62,7 @@ OnArchived = Literal["raise", "restore", "wait"]
 _POLICIES = ("raise", "restore", "wait")
 
 
-class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
+class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
     """An fsspec filesystem over archival object storage.
 
     Parameters
@@ -120,6 +123,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     # Pass block_size/cache_type to open() for s3fs's behaviour.
     read_block_size = 64 * 1024
     read_cache_type = ReadaheadCache.name
+    _crew: Crew  # the collaborators every verb forwards to (access/assembly.py)
 
     def __init__(
         self,
@@ -156,7 +160,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         super().__init__(**kwargs)
         # rebuilt from a pickle or to_json() (see __reduce__): secrets recovered if held here
         cold = recovered(credentials, ColdOptions(target_protocol, target_options, fs, hot_options))
-        hot_options = cold.hot_options
         self.pickle_credentials = pickle_credentials
         self._credentials_ref = credentials
         if cold.fs is not None and cold.target_protocol is not None:
@@ -181,37 +184,18 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         self.wait_timeout = wait_timeout
         self.restore_time_scale = restore_time_scale
         self.concurrency = concurrency
-        self._journal_option = journal
         self.hooks = Hooks(
             on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
         )
         self.notifications = notifications
         self.bucket_claims = bucket_claims
-        if claim_lease is not None and not (
-            isinstance(claim_lease, int | float) and 0 < claim_lease < float("inf")
-        ):
-            raise InvalidOptionsError(
-                f"claim_lease must be a number of seconds above 0, got {claim_lease!r}.",
-                path="claim_lease",
-                fix="leave it out (15 minutes), or give the longest a host may take between "
-                "claiming a group and sending its restore.",
-            )
         self.claim_lease = claim_lease
         # not given: the provider's own shipped sheet (an Azure budget in Azure prices)
         self.price_sheet_name = price_sheet or provider.price_sheet
         self.egress = egress
         self.provider = provider
         self.store_protocol = provider.protocols[0]
-        self._engine: RestoreEngine | None = None
-        self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
-        # the work is done by small collaborators, each given its parts (access/)
-        self._crew = assemble(
-            fs=self.fs,
-            provider=provider,
-            store_options=store_options,
-            restore_status_in_listings=restore_status_in_listings,
-            catalog_ttl=catalog_ttl,
-            hooks=self.hooks,
+        settings = Settings(  # claim_lease checked here
             tier=self.tier,
             days=days,
             on_archived=on_archived,
@@ -219,17 +203,31 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
             restore_time_scale=restore_time_scale,
             concurrency=concurrency,
             batch_size=self.batch_size,
-            hot=hot,
-            hot_options=dict(hot_options or {}),
+            hooks=self.hooks,
+            journal=journal,
+            notifications=notifications,
+            bucket_claims=bucket_claims,
+            claim_lease=claim_lease,
             price_sheet=self.price_sheet_name,
             egress=egress,
+            hot=hot,
+            hot_options=dict(cold.hot_options or {}),
+            store_options=store_options,
+            restore_status_in_listings=restore_status_in_listings,
+            catalog_ttl=catalog_ttl,
             part_size=part_size,
             part_concurrency=part_concurrency,
+        )
+        self._verified_etags: dict[str, str] = {}  # bundle key -> ETag proven by content hash
+        # the work is done by small collaborators, each given its parts (access/)
+        self._crew = assemble(
+            fs=self.fs,
+            provider=provider,
+            settings=settings,
             verified_etags=self._verified_etags,
             dircache=self.dircache,
             strip=self._strip_protocol,
             parent=self._parent,
-            engine=lambda: self.engine,
             invalidate_cache=self.invalidate_cache,
             ls_from_cache=self._ls_from_cache,
             scope=lambda: self.store_scope,
@@ -252,34 +250,14 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     def to_dict(self, *, include_password: bool = True) -> dict[str, Any]:
         """fsspec's JSON form (``to_json``), without explicit keys unless asked to keep them."""
-        from fsspec.json import FilesystemJSONEncoder
-
-        encoder = FilesystemJSONEncoder()
-        options = self._portable_options()
-        if not include_password:
-            options.pop("password", None)
-        return dict(
-            cls=f"{type(self).__module__}:{type(self).__name__}",
-            protocol=self.protocol[0],
-            args=encoder.make_serializable(self.storage_args),
-            **encoder.make_serializable(options),
-        )
+        return json_form(self, self._portable_options(), include_password)
 
     def _portable_options(self) -> dict[str, Any]:
         """``storage_options`` for another process: secrets replaced by a reference valid in
-        this process only, and no notification source.
-
-        A notification source lives in the process that made it (a pickled queue would
-        be a dead copy); on a cluster, the coordinator is handed its own.
-        """
-        options, self._credentials_ref = portable_options(
-            self.storage_options, self.pickle_credentials, self._credentials_ref
+        this process only, no notification source (:func:`travelling_options`)."""
+        options, self._credentials_ref = travelling_options(
+            self.storage_options, self.pickle_credentials, self._credentials_ref, self.store
         )
-        options.pop("notifications", None)
-        # what the store asked its server travels too: a worker's copy does not ask again
-        learned = getattr(self.store, "learned_options", None)
-        if learned is not None:
-            options.update((k, v) for k, v in learned().items() if options.get(k) is None)
         return options
 
     def __repr__(self) -> str:  # never show options: they may hold credentials
@@ -300,18 +278,7 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
     @property
     def engine(self) -> RestoreEngine:
         """The restore engine (made on first use: no session at construction)."""
-        if self._engine is None:
-            self._engine = make_engine(
-                self.store,
-                journal=self._journal_option,
-                approve=self._crew.approval.approve,
-                notifications=self.notifications,
-                time_scale=self.restore_time_scale,
-                concurrency=self.concurrency,
-                bucket_claims=self.bucket_claims,
-                claim_lease=self.claim_lease,
-            )
-        return self._engine
+        return self._crew.parts.engine
 
     @property
     def price_sheet(self) -> PriceSheet:
@@ -555,65 +522,6 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
 
     unregister_catalog = sync_wrapper(_unregister_catalog)
 
-    # -- the target's own calls (s3compat.py) ---------------------------------------------
-
-    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
-        return await self._crew.target.url(path, expires=expires, **kwargs)
-
-    async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
-        return await self._crew.target.getxattr(path, attr_name, **kwargs)
-
-    async def _setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
-        return await self._crew.target.setxattr(path, copy_kwargs=copy_kwargs, **kwargs)
-
-    async def _metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
-        return await self._crew.target.metadata(path, refresh=refresh, **kwargs)
-
-    async def _checksum(self, path: str, refresh: bool = False) -> Any:
-        return await self._crew.target.checksum(path, refresh=refresh)
-
-    async def _modified(self, path: str, **kwargs: Any) -> Any:
-        return await self._crew.target.modified(path, **kwargs)
-
-    async def _get_tags(self, path: str) -> Any:
-        return await self._crew.target.get_tags(path)
-
-    async def _put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
-        return await self._crew.target.put_tags(path, tags, mode=mode)
-
-    async def _merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
-        return await self._crew.target.merge(path, filelist, **kwargs)
-
-    async def _list_multipart_uploads(self, bucket: str) -> Any:
-        return await self._crew.target.list_multipart_uploads(bucket)
-
-    async def _is_bucket_versioned(self, bucket: str) -> Any:
-        return await self._crew.target.is_bucket_versioned(bucket)
-
-    async def _make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
-        return await self._crew.target.make_bucket_versioned(bucket, versioned)
-
-    async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
-        return await self._crew.target.object_version_info(path, **kwargs)
-
-    url = sync_wrapper(_url)
-    getxattr = sync_wrapper(_getxattr)
-    setxattr = sync_wrapper(_setxattr)
-    metadata = sync_wrapper(_metadata)
-    checksum = sync_wrapper(_checksum)
-    modified = sync_wrapper(_modified)
-    get_tags = sync_wrapper(_get_tags)
-    put_tags = sync_wrapper(_put_tags)
-    merge = sync_wrapper(_merge)
-    list_multipart_uploads = sync_wrapper(_list_multipart_uploads)
-    is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
-    make_bucket_versioned = sync_wrapper(_make_bucket_versioned)
-    object_version_info = sync_wrapper(_object_version_info)
-
-    def split_path(self, path: str) -> tuple[str, str, str | None]:
-        """``(bucket, key, version)`` of ``path``, as the target splits it."""
-        return self._crew.target.split_path(path)
-
     # -- restores (access/restoring.py, resolve.py) ----------------------------------------
 
     async def _plan(
@@ -849,32 +757,3 @@ class ArchiveFileSystem(AsyncFileSystem, ChainedFileSystem):  # type: ignore[mis
         args = (paths, tier, days, timeout, on_progress, on_missing)
         result: RestoreResult = sync(self.loop, self._crew.restoring.prefetch_to_hot_store, *args)
         return result
-
-
-class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
-    """A read-only file whose ranges come through the filesystem's read policy.
-
-    Counts bytes fetched (per block) and bytes read by the caller separately,
-    which is how the filesystem measures read amplification.
-    """
-
-    def __init__(self, fs: ArchiveFileSystem, path: str, mode: str = "rb", **kwargs: Any) -> None:
-        pinned = sync(fs.loop, fs._crew.target.pinned, path, kwargs.pop("version_id", None))
-        path, self.version_id, details = pinned
-        if details is not None:
-            kwargs.setdefault("size", details["size"])
-        super().__init__(fs, path, mode, **kwargs)
-        if details is not None:
-            self.details = details
-
-    def _fetch_range(self, start: int, end: int) -> bytes:
-        version = {} if self.version_id is None else {"version_id": self.version_id}
-        data: bytes = sync(
-            self.fs.loop, self.fs._crew.reads.fetch, self.path, start, end, **version
-        )
-        return data
-
-    def read(self, length: int = -1) -> bytes:
-        data: bytes = super().read(length)
-        self.fs._crew.reads.delivered(len(data))
-        return data

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fsspec.asyn import sync_wrapper
 
 from archivefs.entries import version_entry
 from archivefs.errors import InvalidPathError
@@ -191,6 +193,76 @@ class TargetCalls:
         stripped, version = split_version(self.parts.strip(path).lstrip("/"))
         bucket, _, key = stripped.partition("/")
         return bucket, key, version
+
+
+class _HasTarget(Protocol):
+    @property
+    def target(self) -> TargetCalls: ...
+
+
+class TargetMethods:
+    """ArchiveFileSystem's methods that are its target's own calls (s3fs's names and
+    signatures), each forwarded to the filesystem's :class:`TargetCalls`: the face keeps
+    only what has an archive meaning."""
+
+    _crew: _HasTarget
+
+    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
+        return await self._crew.target.url(path, expires=expires, **kwargs)
+
+    async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
+        return await self._crew.target.getxattr(path, attr_name, **kwargs)
+
+    async def _setxattr(self, path: str, copy_kwargs: Any = None, **kwargs: Any) -> Any:
+        return await self._crew.target.setxattr(path, copy_kwargs=copy_kwargs, **kwargs)
+
+    async def _metadata(self, path: str, refresh: bool = False, **kwargs: Any) -> Any:
+        return await self._crew.target.metadata(path, refresh=refresh, **kwargs)
+
+    async def _checksum(self, path: str, refresh: bool = False) -> Any:
+        return await self._crew.target.checksum(path, refresh=refresh)
+
+    async def _modified(self, path: str, **kwargs: Any) -> Any:
+        return await self._crew.target.modified(path, **kwargs)
+
+    async def _get_tags(self, path: str) -> Any:
+        return await self._crew.target.get_tags(path)
+
+    async def _put_tags(self, path: str, tags: dict[str, str], mode: str = "o") -> Any:
+        return await self._crew.target.put_tags(path, tags, mode=mode)
+
+    async def _merge(self, path: str, filelist: list[str], **kwargs: Any) -> Any:
+        return await self._crew.target.merge(path, filelist, **kwargs)
+
+    async def _list_multipart_uploads(self, bucket: str) -> Any:
+        return await self._crew.target.list_multipart_uploads(bucket)
+
+    async def _is_bucket_versioned(self, bucket: str) -> Any:
+        return await self._crew.target.is_bucket_versioned(bucket)
+
+    async def _make_bucket_versioned(self, bucket: str, versioned: bool = True) -> Any:
+        return await self._crew.target.make_bucket_versioned(bucket, versioned)
+
+    async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
+        return await self._crew.target.object_version_info(path, **kwargs)
+
+    url = sync_wrapper(_url)
+    getxattr = sync_wrapper(_getxattr)
+    setxattr = sync_wrapper(_setxattr)
+    metadata = sync_wrapper(_metadata)
+    checksum = sync_wrapper(_checksum)
+    modified = sync_wrapper(_modified)
+    get_tags = sync_wrapper(_get_tags)
+    put_tags = sync_wrapper(_put_tags)
+    merge = sync_wrapper(_merge)
+    list_multipart_uploads = sync_wrapper(_list_multipart_uploads)
+    is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
+    make_bucket_versioned = sync_wrapper(_make_bucket_versioned)
+    object_version_info = sync_wrapper(_object_version_info)
+
+    def split_path(self, path: str) -> tuple[str, str, str | None]:
+        """``(bucket, key, version)`` of ``path``, as the target splits it."""
+        return self._crew.target.split_path(path)
 
 
 async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]:

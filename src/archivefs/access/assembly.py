@@ -1,9 +1,10 @@
 """Assembly: one filesystem's store adapter, caches and collaborators, made from its settings.
 
 The face (:class:`archivefs.filesystem.ArchiveFileSystem`) checks its options, then
-calls :func:`assemble` once with plain values and the callables it lends (its path
-handling, its lazily made engine and loop, fsspec's generic walks); nothing here
-imports the face, and nothing opens a session.
+calls :func:`assemble` once with its :class:`~archivefs.access.settings.Settings` and
+the callables it lends (its path handling, its loop, fsspec's generic walks); nothing
+here imports the face, and nothing opens a session (the restore engine is made on
+first use).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from archivefs.access.policy import ReadPolicy
 from archivefs.access.promote import Promotion
 from archivefs.access.reads import Reads
 from archivefs.access.resolve import Resolver
-from archivefs.access.restoring import Restoring
+from archivefs.access.restoring import Restoring, make_engine
 from archivefs.access.transfer import Transfers
 from archivefs.access.writes import Writes
 from archivefs.s3compat import TargetCalls
@@ -33,10 +34,8 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
 
-    from archivefs.hooks import Hooks
-    from archivefs.model import RestoreTier
+    from archivefs.access.settings import Settings
     from archivefs.providers.base import ProviderSpec
-    from archivefs.restore.engine import RestoreEngine
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,28 +62,11 @@ def assemble(
     *,
     fs: Any,
     provider: ProviderSpec,
-    store_options: dict[str, Any] | None,
-    restore_status_in_listings: bool | None,
-    catalog_ttl: float | None,
-    hooks: Hooks,
-    tier: RestoreTier,
-    days: int,
-    on_archived: str,
-    wait_timeout: float | None,
-    restore_time_scale: float,
-    concurrency: int,
-    batch_size: int,
-    hot: str | None,
-    hot_options: dict[str, Any],
-    price_sheet: str,
-    egress: str,
-    part_size: int,
-    part_concurrency: int,
+    settings: Settings,
     verified_etags: dict[str, str],
     dircache: Any,
     strip: Callable[[Any], Any],
     parent: Callable[[str], str],
-    engine: Callable[[], RestoreEngine],
     invalidate_cache: Callable[..., None],
     ls_from_cache: Callable[[str], Any],
     scope: Callable[[], str],
@@ -95,23 +77,24 @@ def assemble(
     generic_cat_ranges: Callable[..., Awaitable[Any]],
     info: Callable[..., Awaitable[dict[str, Any]]],
 ) -> Crew:
-    """The store adapter of ``provider`` over the cold store ``fs`` (with its
-    ``store_options``), the caches and every collaborator, wired to each other.
+    """The store adapter of ``provider`` over the cold store ``fs`` (with the settings'
+    ``store_options``), the caches and every collaborator, wired to each other; the
+    restore engine is made from ``settings`` on first use.
 
     ``generic_*`` are fsspec's own walks and ``info`` the face's, for the collaborators
-    that fall back on them; ``engine``, ``scope`` and ``loop`` are read on use.
+    that fall back on them; ``scope`` and ``loop`` are read on use.
     """
     store = make_store(
         provider,
         fs,
-        restore_status_in_listings=restore_status_in_listings,
-        **(store_options or {}),  # the adapter's own, e.g. Azure's rehydrate_to, retry
+        restore_status_in_listings=settings.restore_status_in_listings,
+        **(settings.store_options or {}),  # the adapter's own, e.g. Azure's rehydrate_to, retry
     )
     caches = Caches(
         fs=fs,
         dircache=dircache,
         get_bytes=store.get_bytes,
-        ttl=catalog_ttl,
+        ttl=settings.catalog_ttl,
         strip=strip,
         parent=parent,
         scope=scope,
@@ -122,32 +105,29 @@ def assemble(
         provider=provider,
         catalogs=caches.catalogs,
         read_stats=ReadStats(),
-        hooks=hooks,
-        tier=tier,
-        days=days,
-        on_archived=on_archived,
-        wait_timeout=wait_timeout,
-        restore_time_scale=restore_time_scale,
-        concurrency=concurrency,
-        batch_size=batch_size,
+        settings=settings,
         dircache=dircache,
         strip=strip,
         parent=parent,
-        engine=engine,
+        make_engine=lambda: make_engine(store, settings, approval.approve),
         invalidate_cache=invalidate_cache,
         ls_from_cache=ls_from_cache,
         scope=scope,
         loop=loop,
     )
-    hot_copies = HotCopies(hot, hot_options)
-    approval = Approval(parts, price_sheet, egress)
+    hot_copies = HotCopies(settings.hot, settings.hot_options)
+    approval = Approval(parts, settings.price_sheet, settings.egress)
     policy = ReadPolicy(parts, approval)
     bundles = BundleReads(parts, policy, hot_copies, verified_etags)
     reads = Reads(parts, policy, bundles, hot_copies, approval, generic_cat_ranges)
     lister = Lister(parts, generic_find, generic_glob)
     resolver = Resolver(parts, lister)
     transfers = Transfers(
-        parts, policy, reads, part_size=part_size, part_concurrency=part_concurrency
+        parts,
+        policy,
+        reads,
+        part_size=settings.part_size,
+        part_concurrency=settings.part_concurrency,
     )
     copies = LocalCopies(parts, transfers, hot_copies, generic_get)
     promotion = Promotion(parts, hot_copies, policy, resolver, transfers)

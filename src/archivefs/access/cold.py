@@ -157,6 +157,39 @@ def portable_options(
     return options, reference
 
 
+def travelling_options(
+    storage_options: dict[str, Any], pickle_credentials: bool, reference: str | None, store: Any
+) -> tuple[dict[str, Any], str | None]:
+    """:func:`portable_options`, without a notification source and with what ``store``
+    asked its server (``learned_options``), so a worker's copy does not ask again.
+
+    A notification source lives in the process that made it (a pickled queue would
+    be a dead copy); on a cluster, the coordinator is handed its own.
+    """
+    options, reference = portable_options(storage_options, pickle_credentials, reference)
+    options.pop("notifications", None)
+    learned = getattr(store, "learned_options", None)
+    if learned is not None:
+        options.update((k, v) for k, v in learned().items() if options.get(k) is None)
+    return options, reference
+
+
+def json_form(fs: Any, options: dict[str, Any], include_password: bool) -> dict[str, Any]:
+    """fsspec's JSON form of ``fs`` (what ``to_json`` writes), with ``options`` as its
+    storage options (``password`` left out unless ``include_password``)."""
+    from fsspec.json import FilesystemJSONEncoder
+
+    encoder = FilesystemJSONEncoder()
+    if not include_password:
+        options.pop("password", None)
+    return dict(
+        cls=f"{type(fs).__module__}:{type(fs).__name__}",
+        protocol=fs.protocol[0],
+        args=encoder.make_serializable(fs.storage_args),
+        **encoder.make_serializable(options),
+    )
+
+
 class _Refusing:
     """A botocore session stand-in that refuses to make a client: the first request of a
     filesystem that has no credentials raises the error that says why, and sends nothing.

@@ -1,9 +1,10 @@
 """What every collaborator of one filesystem is given: its stores, settings and caches.
 
 The face (:class:`archivefs.filesystem.ArchiveFileSystem`) makes one :class:`Parts`
-and hands it to each collaborator at construction; nothing under ``access/``
-imports the face. What the face makes lazily (the restore engine, its event
-loop, the store scope read hints are kept per) is reached through callables.
+(through :func:`archivefs.access.assembly.assemble`) and hands it to each collaborator
+at construction; nothing under ``access/`` imports the face. The restore engine is made
+on first use; what the face holds (its event loop, the store scope read hints are kept
+per) is reached through callables.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
 
+    from archivefs.access.settings import Settings
     from archivefs.catalog.view import CatalogView
-    from archivefs.hooks import Hooks
-    from archivefs.model import ObjectState, RestoreTier
+    from archivefs.model import ObjectState
     from archivefs.providers.base import ProviderSpec
     from archivefs.restore.engine import RestoreEngine
     from archivefs.stats import ReadStats
@@ -38,18 +39,11 @@ class Parts:
         provider: ProviderSpec,
         catalogs: CatalogView,
         read_stats: ReadStats,
-        hooks: Hooks,
-        tier: RestoreTier,
-        days: int,
-        on_archived: str,
-        wait_timeout: float | None,
-        restore_time_scale: float,
-        concurrency: int,
-        batch_size: int,
+        settings: Settings,
         dircache: Any,
         strip: Callable[[Any], Any],
         parent: Callable[[str], str],
-        engine: Callable[[], RestoreEngine],
+        make_engine: Callable[[], RestoreEngine],
         invalidate_cache: Callable[..., None],
         ls_from_cache: Callable[[str], Any],
         scope: Callable[[], str],
@@ -60,27 +54,31 @@ class Parts:
         self.provider = provider
         self.catalogs = catalogs
         self.read_stats = read_stats
-        self.hooks = hooks
-        self.tier = tier
-        self.days = days
-        self.on_archived = on_archived
-        self.wait_timeout = wait_timeout
-        self.restore_time_scale = restore_time_scale
-        self.concurrency = concurrency
-        self.batch_size = batch_size
+        self.settings = settings
+        self.hooks = settings.hooks
+        self.tier = settings.tier
+        self.days = settings.days
+        self.on_archived = settings.on_archived
+        self.wait_timeout = settings.wait_timeout
+        self.restore_time_scale = settings.restore_time_scale
+        self.concurrency = settings.concurrency
+        self.batch_size = settings.batch_size
         self.dircache = dircache
         self.strip = strip
         self.parent = parent
         self.invalidate_cache = invalidate_cache
         self.ls_from_cache = ls_from_cache
-        self._engine = engine
+        self._make_engine = make_engine
+        self._engine: RestoreEngine | None = None
         self._scope = scope
         self._loop = loop
 
     @property
     def engine(self) -> RestoreEngine:
-        """The filesystem's restore engine (made on first use)."""
-        return self._engine()
+        """The filesystem's restore engine (made on first use: no session before)."""
+        if self._engine is None:
+            self._engine = self._make_engine()
+        return self._engine
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:

@@ -6,7 +6,7 @@ import asyncio
 import os
 import queue
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
 
@@ -22,11 +22,11 @@ from archivefs.stores.s3 import restores_not_implemented
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from archivefs.access.settings import Settings
     from archivefs.model import PlannedGroup
     from archivefs.pricing import Estimate
     from archivefs.restore.claims import ClaimSummary
     from archivefs.restore.engine import RestoreEngine, RestoreProgress, RestoreResult
-    from archivefs.restore.notify import NotificationSource
     from archivefs.restore.submitter import SubmitReport
     from archivefs.stores.base import ColdStore
 
@@ -290,31 +290,25 @@ def _named_paths(paths: str | list[str], strip: Callable[[Any], Any]) -> set[str
 
 
 def make_engine(
-    store: ColdStore,
-    *,
-    journal: str | Literal[False] | None,
-    approve: Callable[[Plan], None],
-    notifications: NotificationSource | None,
-    time_scale: float,
-    concurrency: int,
-    bucket_claims: bool,
-    claim_lease: float | None,
+    store: ColdStore, settings: Settings, approve: Callable[[Plan], None]
 ) -> RestoreEngine:
-    """A restore engine over ``store``: its journal (``False``: none; ``None``: the user
-    cache), namespaced by the store; with ``bucket_claims``, claims in the bucket."""
+    """A restore engine over ``store``: its journal (``settings.journal``; ``False``: none;
+    ``None``: the user cache), namespaced by the store; with ``bucket_claims``, claims in
+    the bucket."""
     from archivefs.restore.claims import DEFAULT_LEASE_S, BucketClaims
     from archivefs.restore.engine import RestoreEngine as Engine  # on first use: `ls` light
     from archivefs.restore.journal import Journal
 
     claims = None
-    if bucket_claims:
-        claims = BucketClaims(store, lease_seconds=claim_lease or DEFAULT_LEASE_S)
+    if settings.bucket_claims:
+        claims = BucketClaims(store, lease_seconds=settings.claim_lease or DEFAULT_LEASE_S)
+    journal = settings.journal
     return Engine(
         store,
         journal=None if journal is False else Journal(journal, namespace=store.namespace),
         approve=approve,
-        notifications=notifications,
-        time_scale=time_scale,
-        concurrency=concurrency,
+        notifications=settings.notifications,
+        time_scale=settings.restore_time_scale,
+        concurrency=settings.concurrency,
         claims=claims,
     )

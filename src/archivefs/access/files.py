@@ -1,0 +1,45 @@
+"""ArchiveFile: the read-only file ``ArchiveFileSystem.open`` returns.
+
+Its ranges come through the filesystem's :class:`~archivefs.access.reads.Reads` (the
+read policy, members from their bundles), and its metadata calls are the target's
+(:class:`~archivefs.s3compat.TargetFileCalls`). It is given the filesystem, whose
+collaborators it reaches as ``fs._crew``; nothing here imports the face.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fsspec.asyn import sync
+from fsspec.spec import AbstractBufferedFile
+
+from archivefs.s3compat import TargetFileCalls
+
+
+class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
+    """A read-only file whose ranges come through the filesystem's read policy.
+
+    Counts bytes fetched (per block) and bytes read by the caller separately,
+    which is how the filesystem measures read amplification.
+    """
+
+    def __init__(self, fs: Any, path: str, mode: str = "rb", **kwargs: Any) -> None:
+        pinned = sync(fs.loop, fs._crew.target.pinned, path, kwargs.pop("version_id", None))
+        path, self.version_id, details = pinned
+        if details is not None:
+            kwargs.setdefault("size", details["size"])
+        super().__init__(fs, path, mode, **kwargs)
+        if details is not None:
+            self.details = details
+
+    def _fetch_range(self, start: int, end: int) -> bytes:
+        version = {} if self.version_id is None else {"version_id": self.version_id}
+        data: bytes = sync(
+            self.fs.loop, self.fs._crew.reads.fetch, self.path, start, end, **version
+        )
+        return data
+
+    def read(self, length: int = -1) -> bytes:
+        data: bytes = super().read(length)
+        self.fs._crew.reads.delivered(len(data))
+        return data
