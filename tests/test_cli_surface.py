@@ -41,6 +41,8 @@ COMMANDS = [
 ]
 
 DEMO = "s3://archivefs-demo/climate"
+# serve's default: many times the two commands (2 s each here, loaded) the restore must outlast
+RESTORE_DELAY = 20
 
 
 def mask(text: str, tmp: Path) -> str:
@@ -68,9 +70,13 @@ def section(
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[dict[str, str]]:
-    """``archivefs serve --seed-demo``: the environment it prints, for the commands."""
+    """``archivefs serve --seed-demo``: the environment it prints, for the commands.
+
+    Its restores take ``RESTORE_DELAY``: the stations' restore must still be in flight
+    for the two ``status`` commands right after it, and ``prefetch`` then waits it out.
+    """
     server = subprocess.Popen(
-        [ARCHIVEFS, "serve", "--seed-demo", "--delay", "45", "--json"],
+        [ARCHIVEFS, "serve", "--seed-demo", "--delay", str(RESTORE_DELAY), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert server.stdout is not None
