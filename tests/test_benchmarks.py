@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from benchmarks.__main__ import MODULES
@@ -19,81 +20,70 @@ from benchmarks._common import (
     summarise,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 ROOT = Path(__file__).parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
-    # the Azure twins need Node and npm (Azurite), as the Azure tests do
-    azure = shutil.which("node") is not None and shutil.which("npm") is not None
-    modules = [m for m in MODULES if azure or not m.startswith("azure_")]
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks",
-            "--smoke",
-            "--out",
-            str(tmp_path),
-            "--no-docs",
-            "--only",
-            *modules,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    names = sorted(p.stem for p in tmp_path.glob("*.json"))
-    assert names == sorted(modules)  # every benchmark wrote its result
-    results = load_results(tmp_path)
-    for data in results.values():
-        assert data["size"] == "smoke"
-        if data["name"] == "demo":  # replays the walk-through: its own process, no latency
-            assert data["server"] == {"process": "in the demo's own process", "latency_s": 0.0}
-        elif not data["name"].startswith("azure_"):
-            assert data["server"] == {"process": "own process", "latency_s": 0.02}
-        assert data["summary"], data["name"]  # min/median/max of every sampled metric
-    polling = results["status_polling"]
+# the Azure twins need Node and npm (Azurite), as the Azure tests do
+AZURE = shutil.which("node") is not None and shutil.which("npm") is not None
+
+
+def _status_polling(polling: dict[str, Any]) -> None:
     assert polling["archivefs"]["LIST"] == 1  # 1,000 restoring objects: one listing
     assert polling["archivefs"]["HEAD"] == 0
     assert polling["baseline"]["LIST"] == 1  # boto3 list_objects_v2: the same one listing
     assert polling["baseline"]["head_per_object"]["HEAD"] == 1000
-    bundling = results["bundling"]
+
+
+def _bundling(bundling: dict[str, Any]) -> None:
     assert bundling["baseline"]["restore_requests_sent"] == 1000
     assert bundling["archivefs"]["restore_requests_sent"] == 20  # one bundle per directory
-    ttd = results["time_to_data"]
+
+
+def _time_to_data(ttd: dict[str, Any]) -> None:
     assert ttd["archivefs"]["restore_requests"] == ttd["parameters"]["objects"]
     scaled = ttd["summary"]["scaled_archivefs"]  # the scaled-delay cell, against D + transfer
     assert scaled["restore_requests"]["min"] == ttd["parameters"]["objects"]
     assert scaled["yardstick_s"]["min"] > ttd["parameters"]["scaled_delay_s"]
-    submission = results["submission"]
+
+
+def _submission(submission: dict[str, Any]) -> None:
     for variant in ("archivefs", "archivefs_no_journal", "boto3_8_threads"):
         assert submission["summary"][variant]["requests"]["min"] == 200
-    listing = results["catalog_listing"]
+
+
+def _catalog_listing(listing: dict[str, Any]) -> None:
     assert listing["parameters"]["s3_entries"] == listing["parameters"]["catalog_entries"]
-    if azure:
-        azure_ttd = results["azure_time_to_data"]
-        ours = azure_ttd["archivefs"]
-        assert ours["set_blob_tier"] == 20  # each blob rehydrated once...
-        assert ours["blob_batch"] == 1  # ...in one Blob Batch
-        threaded = azure_ttd["baseline"]["threads_then_properties"]
-        assert (threaded["set_blob_tier"], threaded["blob_batch"]) == (20, 0)
-        assert threaded["status_requests"] >= 20  # a round of Get Blob Properties at least
-        batched = azure_ttd["baseline"]["batches_then_properties"]
-        assert (batched["set_blob_tier"], batched["blob_batch"]) == (20, 1)
-        polled = results["azure_status_polling"]["archivefs"]
-        assert (polled["ListBlobs"], polled["GetBlobProperties"]) == (1, 0)  # 300 blobs, 1 page
-        azure_poll = results["azure_status_polling"]
-        assert azure_poll["baseline"]["ListBlobs"] == 1
-        assert azure_poll["baseline"]["properties_per_blob"]["GetBlobProperties"] == 300
-    plain = results["parallel_listing"]
+
+
+def _azure_time_to_data(azure_ttd: dict[str, Any]) -> None:
+    ours = azure_ttd["archivefs"]
+    assert ours["set_blob_tier"] == 20  # each blob rehydrated once...
+    assert ours["blob_batch"] == 1  # ...in one Blob Batch
+    threaded = azure_ttd["baseline"]["threads_then_properties"]
+    assert (threaded["set_blob_tier"], threaded["blob_batch"]) == (20, 0)
+    assert threaded["status_requests"] >= 20  # a round of Get Blob Properties at least
+    batched = azure_ttd["baseline"]["batches_then_properties"]
+    assert (batched["set_blob_tier"], batched["blob_batch"]) == (20, 1)
+
+
+def _azure_status_polling(azure_poll: dict[str, Any]) -> None:
+    polled = azure_poll["archivefs"]
+    assert (polled["ListBlobs"], polled["GetBlobProperties"]) == (1, 0)  # 300 blobs, 1 page
+    assert azure_poll["baseline"]["ListBlobs"] == 1
+    assert azure_poll["baseline"]["properties_per_blob"]["GetBlobProperties"] == 300
+
+
+def _parallel_listing(plain: dict[str, Any]) -> None:
     pages = plain["baseline"]["LIST_requests"]  # s3fs: one sequence of 1,000-key pages
     assert pages == plain["archivefs"]["sequential"]["LIST_requests"] == 3
     assert pages < plain["archivefs"]["LIST_requests"] <= pages + 8 + 4
-    cluster = results["cluster_coordination"]
+
+
+def _cluster_coordination(cluster: dict[str, Any]) -> None:
     groups = cluster["parameters"]["groups"]
     assert cluster["archivefs"]["head"] == 0  # the coordinator lists; nobody HEADs
     assert cluster["archivefs"]["status_requests_per_round"] == 1  # ceil(60 / 1000) + 0
@@ -102,18 +92,71 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     # without claims a host skips only the groups it saw restoring when it planned,
     # so how many it duplicates depends on how the 4 hosts' starts interleave
     assert groups <= cluster["baseline"]["hosts_restore_requests"] <= 4 * groups
-    members = results["member_reads"]  # 2 bundles of 30 members, 1 MiB: a GET per bundle
+
+
+def _member_reads(members: dict[str, Any]) -> None:
+    # 2 bundles of 30 members, 1 MiB: a GET per bundle
     assert members["parameters"]["request_bound"] == 2
     assert members["archivefs"]["cat"]["requests"] == members["archivefs"]["get"]["requests"] == 2
     assert members["baseline"]["ranged_per_member"]["requests"] == 60
     assert members["archivefs"]["cat"]["bytes"] <= members["baseline"]["bundles_whole"]["bytes"]
-    demo = results["demo"]["archivefs"]  # the console command, in a fresh process
+
+
+def _demo(results: dict[str, Any]) -> None:
+    demo = results["archivefs"]  # the console command, in a fresh process
     assert demo["restore_requests"] == 11  # one per bundle: 10 + 1 for the station files
     assert demo["bytes_read"] == demo["bytes_needed"]
-    # the docs passages render from these results
-    passages = render_passages(results)
+
+
+# what each benchmark's smoke result must show beyond running and writing it
+CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "status_polling": _status_polling,
+    "bundling": _bundling,
+    "time_to_data": _time_to_data,
+    "submission": _submission,
+    "catalog_listing": _catalog_listing,
+    "azure_time_to_data": _azure_time_to_data,
+    "azure_status_polling": _azure_status_polling,
+    "parallel_listing": _parallel_listing,
+    "cluster_coordination": _cluster_coordination,
+    "member_reads": _member_reads,
+    "demo": _demo,
+}
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_benchmark_smoke_run_writes_its_result(name: str, tmp_path: Path) -> None:
+    """Each benchmark on its own (xdist spreads them), through ``python -m benchmarks``."""
+    if name.startswith("azure_") and not AZURE:
+        pytest.skip("the Azure benchmarks need Node and npm (Azurite)")
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--smoke", "--out", str(tmp_path), "--no-docs",
+         "--only", name],
+        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert [p.stem for p in tmp_path.glob("*.json")] == [name]  # it wrote its result
+    data = load_results(tmp_path)[name]
+    assert data["size"] == "smoke"
+    if name == "demo":  # replays the walk-through: its own process, no latency
+        assert data["server"] == {"process": "in the demo's own process", "latency_s": 0.0}
+    elif not name.startswith("azure_"):
+        assert data["server"] == {"process": "own process", "latency_s": 0.02}
+    assert data["summary"], name  # min/median/max of every sampled metric
+    if name in CHECKS:
+        CHECKS[name](data)
+    # the docs passages render from this result in place of the committed one
+    committed = load_results(RESULTS)
+    passages = render_passages({**committed, name: data})
+    assert set(passages) == set(render_passages(committed))
     assert {"table", "submission", "catalog-format", "read-amplification", "demo"} <= set(passages)
     assert "cluster-coordination" in passages
+
+
+def test_every_benchmark_has_a_smoke_test_and_a_committed_result() -> None:
+    # the per-benchmark test above covers MODULES; each check names a benchmark
+    assert set(CHECKS) <= set(MODULES)
+    assert sorted(p.stem for p in RESULTS.glob("*.json")) == sorted(MODULES)
 
 
 def test_sample_alternates_and_warms_each_variant_up() -> None:

@@ -99,10 +99,15 @@ def test_concurrent_bundle_runs_keep_every_member(
 ) -> None:
     new_fs, bucket, klass = store
     fs = new_fs()
+    # the three writers' own instances, made once (a client each: its start-up, not the
+    # race, took most of a round), each round starting with no listing cached
+    writers = [new_fs() for _ in range(3)]
     shared = f"{bucket}/shared"
     expected: dict[str, bytes] = {}
     roots = []
     for n in range(ROUNDS):
+        for writer in writers:
+            writer.invalidate_cache()
         sources = [tmp_path / f"r{n}" / side for side in ("a", "b", "c")]
         trees = []
         for src in sources:
@@ -112,9 +117,9 @@ def test_concurrent_bundle_runs_keep_every_member(
         roots.append(own)
         errors = _race(
             [
-                (sources[0], new_fs(), shared, klass),
-                (sources[1], new_fs(), shared, klass),
-                (sources[2], new_fs(), own, klass),
+                (sources[0], writers[0], shared, klass),
+                (sources[1], writers[1], shared, klass),
+                (sources[2], writers[2], own, klass),
             ]
         )
         assert errors == []

@@ -4,7 +4,10 @@ of each command against ``archivefs serve``'s demo bucket, through the installed
 The recorded snapshot is ``tests/data/cli-surface.txt``; what varies from run to run (times,
 ports, temporary paths, bundle ids, modification times) is masked. A change to the CLI's
 options, help or JSON shows here as a diff; when it is meant, re-record with
-``ARCHIVEFS_RECORD_CLI_SURFACE=1 pytest tests/test_cli_surface.py`` and review the diff.
+``ARCHIVEFS_RECORD_CLI_SURFACE=1 pytest -n 0 tests/test_cli_surface.py`` and review the diff.
+Each command's ``--help`` is its own test (xdist spreads them), comparing its own section
+of the snapshot; the ``--json`` outputs are one test, in order, since each command works on
+what the previous ones left on the server.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ COMMANDS = [
 ]
 
 DEMO = "s3://archivefs-demo/climate"
+# serve's default: many times the two commands (2 s each here, loaded) the restore must outlast
+RESTORE_DELAY = 20
 
 
 def mask(text: str, tmp: Path) -> str:
@@ -65,9 +70,13 @@ def section(
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[dict[str, str]]:
-    """``archivefs serve --seed-demo``: the environment it prints, for the commands."""
+    """``archivefs serve --seed-demo``: the environment it prints, for the commands.
+
+    Its restores take ``RESTORE_DELAY``: the stations' restore must still be in flight
+    for the two ``status`` commands right after it, and ``prefetch`` then waits it out.
+    """
     server = subprocess.Popen(
-        [ARCHIVEFS, "serve", "--seed-demo", "--delay", "45", "--json"],
+        [ARCHIVEFS, "serve", "--seed-demo", "--delay", str(RESTORE_DELAY), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert server.stdout is not None
@@ -83,28 +92,50 @@ def served() -> Iterator[dict[str, str]]:
                 stream.close()
 
 
-def test_help_and_json_outputs_match_the_snapshot(
-    served: dict[str, str], tmp_path: Path
-) -> None:
-    def run(*args: str, env: dict[str, str] | None = None, stderr: bool = False) -> str:
-        completed = subprocess.run([ARCHIVEFS, *args], capture_output=True, text=True,
-                                   env=env, timeout=600, check=False)  # fmt: skip
-        return section(list(args), completed, tmp_path, stderr=stderr)
+def split(snapshot: str) -> list[str]:
+    """The snapshot's sections (``"\\n".join`` of them gives it back)."""
+    return re.split(r"\n(?=### archivefs )", snapshot)
 
-    sections = [run(*command, "--help") for command in COMMANDS]
 
+def check(sections: list[str], first: int, count: int | None) -> None:
+    """``sections`` are the snapshot's from index ``first`` (``count`` of them, or to the end)."""
+    recorded = split(SNAPSHOT.read_text(encoding="utf-8")) if SNAPSHOT.exists() else []
+    end = None if count is None else first + count
+    if RECORD:  # run serially (-n 0): each test rewrites its own part of the one file
+        recorded[first:end] = sections
+        SNAPSHOT.write_text("\n".join(recorded), encoding="utf-8")
+    assert "\n".join(sections) == "\n".join(recorded[first:end])
+
+
+def run(
+    args: list[str], tmp: Path, *, env: dict[str, str] | None = None, stderr: bool = False
+) -> str:
+    """``archivefs *args`` through the console script: its snapshot section."""
+    completed = subprocess.run([ARCHIVEFS, *args], capture_output=True, text=True,
+                               env=env, timeout=600, check=False)  # fmt: skip
+    return section(args, completed, tmp, stderr=stderr)
+
+
+@pytest.mark.parametrize(
+    "index", range(len(COMMANDS)), ids=lambda i: " ".join(COMMANDS[i]) or "archivefs"
+)
+def test_help_matches_the_snapshot(index: int, tmp_path: Path) -> None:
+    check([run([*COMMANDS[index], "--help"], tmp_path)], index, 1)
+
+
+def test_json_outputs_match_the_snapshot(served: dict[str, str], tmp_path: Path) -> None:
     journal = ["--journal", str(tmp_path / "journal.sqlite")]
 
     def cli(*args: str) -> str:
-        return run(*args, *journal, "--json", env=served)
+        return run([*args, *journal, "--json"], tmp_path, env=served)
 
     def text(*args: str) -> str:  # the human form, with its warnings on stderr
-        return run(*args, *journal, env=served, stderr=True)
+        return run([*args, *journal], tmp_path, env=served, stderr=True)
 
     (tmp_path / "src" / "day1").mkdir(parents=True)
     for i in range(3):
         (tmp_path / "src" / "day1" / f"{i}.nc").write_bytes(bytes([i]) * 100)
-    sections += [
+    sections = [
         cli("ls", f"{DEMO}/"),
         cli("ls", f"{DEMO}/stations/"),
         cli("ls", "-r", f"{DEMO}/daily.zarr/precip/c/1*"),
@@ -127,7 +158,4 @@ def test_help_and_json_outputs_match_the_snapshot(
         cli("catalog", "rebuild", "s3://archivefs-demo/climate/stations"),
         cli("status", "s3://archivefs-demo/new/day1/"),
     ]
-    got = "\n".join(sections)
-    if RECORD:
-        SNAPSHOT.write_text(got, encoding="utf-8")
-    assert got == SNAPSHOT.read_text(encoding="utf-8")
+    check(sections, len(COMMANDS), None)
