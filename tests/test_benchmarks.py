@@ -18,6 +18,7 @@ from benchmarks._common import (
     sample,
     summarise,
 )
+from benchmarks.line_rate import VARIANTS
 
 ROOT = Path(__file__).parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -53,6 +54,8 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
         assert data["size"] == "smoke"
         if data["name"] == "demo":  # replays the walk-through: its own process, no latency
             assert data["server"] == {"process": "in the demo's own process", "latency_s": 0.0}
+        elif data["name"] == "line_rate":  # a shaping proxy instead of the server's latency
+            assert data["server"]["latency_s"] == 0.0
         elif not data["name"].startswith("azure_"):
             assert data["server"] == {"process": "own process", "latency_s": 0.02}
         assert data["summary"], data["name"]  # min/median/max of every sampled metric
@@ -107,6 +110,26 @@ def test_benchmarks_smoke_run_writes_results(tmp_path: Path) -> None:
     assert members["archivefs"]["cat"]["requests"] == members["archivefs"]["get"]["requests"] == 2
     assert members["baseline"]["ranged_per_member"]["requests"] == 60
     assert members["archivefs"]["cat"]["bytes"] <= members["baseline"]["bundles_whole"]["bytes"]
+    wan, part = results["line_rate"], 8 * 2**20  # every variant ran, counted at the server
+    assert set(wan["summary"]) == {
+        f"{w}:{v}" for w, vs in VARIANTS.items() if w != "startup" for v in vs
+    }
+    assert all(
+        c["GET"]["min"] >= 1 and c["peak_rss_MiB"]["min"] > 0 for c in wan["summary"].values()
+    )
+    one = wan["baseline"]["one_large"]  # 8 MiB ranged parts
+    assert (
+        one["aws_cli"]["GET"]
+        == one["boto3_transfer"]["GET"]
+        == -(-wan["parameters"]["one_large_bytes"] // part)
+    )
+    small, files = wan["archivefs"]["small_files"], wan["parameters"]["small_files"]
+    assert wan["baseline"]["small_files"]["aws_cli_plain"]["GET"] == files  # a GET per file
+    assert (
+        small["archivefs_prefetch_bundled"]["GET"]
+        == small["archivefs_get_bundled"]["GET"]
+        <= wan["parameters"]["bundled_prefetch_get_bound"]
+    )
     demo = results["demo"]["archivefs"]  # the console command, in a fresh process
     assert demo["restore_requests"] == 11  # one per bundle: 10 + 1 for the station files
     assert demo["bytes_read"] == demo["bytes_needed"]
