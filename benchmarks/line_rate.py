@@ -291,32 +291,53 @@ VARIANTS = {
 }
 
 
-def run(archive: EmulatedArchive, size: str) -> Result:
+def run(archive: EmulatedArchive, size: str, *, radosgw: bool | None = None) -> Result:
+    """Every workload and variant on the emulator, then on radosgw if ``radosgw`` (default:
+    at the default and full sizes, where Ceph's programs are installed)."""
+    from archivefs.testing._rgw import missing_binaries
+
     latency = archive.latency
     archive.set_latency(0.0)  # the proxy shapes the link instead
     try:
-        expected = _seed(archive, size)
-        with ShapingProxy(archive.endpoint_url, latency=LATENCY, rate=RATE) as proxy:
-            runs = {
-                workload: sample(
-                    {
-                        name: _variant(archive, proxy, command, prefix, expected[workload])
-                        for name, (command, prefix) in VARIANTS[workload].items()
-                    },
-                    SAMPLES[size],
-                    warmup=size != "smoke",
-                )
-                for workload in _workloads(size)
-            }
+        result = _result(size, *_sample_on(archive, size))
     finally:
         archive.set_latency(latency)
-    result = _result(size, expected, runs)
     result.server = {
         "process": "own process",
         "latency_s": 0.0,
         "proxy": f"{LATENCY * 1000:g} ms each way, {RATE / 1e6:g} MB/s per connection",
     }
+    if radosgw is None:
+        radosgw = size != "smoke" and not missing_binaries()
+    if radosgw:
+        from archivefs.testing import LocalRGW
+
+        with LocalRGW() as rgw:
+            on_rgw = _result(size, *_sample_on(rgw, size))
+        result.archivefs["radosgw"] = on_rgw.archivefs
+        result.baseline["radosgw"] = on_rgw.baseline
+        result.runs.update({f"radosgw:{name}": cells for name, cells in on_rgw.runs.items()})
+        result.headline += f"; on radosgw {on_rgw.headline}"
+        result.server["radosgw"] = "a local one-node Ceph cluster (archivefs.testing.LocalRGW)"
     return result
+
+
+def _sample_on(server: Any, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Seed ``server`` and sample every workload's variants through the proxy."""
+    expected = _seed(server, size)
+    with ShapingProxy(server.endpoint_url, latency=LATENCY, rate=RATE) as proxy:
+        runs = {
+            workload: sample(
+                {
+                    name: _variant(server, proxy, command, prefix, expected[workload])
+                    for name, (command, prefix) in VARIANTS[workload].items()
+                },
+                SAMPLES[size],
+                warmup=size != "smoke",
+            )
+            for workload in _workloads(size)
+        }
+    return expected, runs
 
 
 def _workloads(size: str) -> tuple[str, ...]:
