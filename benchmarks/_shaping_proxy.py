@@ -72,6 +72,7 @@ class ShapingProxy:
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
+        self._connections: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -141,6 +142,12 @@ class ShapingProxy:
         self.stop()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # asyncio holds tasks weakly: without this, a connection whose both directions
+        # wait (e.g. on a keep-alive client) is garbage-collected as a pending task
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
+            task.add_done_callback(self._connections.discard)
         with self._lock:
             self.counts.connections += 1
         try:
