@@ -49,6 +49,7 @@ MODULES = [
     "azure_status_polling",
     "parallel_listing",
     "demo",
+    "line_rate",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

@@ -19,6 +19,7 @@ from benchmarks._common import (
     sample,
     summarise,
 )
+from benchmarks.line_rate import VARIANTS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,6 +109,29 @@ def _demo(results: dict[str, Any]) -> None:
     assert demo["bytes_read"] == demo["bytes_needed"]
 
 
+def _line_rate(wan: dict[str, Any]) -> None:
+    part = 8 * 2**20  # every variant ran, counted at the server
+    assert set(wan["summary"]) == {
+        f"{w}:{v}" for w, vs in VARIANTS.items() if w != "startup" for v in vs
+    }
+    assert all(
+        c["GET"]["min"] >= 1 and c["peak_rss_MiB"]["min"] > 0 for c in wan["summary"].values()
+    )
+    one = wan["baseline"]["one_large"]  # 8 MiB ranged parts
+    assert (
+        one["aws_cli"]["GET"]
+        == one["boto3_transfer"]["GET"]
+        == -(-wan["parameters"]["one_large_bytes"] // part)
+    )
+    small, files = wan["archivefs"]["small_files"], wan["parameters"]["small_files"]
+    assert wan["baseline"]["small_files"]["aws_cli_plain"]["GET"] == files  # a GET per file
+    assert (
+        small["archivefs_prefetch_bundled"]["GET"]
+        == small["archivefs_get_bundled"]["GET"]
+        <= wan["parameters"]["bundled_prefetch_get_bound"]
+    )
+
+
 # what each benchmark's smoke result must show beyond running and writing it
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "status_polling": _status_polling,
@@ -121,6 +145,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "cluster_coordination": _cluster_coordination,
     "member_reads": _member_reads,
     "demo": _demo,
+    "line_rate": _line_rate,
 }
 
 
@@ -140,6 +165,8 @@ def test_benchmark_smoke_run_writes_its_result(name: str, tmp_path: Path) -> Non
     assert data["size"] == "smoke"
     if name == "demo":  # replays the walk-through: its own process, no latency
         assert data["server"] == {"process": "in the demo's own process", "latency_s": 0.0}
+    elif name == "line_rate":  # a shaping proxy instead of the server's latency
+        assert data["server"]["latency_s"] == 0.0
     elif not name.startswith("azure_"):
         assert data["server"] == {"process": "own process", "latency_s": 0.02}
     assert data["summary"], name  # min/median/max of every sampled metric
@@ -156,7 +183,10 @@ def test_benchmark_smoke_run_writes_its_result(name: str, tmp_path: Path) -> Non
 def test_every_benchmark_has_a_smoke_test_and_a_committed_result() -> None:
     # the per-benchmark test above covers MODULES; each check names a benchmark
     assert set(CHECKS) <= set(MODULES)
-    assert sorted(p.stem for p in RESULTS.glob("*.json")) == sorted(MODULES)
+    # a result of a full run, or one awaiting its full run (results/preliminary/README.md)
+    committed = [p.stem for p in RESULTS.glob("*.json")]
+    preliminary = [p.stem for p in (RESULTS / "preliminary").glob("*.json")]
+    assert sorted(committed + preliminary) == sorted(MODULES)
 
 
 def test_sample_alternates_and_warms_each_variant_up() -> None:

@@ -1,0 +1,488 @@
+"""Downloads through a WAN-shaped link: archivefs against the AWS CLI and boto3 (issue #35).
+
+The S3 endpoint is reached through :class:`~benchmarks._shaping_proxy.ShapingProxy`
+(10 ms added each way, each connection capped at 40 MB/s: single S3 streams
+over a wide-area link), with the emulator's own per-request latency off. Each
+variant is a command in its own process, timed from start to exit (interpreter
+start-up included, as a user pays it), its peak memory read from the kernel
+(``wait4``'s maximum RSS) and its requests counted at the server:
+
+- ``archivefs_get``: ``ArchiveFileSystem.get(prefix, dir, recursive=True)``;
+- ``archivefs_prefetch``: the console command ``archivefs prefetch URL --to DIR``;
+- ``aws_cli``: ``aws s3 cp --recursive`` (its defaults: 10 requests at a time, 8 MiB parts);
+- ``boto3_transfer``: boto3's TransferManager, 10 threads, 8 MiB parts.
+
+Workloads: one large object; several large objects; many small files, read by
+archivefs from a bundled folder (coalesced member reads) and from plain
+objects, by the AWS CLI and boto3 from the plain objects. The objects are in
+STANDARD: this measures the download, not the restore.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchmarks._common import ROOT, SAMPLES, Result, medians, ratio, sample, spread, write_tree
+from benchmarks._shaping_proxy import ShapingProxy
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
+
+MiB = 2**20
+SIZES: dict[str, dict[str, Any]] = {
+    "smoke": {"one": 16 * MiB, "several": (2, 8 * MiB), "small": (100, 64 * 1024, 50)},
+    "default": {"one": 64 * MiB, "several": (4, 64 * MiB), "small": (2000, 64 * 1024, 500)},
+    "full": {"one": 300 * MiB, "several": (4, 650 * MiB), "small": (10000, 64 * 1024, 1000)},
+}
+"""Per size: one object's bytes; (count, mean bytes) of the several (each within +-5 %
+of the mean); (files, bytes each, files per bundled folder) of the small ones."""
+LATENCY = 0.010  # seconds added each way by the proxy
+RATE = 40e6  # bytes per second per connection and direction
+THREADS = 10  # boto3's TransferManager, and the AWS CLI's default max_concurrent_requests
+PART = 8 * MiB  # boto3's and the AWS CLI's default multipart chunk size
+CATALOG_GETS = 20
+"""GETs allowed beyond one per 8 MiB of each bundled folder's members: issue #35's bound
+for ``prefetch --to`` of 10,000 files of 64 KiB bundled (100 GETs) less its 80 blocks."""
+BUCKET = "line-rate"
+WORKLOADS = ("one_large", "several_large", "small_files")
+STARTUP = "startup"
+"""The workload of one 1 KiB object: each command's own start-up and exit (not at smoke size)."""
+TIME = "/usr/bin/time"
+
+
+def _seed(archive: EmulatedArchive, size: str) -> dict[str, dict[str, Any]]:
+    """Write the workloads' objects; per workload, its prefixes and expected file count/bytes."""
+    import fsspec
+    import s3fs
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    rng = random.Random(35)
+    spec = SIZES[size]
+    archive.create_bucket(BUCKET)
+    archive.put_object(BUCKET, "one/object-0", rng.randbytes(spec["one"]))
+    count, mean = spec["several"]
+    several = [int(mean * rng.uniform(0.95, 1.05)) for _ in range(count)]
+    for i, nbytes in enumerate(several):
+        archive.put_object(BUCKET, f"several/object-{i}", rng.randbytes(nbytes))
+    files, each, per_folder = spec["small"]
+    small = {f"d{i // per_folder:03d}/f{i:05d}.dat": rng.randbytes(each) for i in range(files)}
+    archive.put_objects(BUCKET, {f"plain/{name}": data for name, data in small.items()})
+    s3 = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    with tempfile.TemporaryDirectory() as tmp:
+        write_tree(tmp, small)
+        bundle_tree(
+            fsspec.filesystem("file"),
+            tmp,
+            s3,
+            f"{BUCKET}/packed",
+            policy=ByPrefix(depth=1, target_size=2**40),
+            storage_class="STANDARD",
+        )
+    archive.put_object(BUCKET, f"{STARTUP}/object-0", rng.randbytes(1024))
+    return {
+        STARTUP: {"files": 1, "bytes": 1024},
+        "one_large": {"files": 1, "bytes": spec["one"]},
+        "several_large": {"files": count, "bytes": sum(several)},
+        "small_files": {"files": files, "bytes": files * each},
+    }
+
+
+# -- the variants, each a command in its own process ------------------------------------
+
+
+def _commands(variant: str, prefix: str, dest: str, endpoint: str, tmp: str) -> list[str]:
+    """The command line of one variant downloading ``BUCKET/prefix/`` into ``dest``."""
+    url = f"s3://{BUCKET}/{prefix}/"
+    python = [sys.executable, "-m", "benchmarks.line_rate"]
+    if variant == "archivefs_get":
+        return [*python, "archivefs-get", endpoint, f"{BUCKET}/{prefix}/", dest]
+    if variant == "archivefs_prefetch":
+        archivefs = str(Path(sys.executable).with_name("archivefs"))
+        return [
+            archivefs,
+            "prefetch",
+            url,
+            "--to",
+            dest,
+            "--endpoint-url",
+            endpoint,
+            "--journal",
+            f"{tmp}/journal.sqlite",
+        ]
+    if variant == "aws_cli":
+        return ["aws", "s3", "cp", "--recursive", "--only-show-errors", url, dest,
+                "--endpoint-url", endpoint]  # fmt: skip
+    if variant == "boto3_transfer":
+        return [*python, "boto3-transfer", endpoint, BUCKET, prefix, dest]
+    raise ValueError(f"unknown variant {variant!r}")
+
+
+def _environment(archive: EmulatedArchive, tmp: str) -> dict[str, str]:
+    """The children's environment: the emulator's credentials, no user AWS configuration."""
+    options = archive.storage_options()
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        "AWS_ACCESS_KEY_ID": options["key"],
+        "AWS_SECRET_ACCESS_KEY": options["secret"],
+        "AWS_DEFAULT_REGION": options["client_kwargs"]["region_name"],
+        "AWS_CONFIG_FILE": f"{tmp}/no-aws-config",
+        "AWS_SHARED_CREDENTIALS_FILE": f"{tmp}/no-aws-credentials",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+
+
+def _run_command(command: list[str], env: dict[str, str], tmp: str) -> tuple[float, int]:
+    """Run ``command``; its wall seconds and peak resident memory in bytes.
+
+    The peak is GNU time's ``%M``: the maximum RSS of the command's own process
+    (``wait4`` of it here would report at least this process's RSS: a child
+    forked from it counts the parent's pages until it execs).
+    """
+    if not Path(TIME).exists():
+        raise RuntimeError(f"{TIME} (GNU time) is needed to read each variant's peak memory")
+    start = time.perf_counter()
+    completed = subprocess.run(
+        [TIME, "-f", "%M", "-o", f"{tmp}/rss", *command],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    if completed.returncode != 0:
+        text = completed.stderr.decode(errors="replace")[-3000:]
+        raise RuntimeError(f"{command[:4]} exited {completed.returncode}:\n{text}")
+    kib = Path(f"{tmp}/rss").read_text().split()[-1]
+    return seconds, int(kib) * 1024
+
+
+def _downloaded(dest: str) -> tuple[int, int]:
+    """Files and bytes under ``dest``."""
+    files = [p for p in Path(dest).rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def _measure(
+    archive: EmulatedArchive,
+    proxy: ShapingProxy,
+    variant: str,
+    prefix: str,
+    expected: dict[str, Any],
+) -> dict[str, Any]:
+    """One sample of one variant: time, MB/s, requests at the server, peak memory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dest = f"{tmp}/out"
+        os.mkdir(dest)
+        command = _commands(variant, prefix, dest, proxy.endpoint_url, tmp)
+        env = _environment(archive, tmp)
+        archive.requests.clear()
+        proxy.reset()
+        seconds, peak = _run_command(command, env, tmp)
+        counts = proxy.reset()
+        files, nbytes = _downloaded(dest)
+    if (files, nbytes) != (expected["files"], expected["bytes"]):
+        raise AssertionError(
+            f"{variant} of {prefix}/ wrote {files} files of {nbytes} bytes, expected "
+            f"{expected['files']} of {expected['bytes']}"
+        )
+    per_op = archive.requests.counts()
+    return {
+        "seconds": seconds,
+        "MB_per_s": nbytes / seconds / 1e6,
+        "GET": per_op.get("GET", 0),
+        "HEAD": per_op.get("HEAD", 0),
+        "LIST": per_op.get("LIST", 0),
+        "requests": sum(per_op.values()),
+        "connections": counts.connections,
+        "bytes_down": counts.bytes_down,
+        "peak_rss_MiB": peak / MiB,
+    }
+
+
+# -- what the child processes run ----------------------------------------------------
+
+
+def _child_archivefs_get(endpoint: str, source: str, dest: str) -> None:
+    from archivefs.filesystem import ArchiveFileSystem
+
+    fs = ArchiveFileSystem(
+        target_options={
+            "key": os.environ["AWS_ACCESS_KEY_ID"],
+            "secret": os.environ["AWS_SECRET_ACCESS_KEY"],
+            "client_kwargs": {
+                "endpoint_url": endpoint,
+                "region_name": os.environ["AWS_DEFAULT_REGION"],
+            },
+        },
+        journal=False,
+        skip_instance_cache=True,
+    )
+    fs.get(source, dest.rstrip("/") + "/", recursive=True)
+
+
+def _child_boto3_transfer(endpoint: str, bucket: str, prefix: str, dest: str) -> None:
+    import boto3
+    from boto3.s3.transfer import TransferConfig, create_transfer_manager
+
+    client = boto3.client("s3", endpoint_url=endpoint)
+    config = TransferConfig(
+        max_concurrency=THREADS, multipart_chunksize=PART, multipart_threshold=PART
+    )
+    keys = [
+        entry["Key"]
+        for page in client.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=f"{prefix}/"
+        )
+        for entry in page.get("Contents", [])
+    ]
+    with create_transfer_manager(client, config) as manager:
+        futures = []
+        for key in keys:
+            path = Path(dest, key[len(prefix) + 1 :])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            futures.append(manager.download(bucket, key, str(path)))
+        for future in futures:
+            future.result()
+
+
+# -- the benchmark ---------------------------------------------------------------------
+
+VARIANTS = {
+    # workload -> variant name -> (command, prefix it reads)
+    STARTUP: {
+        name: (name, STARTUP)
+        for name in ("archivefs_get", "archivefs_prefetch", "aws_cli", "boto3_transfer")
+    },
+    "one_large": {
+        "archivefs_get": ("archivefs_get", "one"),
+        "archivefs_prefetch": ("archivefs_prefetch", "one"),
+        "aws_cli": ("aws_cli", "one"),
+        "boto3_transfer": ("boto3_transfer", "one"),
+    },
+    "several_large": {
+        "archivefs_get": ("archivefs_get", "several"),
+        "archivefs_prefetch": ("archivefs_prefetch", "several"),
+        "aws_cli": ("aws_cli", "several"),
+        "boto3_transfer": ("boto3_transfer", "several"),
+    },
+    "small_files": {
+        "archivefs_get_bundled": ("archivefs_get", "packed"),
+        "archivefs_prefetch_bundled": ("archivefs_prefetch", "packed"),
+        "archivefs_get_plain": ("archivefs_get", "plain"),
+        "aws_cli_plain": ("aws_cli", "plain"),
+        "boto3_transfer_plain": ("boto3_transfer", "plain"),
+    },
+}
+
+
+def run(archive: EmulatedArchive, size: str, *, radosgw: bool | None = None) -> Result:
+    """Every workload and variant on the emulator, then on radosgw if ``radosgw`` (default:
+    at the default and full sizes, where Ceph's programs are installed)."""
+    from archivefs.testing._rgw import missing_binaries
+
+    latency = archive.latency
+    archive.set_latency(0.0)  # the proxy shapes the link instead
+    try:
+        result = _result(size, *_sample_on(archive, size))
+    finally:
+        archive.set_latency(latency)
+    result.server = {
+        "process": "own process",
+        "latency_s": 0.0,
+        "proxy": f"{LATENCY * 1000:g} ms each way, {RATE / 1e6:g} MB/s per connection",
+    }
+    if radosgw is None:
+        radosgw = size != "smoke" and not missing_binaries()
+    if radosgw:
+        from archivefs.testing import LocalRGW
+
+        with LocalRGW() as rgw:
+            on_rgw = _result(size, *_sample_on(rgw, size))
+        result.archivefs["radosgw"] = on_rgw.archivefs
+        result.baseline["radosgw"] = on_rgw.baseline
+        result.runs.update({f"radosgw:{name}": cells for name, cells in on_rgw.runs.items()})
+        result.headline += f"; on radosgw {on_rgw.headline}"
+        result.server["radosgw"] = "a local one-node Ceph cluster (archivefs.testing.LocalRGW)"
+    return result
+
+
+def _sample_on(server: Any, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Seed ``server`` and sample every workload's variants through the proxy."""
+    expected = _seed(server, size)
+    with ShapingProxy(server.endpoint_url, latency=LATENCY, rate=RATE) as proxy:
+        runs = {
+            workload: sample(
+                {
+                    name: _variant(server, proxy, command, prefix, expected[workload])
+                    for name, (command, prefix) in VARIANTS[workload].items()
+                },
+                SAMPLES[size],
+                warmup=size != "smoke",
+            )
+            for workload in _workloads(size)
+        }
+    return expected, runs
+
+
+def _workloads(size: str) -> tuple[str, ...]:
+    return WORKLOADS if size == "smoke" else (STARTUP, *WORKLOADS)
+
+
+def _net_of_startup(runs: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Add ``net_seconds``/``net_MB_per_s`` to the large workloads' samples: each command's
+    time less its median start-up time (the one-object workload)."""
+    startup = {name: statistics.median(s["seconds"] for s in runs[STARTUP][name])
+               for name in runs[STARTUP]}  # fmt: skip
+    for workload in ("one_large", "several_large"):
+        for name, samples in runs[workload].items():
+            for cell in samples:
+                cell["startup_seconds"] = startup[VARIANTS[workload][name][0]]
+                cell["net_seconds"] = max(cell["seconds"] - cell["startup_seconds"], 1e-3)
+                cell["net_MB_per_s"] = expected[workload]["bytes"] / cell["net_seconds"] / 1e6
+
+
+def _variant(
+    archive: EmulatedArchive,
+    proxy: ShapingProxy,
+    command: str,
+    prefix: str,
+    expected: dict[str, Any],
+) -> Any:
+    def measure(i: int) -> dict[str, Any]:
+        return _measure(archive, proxy, command, prefix, expected)
+
+    return measure
+
+
+def _result(size: str, expected: dict[str, Any], runs: dict[str, Any]) -> Result:
+    from archivefs.member_reads import BLOCK
+
+    net = STARTUP in runs
+    if net:
+        _net_of_startup(runs, expected)
+    rate = "net_MB_per_s" if net else "MB_per_s"
+    med = {w: {name: medians(runs[w], name) for name in runs[w]} for w in runs}
+    files, each, per_folder = SIZES[size]["small"]
+    count = SIZES[size]["several"][0]
+    folders = [min(per_folder, files - start) for start in range(0, files, per_folder)]
+    bundled_bound = sum(math.ceil(n * each / BLOCK) for n in folders) + CATALOG_GETS
+    small = med["small_files"]
+    prefetch_gets = small["archivefs_prefetch_bundled"]["GET"]
+    get_gets = small["archivefs_get_bundled"]["GET"]
+
+    def large(workload: str) -> str:
+        cells = []
+        for name, label in (
+            ("archivefs_get", "archivefs get"),
+            ("archivefs_prefetch", "prefetch --to"),
+            ("aws_cli", "aws s3 cp"),
+            ("boto3_transfer", "boto3"),
+        ):
+            cell = med[workload][name]
+            mbs = spread(runs[workload], name, "MB_per_s", ".0f", " MB/s")
+            extra = f"{cell['net_MB_per_s']:.0f} net of start-up, " if net else ""
+            cells.append(f"{label} {mbs} ({extra}peak {cell['peak_rss_MiB']:.0f} MiB)")
+        return ", ".join(cells)
+
+    def small_cell(name: str, label: str) -> str:
+        seconds = spread(runs["small_files"], name, "seconds", ".1f")
+        return f"{label} {seconds} in {small[name]['GET']:.0f} GETs"
+
+    def vs(workload: str, ours: str, theirs: str) -> float:
+        return ratio(runs[workload], ours, theirs, rate)
+
+    headline = (
+        f"through {LATENCY * 1000:g} ms each way and {RATE / 1e6:g} MB/s per connection: "
+        f"1 object of {expected['one_large']['bytes'] / MiB:.0f} MiB: {large('one_large')}; "
+        f"{count} objects, {expected['several_large']['bytes'] / MiB:.0f} MiB in all: "
+        f"{large('several_large')}; "
+        f"{files:,} files of {each // 1024} KiB: "
+        + ", ".join(
+            [
+                small_cell("archivefs_get_bundled", "get of the bundled folder"),
+                small_cell("archivefs_prefetch_bundled", "prefetch --to of it"),
+                small_cell("archivefs_get_plain", "get of plain objects"),
+                small_cell("aws_cli_plain", "aws s3 cp"),
+                small_cell("boto3_transfer_plain", "boto3"),
+            ]
+        )
+        + f"; archivefs get has {vs('one_large', 'archivefs_get', 'boto3_transfer'):.2f}x "
+        f"boto3's throughput{' net of start-up' if net else ''} on one object, "
+        f"{vs('several_large', 'archivefs_get', 'boto3_transfer'):.2f}x on {count}"
+    )
+    return Result(
+        name="line_rate",
+        question="Downloading large and many small objects through a WAN-shaped link",
+        parameters={
+            "proxy_latency_s_each_way": LATENCY,
+            "proxy_rate_bytes_per_s_per_connection": RATE,
+            "one_large_bytes": expected["one_large"]["bytes"],
+            "several_large_objects": count,
+            "several_large_bytes": expected["several_large"]["bytes"],
+            "small_files": files,
+            "small_file_bytes": each,
+            "small_files_per_bundled_folder": per_folder,
+            "bundled_prefetch_get_bound": bundled_bound,
+            "baseline_threads": THREADS,
+            "baseline_part_bytes": PART,
+            "throughput_metric": rate,
+        },
+        archivefs={
+            **{w: {k: v for k, v in med[w].items() if k.startswith("archivefs")} for w in med},
+            "get_vs_boto3_one_large": vs("one_large", "archivefs_get", "boto3_transfer"),
+            "get_vs_boto3_several_large": vs("several_large", "archivefs_get", "boto3_transfer"),
+            "get_vs_aws_cli_one_large": vs("one_large", "archivefs_get", "aws_cli"),
+            "get_vs_aws_cli_several_large": vs("several_large", "archivefs_get", "aws_cli"),
+            "get_vs_boto3_one_large_start_to_exit": ratio(
+                runs["one_large"], "archivefs_get", "boto3_transfer", "MB_per_s"
+            ),
+            "get_vs_boto3_several_large_start_to_exit": ratio(
+                runs["several_large"], "archivefs_get", "boto3_transfer", "MB_per_s"
+            ),
+            "bundled_prefetch_within_get_bound": prefetch_gets <= bundled_bound,
+            "bundled_prefetch_gets_vs_get": prefetch_gets / get_gets if get_gets else None,
+        },
+        baseline={
+            w: {k: v for k, v in med[w].items() if not k.startswith("archivefs")} for w in med
+        },
+        baseline_name=(
+            f"aws s3 cp --recursive; boto3 TransferManager ({THREADS} threads, "
+            f"{PART // MiB} MiB parts)"
+        ),
+        headline=headline,
+        runs={f"{w}:{name}": samples for w in runs for name, samples in runs[w].items()},
+    )
+
+
+def main(argv: list[str]) -> int:
+    """The child processes' entry: ``archivefs-get ENDPOINT SOURCE DEST`` or
+    ``boto3-transfer ENDPOINT BUCKET PREFIX DEST``."""
+    what, *args = argv
+    if what == "archivefs-get":
+        _child_archivefs_get(*args)
+    elif what == "boto3-transfer":
+        _child_boto3_transfer(*args)
+    else:
+        print(json.dumps({"error": f"unknown child {what!r}"}), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
