@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from archivefs.errors import ArchiveError, RestoreTimeoutError
 
@@ -206,8 +207,11 @@ def _coordinate(
     distributed = _distributed()
     client = distributed.get_client()  # this task's client, usable from the polling thread
     distributed.secede()  # long-running: give the thread slot back to the worker's reads
-    fs: ArchiveFileSystem = fsspec.AbstractFileSystem.from_json(fs_json)
-    fs.notifications = notifications  # before the engine is made, on first use
+    # the cluster's notification source is given at construction: a filesystem's settings
+    # (the engine's among them) are fixed when it is made
+    spec = {**json.loads(fs_json), "notifications": notifications}
+    made = fsspec.AbstractFileSystem.from_dict(spec)
+    fs = cast("ArchiveFileSystem", made)
     published = distributed.Variable(coordination.stats_name, client=client)
     progress = {"groups": len(plan.groups), "ready": 0, "rounds": 0, "batches": 0}
     started_once = distributed.Event(coordination.started_name, client=client)
