@@ -60,6 +60,12 @@ STARTUP = "startup"
 TIME = "/usr/bin/time"
 
 
+def _payload(rng: random.Random, nbytes: int) -> bytes:
+    """``nbytes`` random bytes, made a MiB at a time (``randbytes`` of 256 MiB or more
+    overflows)."""
+    return b"".join(rng.randbytes(min(MiB, nbytes - at)) for at in range(0, nbytes, MiB))
+
+
 def _seed(archive: EmulatedArchive, size: str) -> dict[str, dict[str, Any]]:
     """Write the workloads' objects; per workload, its prefixes and expected file count/bytes."""
     import fsspec
@@ -71,11 +77,11 @@ def _seed(archive: EmulatedArchive, size: str) -> dict[str, dict[str, Any]]:
     rng = random.Random(35)
     spec = SIZES[size]
     archive.create_bucket(BUCKET)
-    archive.put_object(BUCKET, "one/object-0", rng.randbytes(spec["one"]))
+    archive.put_object(BUCKET, "one/object-0", _payload(rng, spec["one"]))
     count, mean = spec["several"]
     several = [int(mean * rng.uniform(0.95, 1.05)) for _ in range(count)]
     for i, nbytes in enumerate(several):
-        archive.put_object(BUCKET, f"several/object-{i}", rng.randbytes(nbytes))
+        archive.put_object(BUCKET, f"several/object-{i}", _payload(rng, nbytes))
     files, each, per_folder = spec["small"]
     small = {f"d{i // per_folder:03d}/f{i:05d}.dat": rng.randbytes(each) for i in range(files)}
     archive.put_objects(BUCKET, {f"plain/{name}": data for name, data in small.items()})

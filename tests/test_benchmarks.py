@@ -247,3 +247,14 @@ def test_docs_are_rendered_only_on_request_and_never_from_smoke_runs(tmp_path: P
     with pytest.raises(ValueError, match="planning is from a --smoke run"):
         update_docs(tmp_path)
     assert {doc: doc.read_text() for doc in GENERATED_DOCS} == before
+
+
+def test_line_rate_payloads_are_made_a_mib_at_a_time_whatever_their_size() -> None:
+    import random
+
+    from benchmarks.line_rate import MiB, _payload
+
+    # the full size's 300 MiB in one randbytes() overflowed; in pieces, any size is made
+    assert len(_payload(random.Random(0), 3 * MiB + 5)) == 3 * MiB + 5
+    assert _payload(random.Random(0), 2 * MiB) == _payload(random.Random(0), 2 * MiB)
+    assert _payload(random.Random(0), 0) == b""
