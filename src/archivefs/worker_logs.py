@@ -1,8 +1,8 @@
 """Dask worker logs without the traceback of an error that already says its fix.
 
 A task that raises on a ``distributed`` worker is logged there as "Compute
-Failed" with the task's whole traceback (a hundred lines through dask, xarray,
-zarr and fsspec), once per failed task, before the client receives the error.
+Failed" with the task's whole traceback (through dask, xarray, zarr and
+fsspec), once per failed task, before the client receives the error.
 For an archivefs error that names the object, the problem and the fix, those
 tracebacks only bury the one line that matters. :func:`quiet_worker_tracebacks`
 keeps the record and its exception line and replaces the traceback with a note;
