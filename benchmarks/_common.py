@@ -15,12 +15,16 @@ import platform
 import re
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS_TABLE = ROOT / "docs" / "benchmarks.md"
@@ -305,6 +309,28 @@ def seed_archived(
     keys = [f"o/{i:06d}" for i in range(n)]
     archive.put_objects(bucket, dict.fromkeys(keys, b"x"), storage_class=storage_class)
     return [f"{bucket}/{k}" for k in keys]
+
+
+def bundle_files(archive: EmulatedArchive, files: Mapping[str, bytes], root: str) -> None:
+    """Bundle ``files`` (relative path -> bytes) into ``root`` on the emulated archive, one
+    STANDARD bundle per top-level folder, with its catalog (``bundle_tree``)."""
+    import fsspec
+    import s3fs
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    s3 = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    with tempfile.TemporaryDirectory() as tmp:
+        write_tree(tmp, files)
+        bundle_tree(
+            fsspec.filesystem("file"),
+            tmp,
+            s3,
+            root,
+            policy=ByPrefix(depth=1, target_size=2**40),
+            storage_class="STANDARD",
+        )
 
 
 def write_tree(root: str | Path, files: Mapping[str, bytes]) -> None:

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._common import ROOT, SAMPLES, Result, medians, ratio, sample, spread, write_tree
+from benchmarks._common import ROOT, SAMPLES, Result, bundle_files, medians, ratio, sample, spread
 from benchmarks._shaping_proxy import ShapingProxy
 
 if TYPE_CHECKING:
@@ -68,12 +68,6 @@ def _payload(rng: random.Random, nbytes: int) -> bytes:
 
 def _seed(archive: EmulatedArchive, size: str) -> dict[str, dict[str, Any]]:
     """Write the workloads' objects; per workload, its prefixes and expected file count/bytes."""
-    import fsspec
-    import s3fs
-
-    from archivefs.catalog import ByPrefix
-    from archivefs.catalog.writer import bundle_tree
-
     rng = random.Random(35)
     spec = SIZES[size]
     archive.create_bucket(BUCKET)
@@ -85,17 +79,7 @@ def _seed(archive: EmulatedArchive, size: str) -> dict[str, dict[str, Any]]:
     files, each, per_folder = spec["small"]
     small = {f"d{i // per_folder:03d}/f{i:05d}.dat": rng.randbytes(each) for i in range(files)}
     archive.put_objects(BUCKET, {f"plain/{name}": data for name, data in small.items()})
-    s3 = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
-    with tempfile.TemporaryDirectory() as tmp:
-        write_tree(tmp, small)
-        bundle_tree(
-            fsspec.filesystem("file"),
-            tmp,
-            s3,
-            f"{BUCKET}/packed",
-            policy=ByPrefix(depth=1, target_size=2**40),
-            storage_class="STANDARD",
-        )
+    bundle_files(archive, small, f"{BUCKET}/packed")
     archive.put_object(BUCKET, f"{STARTUP}/object-0", rng.randbytes(1024))
     return {
         STARTUP: {"files": 1, "bytes": 1024},

@@ -22,11 +22,11 @@ from benchmarks._common import (
     SAMPLES,
     Result,
     archive_fs,
+    bundle_files,
     medians,
     ratio,
     sample,
     spread,
-    write_tree,
 )
 
 if TYPE_CHECKING:
@@ -39,12 +39,6 @@ ROOT = f"{BUCKET}/packed"
 
 
 def _seed(archive: EmulatedArchive, bundles: int, per_bundle: int) -> dict[str, bytes]:
-    import fsspec
-    import s3fs
-
-    from archivefs.catalog import ByPrefix
-    from archivefs.catalog.writer import bundle_tree
-
     rng = random.Random(0)
     files = {
         f"d{b:02d}/f{i:05d}.dat": rng.randbytes(rng.randint(1024, 32 * 1024))
@@ -52,17 +46,7 @@ def _seed(archive: EmulatedArchive, bundles: int, per_bundle: int) -> dict[str, 
         for i in range(per_bundle)
     }
     archive.create_bucket(BUCKET)
-    s3 = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
-    with tempfile.TemporaryDirectory() as tmp:
-        write_tree(tmp, files)
-        bundle_tree(
-            fsspec.filesystem("file"),
-            tmp,
-            s3,
-            ROOT,
-            policy=ByPrefix(depth=1, target_size=2**40),
-            storage_class="STANDARD",
-        )
+    bundle_files(archive, files, ROOT)
     return {f"{ROOT}/{name}": data for name, data in files.items()}
 
 
