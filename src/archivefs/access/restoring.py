@@ -260,7 +260,7 @@ class Restoring:
 
     def claims(self, plan: Plan) -> tuple[list[ClaimSummary], list[str]]:
         """The bucket's claims on the plan's restoring groups, summarized
-        (:func:`~archivefs.restore.claims.summarize_claims`): one GET per group."""
+        (:func:`~archivefs.restore.claim_records.summarize_claims`): one GET per group."""
         from archivefs.restore.claims import BucketClaims, summarize_claims
 
         found = sync(
