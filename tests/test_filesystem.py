@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,24 @@ def test_bad_policy_and_days_are_refused(archive: EmulatedArchive) -> None:
         ArchiveFileSystem(target_options=opts, days=0)
     with pytest.raises(InvalidRestoreRequestError, match="unknown restore tier 'Fast'"):
         ArchiveFileSystem(target_options=opts, tier="Fast")
+
+
+def test_settings_are_read_only_views_of_what_the_constructor_checked(
+    archive: EmulatedArchive,
+) -> None:
+    """fsspec shares one instance among all who made it with the same options: a setting
+    changed in place would change theirs too, and would not reach the parts made from it."""
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(), tier="Bulk", days=3, max_cost=2.0
+    )
+    assert (fs.tier, fs.days, fs.on_archived, fs.hooks.max_cost) == ("Bulk", 3, "raise", 2.0)
+    assert fs.price_sheet_name == "aws-us-east-1"  # the provider's own sheet
+    for name, value in (("tier", "Expedited"), ("on_archived", "wait"), ("days", 7)):
+        with pytest.raises(AttributeError, match=f"{name} is fixed .* make a new one with {name}="):
+            setattr(fs, name, value)
+    assert (fs.tier, fs.days, fs.on_archived) == ("Bulk", 3, "raise")
+    held = dataclasses.replace(fs._settings, hot_options={"secret": "hot-s3cr3t"})
+    assert "hot-s3cr3t" not in repr(held)  # options that may hold credentials are not shown
 
 
 def test_chained_url_reads_through_fsspec_open(

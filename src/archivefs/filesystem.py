@@ -34,11 +34,11 @@ from archivefs.access.cold import (
     travelling_options,
 )
 from archivefs.access.files import ArchiveFile as ArchiveFile  # still importable from here
-from archivefs.access.settings import Settings
+from archivefs.access.settings import Setting, Settings
 from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
 from archivefs.catalog.view import DEFAULT_CATALOG_TTL
 from archivefs.hooks import Hooks
-from archivefs.model import ObjectState, RestoreTier, parse_days
+from archivefs.model import ObjectState, RestoreTier
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
 from archivefs.s3compat import TargetMethods, refuse_bucket_as_file
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from archivefs.restore.submitter import SubmitReport
 
 OnArchived = Literal["raise", "restore", "wait"]
-_POLICIES = ("raise", "restore", "wait")
 
 
 class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
@@ -124,6 +123,21 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
     read_block_size = 64 * 1024
     read_cache_type = ReadaheadCache.name
     _crew: Crew  # the collaborators every verb forwards to (access/assembly.py)
+    _settings: Settings  # what the constructor was given, checked; read-only views of it:
+    tier = Setting[RestoreTier]()
+    days = Setting[int]()
+    on_archived = Setting[OnArchived]()
+    wait_timeout = Setting[float | None]()
+    restore_time_scale = Setting[float]()
+    concurrency = Setting[int]()
+    hooks = Setting[Hooks]()
+    notifications = Setting["NotificationSource | None"]()
+    bucket_claims = Setting[bool]()
+    claim_lease = Setting[float | None]()
+    price_sheet_name = Setting[str]("price_sheet")
+    egress = Setting[str]()
+    part_size = Setting[int]()
+    part_concurrency = Setting[int]()
 
     def __init__(
         self,
@@ -167,48 +181,26 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
                 "ArchiveFileSystem: pass either fs= (an instance) or target_protocol= "
                 "(+ target_options=), not both."
             )
-        if on_archived not in _POLICIES:
-            raise ValueError(
-                f"ArchiveFileSystem: on_archived={on_archived!r} is not a policy; "
-                f"use one of {', '.join(_POLICIES)}."
-            )
-        days = parse_days(days)  # a ValueError, as the checks above
         fs = open_cold(cold, asynchronous=self.asynchronous, loop=self.loop)
-        provider = provider_of(fs)  # S3 unless the target is another provider's fsspec class
-        # a provider without restores (GCS) keeps S3's tier names as a placeholder
-        # (RestoreTier.parse): its plans never restore, and restore() refuses every object
-        self.tier = RestoreTier.parse(tier, provider=provider.name)
-        self.fs = async_of(fs)
-        self.on_archived: OnArchived = on_archived
-        self.days = days
-        self.wait_timeout = wait_timeout
-        self.restore_time_scale = restore_time_scale
-        self.concurrency = concurrency
-        self.hooks = Hooks(
-            on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
-        )
-        self.notifications = notifications
-        self.bucket_claims = bucket_claims
-        self.claim_lease = claim_lease
-        # not given: the provider's own shipped sheet (an Azure budget in Azure prices)
-        self.price_sheet_name = price_sheet or provider.price_sheet
-        self.egress = egress
-        self.provider = provider
+        self.provider = provider = provider_of(fs)  # S3 unless the target is another's class
         self.store_protocol = provider.protocols[0]
-        settings = Settings(  # claim_lease checked here
-            tier=self.tier,
+        self.fs = async_of(fs)
+        self._settings = settings = Settings.checked(
+            provider,
+            tier=tier,
             days=days,
             on_archived=on_archived,
+            price_sheet=price_sheet,
+            max_cost=max_cost,
+            on_estimate=on_estimate,
             wait_timeout=wait_timeout,
             restore_time_scale=restore_time_scale,
             concurrency=concurrency,
             batch_size=self.batch_size,
-            hooks=self.hooks,
             journal=journal,
             notifications=notifications,
             bucket_claims=bucket_claims,
             claim_lease=claim_lease,
-            price_sheet=self.price_sheet_name,
             egress=egress,
             hot=hot,
             hot_options=dict(cold.hot_options or {}),
@@ -241,8 +233,6 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         self.store = self._crew.parts.store
         self.catalogs = self._crew.caches.catalogs
         self.read_stats = self._crew.parts.read_stats
-        self.part_size = self._crew.transfers.part_size
-        self.part_concurrency = self._crew.transfers.part_concurrency
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle (Dask, zarr) without explicit keys unless ``pickle_credentials=True``."""

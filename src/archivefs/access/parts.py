@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from archivefs.access.settings import Setting
 from archivefs.hints import note_readable as remember_readable
+from archivefs.hooks import Hooks
+from archivefs.model import RestoreTier
 
 if TYPE_CHECKING:
     import asyncio
@@ -30,6 +33,15 @@ _T = TypeVar("_T")
 
 class Parts:
     """The cold store (``fs``, its adapter ``store``), catalogs, counters and settings."""
+
+    hooks = Setting[Hooks]()
+    tier = Setting[RestoreTier]()
+    days = Setting[int]()
+    on_archived = Setting[str]()
+    wait_timeout = Setting[float | None]()
+    restore_time_scale = Setting[float]()
+    concurrency = Setting[int]()
+    batch_size = Setting[int]()
 
     def __init__(
         self,
@@ -54,15 +66,7 @@ class Parts:
         self.provider = provider
         self.catalogs = catalogs
         self.read_stats = read_stats
-        self.settings = settings
-        self.hooks = settings.hooks
-        self.tier = settings.tier
-        self.days = settings.days
-        self.on_archived = settings.on_archived
-        self.wait_timeout = settings.wait_timeout
-        self.restore_time_scale = settings.restore_time_scale
-        self.concurrency = settings.concurrency
-        self.batch_size = settings.batch_size
+        self._settings = settings
         self.dircache = dircache
         self.strip = strip
         self.parent = parent
