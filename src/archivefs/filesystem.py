@@ -24,6 +24,7 @@ from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.spec import make_instance
 
 from archivefs.access.assembly import assemble
+from archivefs.access.blocking import sync_method
 from archivefs.access.cold import (
     ColdOptions,
     async_of,
@@ -549,37 +550,6 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         upgrade: bool = False,
         on_missing: Callable[[Plan], None] | None = None,
     ) -> RestoreResult:
-        return await self._crew.restoring.restore(
-            paths, tier, days, wait, timeout, promote, on_progress, upgrade, on_missing
-        )
-
-    async def _prefetch(
-        self,
-        paths: str | list[str],
-        tier: str | None = None,
-        days: int | None = None,
-        wait: bool = True,
-        timeout: float | None = None,
-        on_progress: Callable[[RestoreProgress], None] | None = None,
-        to: str | os.PathLike[str] | None = None,
-        on_missing: Callable[[Plan], None] | None = None,
-    ) -> RestoreResult:
-        return await self._crew.restoring.prefetch(
-            paths, tier, days, wait, timeout, on_progress, to, on_missing
-        )
-
-    def restore(
-        self,
-        paths: str | list[str],
-        tier: str | None = None,
-        days: int | None = None,
-        wait: bool = False,
-        timeout: float | None = None,
-        promote: bool = False,
-        on_progress: Callable[[RestoreProgress], None] | None = None,
-        upgrade: bool = False,
-        on_missing: Callable[[Plan], None] | None = None,
-    ) -> RestoreResult:
         """Restore every archived object in ``paths`` in one batch; optionally wait for it.
 
         ``paths`` are paths, globs or directories (``"bucket/run42/*.nc"``);
@@ -621,12 +591,11 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         fs.restore("bucket/run42/*.nc", tier="Expedited", upgrade=True)  # sooner
         ```
         """
-        # written out: fsspec's sync_wrapper would take ``timeout`` for itself
-        args = (paths, tier, days, wait, timeout, promote, on_progress, upgrade, on_missing)
-        result: RestoreResult = sync(self.loop, self._restore, *args)
-        return result
+        return await self._crew.restoring.restore(
+            paths, tier, days, wait, timeout, promote, on_progress, upgrade, on_missing
+        )
 
-    def prefetch(
+    async def _prefetch(
         self,
         paths: str | list[str],
         tier: str | None = None,
@@ -651,9 +620,12 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         refused before anything is requested; the budget refuses before anything is
         requested or written. ``on_missing`` is :meth:`restore`'s.
         """
-        args = (paths, tier, days, wait, timeout, on_progress, to, on_missing)
-        result: RestoreResult = sync(self.loop, self._prefetch, *args)
-        return result
+        return await self._crew.restoring.prefetch(
+            paths, tier, days, wait, timeout, on_progress, to, on_missing
+        )
+
+    restore = sync_method(_restore)
+    prefetch = sync_method(_prefetch)
 
     async def _state(self, path: str) -> ObjectState:
         """The storage class and restore state of one object (one HEAD)."""
