@@ -461,19 +461,6 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
             **kwargs,
         )
 
-    async def _mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
-        self.invalidate_cache()
-        await self.fs._mkdir(self._strip_protocol(path), create_parents=create_parents, **kwargs)
-
-    async def _makedirs(self, path: str, exist_ok: bool = False) -> None:
-        await self.fs._makedirs(self._strip_protocol(path), exist_ok=exist_ok)
-
-    async def _rmdir(self, path: str) -> None:
-        self.invalidate_cache()
-        await self.fs._rmdir(self._strip_protocol(path))
-
-    rmdir = sync_wrapper(_rmdir)  # fsspec mirrors no _rmdir: its rmdir was a silent no-op
-
     def invalidate_cache(self, path: str | None = None) -> None:
         """Forget cached listings (of ``path`` and its parent, or all); with no ``path``
         or a bucket's, the catalog registry and catalogs read too (read again on use)."""

@@ -1,10 +1,11 @@
 """What ArchiveFileSystem answers as its target filesystem (s3fs, adlfs, gcsfs, ocifs) does.
 
 archivefs behaves as its target on objects that need no restore. The calls here have no
-archive meaning of their own (object versions, tags, metadata, URLs, bucket listings), so
-they are the target's: answered by the target's own method, or refused with an error
-naming the method and the target when that library has none. Bundle members are not
-objects of the store: a call about a member's own object is refused.
+archive meaning of their own (object versions, tags, metadata, URLs, bucket listings,
+directories and buckets made or removed), so they are the target's: answered by the
+target's own method, or refused with an error naming the method and the target when that
+library has none. Bundle members are not objects of the store: a call about a member's
+own object is refused.
 """
 
 from __future__ import annotations
@@ -184,6 +185,17 @@ class TargetCalls:
             return path, version, await self.info(path, version_id=version)
         return path, None, None
 
+    async def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        self.parts.invalidate_cache()
+        await self.parts.fs._mkdir(self.parts.strip(path), create_parents=create_parents, **kwargs)
+
+    async def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        await self.parts.fs._makedirs(self.parts.strip(path), exist_ok=exist_ok)
+
+    async def rmdir(self, path: str) -> None:
+        self.parts.invalidate_cache()
+        await self.parts.fs._rmdir(self.parts.strip(path))
+
     def split_path(self, path: str) -> tuple[str, str, str | None]:
         """``(bucket, key, version)`` of ``path``: the target's ``split_path`` (s3fs's knows
         access-point and Outposts ARNs), else ``bucket/key?versionId=v`` split."""
@@ -246,6 +258,15 @@ class TargetMethods:
     async def _object_version_info(self, path: str, **kwargs: Any) -> Any:
         return await self._crew.target.object_version_info(path, **kwargs)
 
+    async def _mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        await self._crew.target.mkdir(path, create_parents=create_parents, **kwargs)
+
+    async def _makedirs(self, path: str, exist_ok: bool = False) -> None:
+        await self._crew.target.makedirs(path, exist_ok=exist_ok)
+
+    async def _rmdir(self, path: str) -> None:
+        await self._crew.target.rmdir(path)
+
     url = sync_wrapper(_url)
     getxattr = sync_wrapper(_getxattr)
     setxattr = sync_wrapper(_setxattr)
@@ -259,6 +280,7 @@ class TargetMethods:
     is_bucket_versioned = sync_wrapper(_is_bucket_versioned)
     make_bucket_versioned = sync_wrapper(_make_bucket_versioned)
     object_version_info = sync_wrapper(_object_version_info)
+    rmdir = sync_wrapper(_rmdir)  # fsspec mirrors no _rmdir: its rmdir was a silent no-op
 
     def split_path(self, path: str) -> tuple[str, str, str | None]:
         """``(bucket, key, version)`` of ``path``, as the target splits it."""
