@@ -164,11 +164,14 @@ class Result:
 
 
 def machine() -> dict[str, Any]:
+    """The machine a result was measured on; ``load_average`` (1, 5 and 15 minutes, taken
+    when the result is written) says how busy it was during the run."""
     return {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "versions": {p: version(p) for p in ("archivefs", "s3fs", "fsspec", "moto", "botocore")},
     }
 
