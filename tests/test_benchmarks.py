@@ -141,7 +141,8 @@ def _netcdf_wan(wan: dict[str, Any]) -> None:
     for row in rows:  # counted at the server; the file is in the listing, so no HEAD
         assert row["archivefs_HEAD"] == row["s3fs_default_HEAD"] == 0
         assert row["s3fs_default_GET"] == 1  # its first 50 MiB block holds the whole file
-        assert row["archivefs_bytes"] >= row["bytes_needed"]
+        assert row["archivefs_GET"] == 1  # at most 1 MiB (archivefs.readahead.WHOLE_FILE)
+        assert row["archivefs_bytes"] == row["s3fs_default_bytes"] == row["file_bytes"]
 
 
 # what each benchmark's smoke result must show beyond running and writing it
