@@ -54,6 +54,7 @@ MODULES = [
     "parallel_listing",
     "demo",
     "line_rate",
+    "netcdf_wan",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

@@ -132,6 +132,19 @@ def _line_rate(wan: dict[str, Any]) -> None:
     )
 
 
+def _netcdf_wan(wan: dict[str, Any]) -> None:
+    rows = wan["archivefs"]["rows"]  # the small file only (the large one: --full)
+    assert [(r["file"], r["pattern"]) for r in rows] == [
+        ("small", "whole variable"),
+        ("small", "one time step"),
+    ]
+    for row in rows:  # counted at the server; the file is in the listing, so no HEAD
+        assert row["archivefs_HEAD"] == row["s3fs_default_HEAD"] == 0
+        assert row["s3fs_default_GET"] == 1  # its first 50 MiB block holds the whole file
+        assert row["archivefs_GET"] == 1  # at most 1 MiB (archivefs.readahead.WHOLE_FILE)
+        assert row["archivefs_bytes"] == row["s3fs_default_bytes"] == row["file_bytes"]
+
+
 # what each benchmark's smoke result must show beyond running and writing it
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "status_polling": _status_polling,
@@ -146,6 +159,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "member_reads": _member_reads,
     "demo": _demo,
     "line_rate": _line_rate,
+    "netcdf_wan": _netcdf_wan,
 }
 
 
@@ -165,7 +179,7 @@ def test_benchmark_smoke_run_writes_its_result(name: str, tmp_path: Path) -> Non
     assert data["size"] == "smoke"
     if name == "demo":  # replays the walk-through: its own process, no latency
         assert data["server"] == {"process": "in the demo's own process", "latency_s": 0.0}
-    elif name == "line_rate":  # a shaping proxy instead of the server's latency
+    elif name in ("line_rate", "netcdf_wan"):  # a shaping proxy instead of the server's latency
         assert data["server"]["latency_s"] == 0.0
     elif not name.startswith("azure_"):
         assert data["server"] == {"process": "own process", "latency_s": 0.02}

@@ -117,11 +117,12 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
     protocol: ClassVar[tuple[str, ...]] = ("archivefs", "archive")
     root_marker = ""
     async_impl = True
-    # File reads: cache the first block (headers), fetch random reads exactly,
-    # and read ahead (growing 4x per request, up to 64 MiB) while reads run
-    # forward (archivefs.readahead; read amplification: docs/benchmarks.md).
+    # File reads: small files whole; else cache the first block (headers), fetch
+    # random reads exactly, and read ahead (growing along the run, up to 64 MiB,
+    # large readaheads in parts at once) while reads run forward
+    # (archivefs.readahead; read amplification: docs/benchmarks.md).
     # Pass block_size/cache_type to open() for s3fs's behaviour.
-    read_block_size = 64 * 1024
+    read_block_size = 16 * 1024
     read_cache_type = ReadaheadCache.name
     _crew: Crew  # the collaborators every verb forwards to (access/assembly.py)
     _settings: Settings  # what the constructor was given, checked; read-only views of it:

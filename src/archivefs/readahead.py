@@ -1,31 +1,41 @@
-"""A file cache for archived data files: the header block, then readahead that grows with runs.
+"""A file cache for archived data files: small files whole, else the header block, exact
+random reads, and readahead that grows along forward runs, fetched in parts at once.
 
-Random reads (one time step of a chunked netCDF file) fetch exactly what is
-asked, plus the first block (HDF5 headers), as fsspec's ``"first"`` cache
-does. A read that starts where the previous one ended (a run of chunks: a
-whole variable, or a point time series, which reads every chunk) fetches
-ahead: :data:`GROWTH` times the previous fetch for the run's first readahead
-(a run of two or three chunks over-fetches little), then :data:`LONG_GROWTH`
-times per request up to :data:`MAX_AHEAD` (a long run pays few round trips),
-so a run of n bytes takes about 2 + log16(n / chunk) + n / 64 MiB requests
-instead of one per chunk. Registered with fsspec as
-``cache_type="archivefs-readahead"``.
+- A file of at most :data:`WHOLE_FILE` bytes is read whole by its first read (one GET).
+- In a larger file, the first read fetches the first block (HDF5 headers), as
+  fsspec's ``"first"`` cache does, and a random read (one time step of a chunked
+  netCDF file, a node of its chunk index) fetches exactly what is asked.
+- A read that starts where an earlier one ended (a run of chunks: a whole
+  variable, or a point time series, which reads every chunk) fetches ahead
+  :data:`GROWTH` times the previous fetch, up to :data:`MAX_AHEAD`; in a file of
+  at most :data:`RUN_TO_END` bytes, the rest of the file. A run of n bytes takes
+  about 1 + log16(n / chunk) + n / 64 MiB rounds instead of one request per chunk.
+- A readahead of at least two :data:`PART` goes out as up to :data:`PARTS` ranged
+  reads at once when the file gives a ``fetch_ranges`` (one stream over a
+  wide-area link is slower than several).
+- A random read in the middle of a run keeps a buffer of its own
+  (:data:`BUFFERS` in all), so the run's readahead survives it.
+
+Registered with fsspec as ``cache_type="archivefs-readahead"``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, ClassVar
 
 from fsspec.caching import BaseCache, register_cache
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from fsspec.caching import Fetcher
 
-GROWTH = 4
-"""The first readahead of a run fetches this many times the read that started it."""
+    RangesFetcher = Callable[[list[tuple[int, int]]], list[bytes]]
 
-LONG_GROWTH = 16
-"""Each later request of the same run fetches this many times the previous one."""
+GROWTH = 16
+"""Each readahead of a run fetches this many times the previous fetch of that run."""
 
 MAX_AHEAD = 64 * 2**20
 """The largest readahead (s3fs's default block is 50 MiB)."""
@@ -33,19 +43,59 @@ MAX_AHEAD = 64 * 2**20
 RUN_GAP = 64 * 1024
 """A read starting at most this far past the previous one's end continues the run."""
 
+WHOLE_FILE = 2**20
+"""A file of at most this many bytes is read whole by its first read: about what one
+round trip of a wide-area stream carries (40 MB/s x 20 ms), so a second request
+would cost more time than the bytes it saves."""
+
+RUN_TO_END = 8 * 2**20
+"""In a file of at most this many bytes, a run's first readahead fetches the rest of it."""
+
+PART = 2**20
+"""The smallest part of a readahead fetched on its own connection."""
+
+PARTS = 8
+"""At most this many parts of one readahead in flight (s3fs's pool holds 10 connections)."""
+
+BUFFERS = 4
+"""Buffers kept: a run's, and the random reads made while it runs."""
+
+
+@dataclass
+class _Buffer:
+    """Bytes ``[start, start + len(data))`` of the file, and its last fetch's size."""
+
+    start: int
+    data: bytes
+    fetched: int  # size of the last fetch: a read right after it grows from it
+
+    @property
+    def stop(self) -> int:
+        return self.start + len(self.data)
+
 
 class ReadaheadCache(BaseCache):  # type: ignore[misc]
-    """The first block, plus one buffer that grows while reads run forward."""
+    """The first block, plus a few buffers; one grows while reads run forward from it.
+
+    A read that neither hits a buffer nor continues one (a B-tree node of the
+    chunk index, read in the middle of a run of chunks) gets a buffer of its own
+    and leaves the others alone, so the run goes on from its readahead.
+    """
 
     name: ClassVar[str] = "archivefs-readahead"
 
-    def __init__(self, blocksize: int, fetcher: Fetcher, size: int) -> None:
-        super().__init__(min(blocksize, size), fetcher, size)
+    def __init__(
+        self,
+        blocksize: int,
+        fetcher: Fetcher,
+        size: int,
+        fetch_ranges: RangesFetcher | None = None,
+    ) -> None:
+        """``fetch_ranges``: reads ``[(start, end), ...]`` at once, in that order."""
+        super().__init__(size if size <= WHOLE_FILE else min(blocksize, size), fetcher, size)
+        self.fetch_ranges = fetch_ranges
         self.first: bytes | None = None
-        self.start = 0  # the buffer holds bytes [start, start + len(buffer))
-        self.buffer = b""
-        self.fetched = 0  # size of the last fetch
-        self.run_fetches = 0  # readaheads since the current run began
+        self.buffers: list[_Buffer] = []  # the most recently used first
 
     def _fetch(self, start: int | None, end: int | None) -> bytes:
         start = start or 0
@@ -60,29 +110,49 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
                 self.hit_count += 1
             head = self.first[start:end]
             return head + self._fetch(self.blocksize, end) if end > self.blocksize else head
-        stop = self.start + len(self.buffer)
-        if self.start <= start and end <= stop:
-            self.hit_count += 1
-            return self.buffer[start - self.start : end - self.start]
+        for buffer in self.buffers:
+            if buffer.start <= start and end <= buffer.stop:
+                self.hit_count += 1
+                self._use(buffer)
+                return buffer.data[start - buffer.start : end - buffer.start]
         self.miss_count += 1
-        kept = b""
-        if self.start <= start < stop:  # the start is buffered: fetch only the rest
-            kept = self.buffer[start - self.start :]
-        run = bool(self.buffer) and stop <= start + len(kept) <= stop + RUN_GAP
-        begin = start + len(kept)
-        want = end - begin
-        self.run_fetches = self.run_fetches + 1 if run else 0
-        growth = GROWTH if self.run_fetches <= 1 else LONG_GROWTH
-        ahead = min(MAX_AHEAD, max(want, self.fetched * growth)) if run else want
-        data = self._get(begin, min(self.size, begin + max(want, ahead)))
-        self.fetched = len(data)  # a read right after this one grows from it
-        self.start, self.buffer = start, kept + data
-        return self.buffer[: end - start]
+        continued = next(  # the one this read continues: it starts inside or just past it
+            (b for b in self.buffers if b.start <= start <= b.stop + RUN_GAP), None
+        )
+        if continued is None:  # a random read: exactly what is asked
+            buffer = _Buffer(start, self._get(start, end), fetched=end - start)
+        else:
+            buffer = continued
+            kept = buffer.data[start - buffer.start :] if start < buffer.stop else b""
+            begin = start + len(kept)
+            want = end - begin
+            ahead = min(MAX_AHEAD, max(want, buffer.fetched * GROWTH))
+            if self.size <= RUN_TO_END:
+                ahead = self.size - begin
+            data = self._get_parts(begin, min(self.size, begin + ahead))
+            buffer.start, buffer.data, buffer.fetched = start, kept + data, len(data)
+        self._use(buffer)
+        return buffer.data[: end - start]
+
+    def _use(self, buffer: _Buffer) -> None:
+        """``buffer`` becomes the most recently used; the least recently used beyond
+        :data:`BUFFERS` are dropped."""
+        self.buffers = [buffer, *(b for b in self.buffers if b is not buffer)][:BUFFERS]
 
     def _get(self, start: int, end: int) -> bytes:
         self.total_requested_bytes += end - start
         data: bytes = self.fetcher(start, end)
         return data
+
+    def _get_parts(self, start: int, end: int) -> bytes:
+        """``[start, end)`` in up to :data:`PARTS` ranged reads at once, each of at least
+        :data:`PART` bytes (one read without ``fetch_ranges``)."""
+        count = min(PARTS, (end - start) // PART)
+        if count < 2 or self.fetch_ranges is None:
+            return self._get(start, end)
+        cuts = [start + (end - start) * i // count for i in range(count + 1)]
+        self.total_requested_bytes += end - start
+        return b"".join(self.fetch_ranges(list(pairwise(cuts))))
 
 
 register_cache(ReadaheadCache, clobber=True)

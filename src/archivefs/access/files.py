@@ -8,11 +8,13 @@ collaborators it reaches as ``fs._crew``; nothing here imports the face.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fsspec.asyn import sync
 from fsspec.spec import AbstractBufferedFile
 
+from archivefs.readahead import ReadaheadCache
 from archivefs.s3compat import TargetFileCalls
 
 
@@ -28,6 +30,11 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
         path, self.version_id, details = pinned
         if details is not None:
             kwargs.setdefault("size", details["size"])
+        if kwargs.get("cache_type") == ReadaheadCache.name:  # its readaheads in parts at once
+            kwargs["cache_options"] = {
+                **(kwargs.get("cache_options") or {}),
+                "fetch_ranges": self._fetch_ranges,
+            }
         super().__init__(fs, path, mode, **kwargs)
         if details is not None:
             self.details = details
@@ -37,6 +44,19 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
         data: bytes = sync(
             self.fs.loop, self.fs._crew.reads.fetch, self.path, start, end, **version
         )
+        return data
+
+    def _fetch_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """Each ``[start, end)`` of ``ranges`` at once (one read each), in their order."""
+        version = {} if self.version_id is None else {"version_id": self.version_id}
+        reads = self.fs._crew.reads
+
+        async def fetch_all() -> list[bytes]:
+            return list(
+                await asyncio.gather(*(reads.fetch(self.path, s, e, **version) for s, e in ranges))
+            )
+
+        data: list[bytes] = sync(self.fs.loop, fetch_all)
         return data
 
     def read(self, length: int = -1) -> bytes:
