@@ -129,8 +129,9 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
             ahead = min(MAX_AHEAD, max(want, buffer.fetched * GROWTH))
             if self.size <= RUN_TO_END:
                 ahead = self.size - begin
-            data = self._get_parts(begin, min(self.size, begin + ahead))
-            buffer.start, buffer.data, buffer.fetched = start, kept + data, len(data)
+            fetched = self._get_parts(begin, min(self.size, begin + ahead))
+            buffer.data = b"".join([kept, *fetched])  # one copy, not one per part and one more
+            buffer.start, buffer.fetched = start, len(buffer.data) - len(kept)
         self._use(buffer)
         return buffer.data[: end - start]
 
@@ -144,15 +145,15 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         data: bytes = self.fetcher(start, end)
         return data
 
-    def _get_parts(self, start: int, end: int) -> bytes:
+    def _get_parts(self, start: int, end: int) -> list[bytes]:
         """``[start, end)`` in up to :data:`PARTS` ranged reads at once, each of at least
         :data:`PART` bytes (one read without ``fetch_ranges``)."""
         count = min(PARTS, (end - start) // PART)
         if count < 2 or self.fetch_ranges is None:
-            return self._get(start, end)
+            return [self._get(start, end)]
         cuts = [start + (end - start) * i // count for i in range(count + 1)]
         self.total_requested_bytes += end - start
-        return b"".join(self.fetch_ranges(list(pairwise(cuts))))
+        return self.fetch_ranges(list(pairwise(cuts)))
 
 
 register_cache(ReadaheadCache, clobber=True)
