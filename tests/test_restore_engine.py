@@ -86,8 +86,9 @@ def test_bulk_status_probe_of_5000_restoring_objects(
 ) -> None:
     archive.set_restore_delay(600)
     paths = seed(archive, bucket, 5000)
+    # in flight as if 5000 RestoreObject requests had been accepted, without sending them
+    archive.start_restores(bucket, [p.split("/", 1)[1] for p in paths])
     fs = make_fs(journal=False)
-    fs.restore(paths)
     archive.requests.clear()
     states = fs.probe(paths)
     assert {s.restore.value for s in states.values() if s} == {"restoring"}

@@ -285,6 +285,35 @@ def test_with_restore_windows_each_class_and_tier_takes_its_own_window(
     assert archive.restore_windows is False
 
 
+def test_start_restores_seeds_restores_in_flight_that_complete_as_requested_ones(
+    archive: EmulatedArchive, bucket: str, s3: Any
+) -> None:
+    archive.set_restore_delay(30)
+    archive.seconds_per_day = 1000.0
+    archive.put_objects(bucket, {"a": DATA, "b": DATA, "hot": DATA}, storage_class="GLACIER")
+    archive.put_object(bucket, "std", DATA)
+    archive.start_restores(bucket, ["a", "b"], days=2)
+    assert archive.requests.counts() == {}  # seeding: nothing sent, nothing counted
+    assert restore_header(s3, bucket, "a") == 'ongoing-request="true"'
+    assert listing(s3, bucket, OptionalObjectAttributes=["RestoreStatus"])["b"] == {
+        "IsRestoreInProgress": True
+    }
+    with pytest.raises(botocore.exceptions.ClientError) as excinfo:
+        restore(s3, bucket, "a")  # in flight, as after an accepted request
+    assert error_code(excinfo) == (409, "RestoreAlreadyInProgress")
+    for bad in (["std"], ["a"], ["missing"]):  # not archived; restore started; no object
+        with pytest.raises((ArchiveError, ObjectNotFoundError), match=bad[0]):
+            archive.start_restores(bucket, bad)
+    requested = datetime.now(UTC)
+    archive.set_restore_delay(0.3)  # applies to restores in flight
+    wait_until(lambda: restore_header(s3, bucket, "b") != 'ongoing-request="true"')
+    header = restore_header(s3, bucket, "b")
+    assert header is not None
+    assert expiry_of(header) - requested >= timedelta(seconds=2000)
+    assert s3.get_object(Bucket=bucket, Key="b")["Body"].read() == DATA
+    assert restore_header(s3, bucket, "hot") is None
+
+
 def test_listing_head_and_get_agree_at_every_moment(
     archive: EmulatedArchive, bucket: str, s3: Any
 ) -> None:

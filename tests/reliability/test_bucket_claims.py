@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from fsspec.asyn import sync
 from archivefs.restore.claims import BucketClaims, Claim, claim_path, ledger_path
 from tests.reliability._support import make_fs, seed_cold
 from tests.support.counts import assert_each_once, s3_restores
-from tests.support.processes import kill_when
+from tests.support.processes import kill_each_when
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -85,6 +86,7 @@ def test_a_claim_on_an_archived_group_whose_claimer_died_is_taken_over_once(
 
 
 KILL_TRIALS = 16
+TRIALS_AT_ONCE = 4  # side by side, each in its own bucket: their waits (start, lease) overlap
 
 
 def test_callers_waiting_on_a_killed_hosts_claims_take_them_over_after_its_lease(
@@ -96,24 +98,42 @@ def test_callers_waiting_on_a_killed_hosts_claims_take_them_over_after_its_lease
     # host's claims over when their lease ends, and every group is paid exactly once.
     archive.set_restore_delay(0.5)
     rng = random.Random(30)
-    for trial in range(KILL_TRIALS):
-        data = seed_cold(archive, bucket, 20, prefix=f"t{trial}")
-        paths = sorted(data)
-        victim = {
-            **_host(archive, tmp_path, f"victim{trial}", paths),
-            "concurrency": 1,
-            "claim_lease": 2.0,
-        }
-        kill_at = archive.requests.count("RestoreObject") + rng.randint(1, len(paths) - 2)
-        reached = lambda at=kill_at: archive.requests.count("RestoreObject") >= at  # noqa: E731
-        assert kill_when(WORKER, victim, reached, server=archive)
-        survivor = make_fs(
-            archive, tmp_path / f"survivor{trial}", bucket_claims=True, claim_lease=2.0
-        )
-        survivor.restore(paths, wait=True, timeout=300)
+    for first in range(0, KILL_TRIALS, TRIALS_AT_ONCE):
+        trials = range(first, min(first + TRIALS_AT_ONCE, KILL_TRIALS))
+        data: dict[int, dict[str, bytes]] = {}
+        victims = []
+        for trial in trials:
+            own = f"{bucket}-{trial}"
+            archive.create_bucket(own)
+            data[trial] = seed_cold(archive, own, 20, prefix=f"t{trial}")
+            paths = sorted(data[trial])
+            victim = {
+                **_host(archive, tmp_path, f"victim{trial}", paths),
+                "concurrency": 1,
+                "claim_lease": 2.0,
+            }
+            kill_at = rng.randint(1, len(paths) - 2)  # of this trial's restores
+
+            def reached(own: str = own, at: int = kill_at) -> bool:
+                return archive.requests.count("RestoreObject", bucket=own) >= at
+
+            victims.append((victim, reached))
+        # every victim gone and the server idle before any survivor starts
+        assert all(kill_each_when(WORKER, victims, server=archive))
+
+        def survive(trial: int, data: dict[int, dict[str, bytes]] = data) -> None:
+            survivor = make_fs(
+                archive, tmp_path / f"survivor{trial}", bucket_claims=True, claim_lease=2.0
+            )
+            survivor.restore(sorted(data[trial]), wait=True, timeout=300)
+
+        with ThreadPoolExecutor(len(trials)) as pool:
+            list(pool.map(survive, trials))
         archive.wait_idle()
         started = s3_restores(archive)
-        assert_each_once({p: n for p, n in started.items() if p in data}, paths)
+        for trial in trials:
+            mine = {p: n for p, n in started.items() if p in data[trial]}
+            assert_each_once(mine, sorted(data[trial]))
 
 
 def test_claim_lease_must_be_a_positive_number(archive: EmulatedArchive, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 OBJECTS = 130
 GIVE_UP = RetryPolicy().give_up_after
-CONCURRENCY = 8  # the bound scales with it; the default (64) is measured in docs/guarantees.md
+CONCURRENCY = 4  # the bound scales with it; the default (64) is measured in docs/guarantees.md
 ROUNDS = RetryPolicy().rounds  # a throttled group is tried again once, if not given up
 BOUND = (CONCURRENCY + GIVE_UP) * MAX_ATTEMPTS * ROUNDS
 

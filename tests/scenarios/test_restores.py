@@ -86,10 +86,14 @@ def test_a_killed_submission_resumes_without_a_duplicate(provider: Provider) -> 
     assert fs.cat_file(paths[-1]) == b"object 299"
 
 
+THROTTLED_OBJECTS = 100
+
+
 @pytest.mark.parametrize("provider", WITH_RESTORES, indirect=True)
 def test_throttling_30_percent_every_object_restored_once(provider: Provider) -> None:
     quick_restores(provider)
-    paths = seed_cold(provider, 200)
+    # 100: S3's throttled client (botocore's adaptive rate limiter) sends about 2 a second
+    paths = seed_cold(provider, THROTTLED_OBJECTS)
     provider.server.requests.clear()
     throttle(provider, 0.3)
     result = provider.fs().restore(paths, wait=True, timeout=600)
@@ -98,9 +102,9 @@ def test_throttling_30_percent_every_object_restored_once(provider: Provider) ->
     assert faults_injected(provider) > 0
     throttled = restore_requests(provider, status=THROTTLE_STATUS[provider.name])
     assert throttled > 0
-    assert restore_requests(provider, status=202) == 200
+    assert restore_requests(provider, status=202) == THROTTLED_OBJECTS
     # throttled requests were sent again; accepted ones never were
-    assert restore_requests(provider) == 200 + throttled
+    assert restore_requests(provider) == THROTTLED_OBJECTS + throttled
     assert_each_once(restores_started(provider), paths)
     if provider.name == "azure":  # whole batches are throttled too, not only sub-requests
         assert provider.server.requests.count("BlobBatch", status=503) > 0

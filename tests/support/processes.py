@@ -33,24 +33,50 @@ def kill_when(
     ``wait_idle``). Returns False if the worker finished before ``ready()`` (it must have
     exited 0).
     """
-    with subprocess.Popen(
-        [sys.executable, str(script), json.dumps(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    ) as process:
+    return kill_each_when(script, [(config, ready)], server=server)[0]
+
+
+def kill_each_when(
+    script: Path,
+    workers: list[tuple[dict[str, Any], Callable[[], bool]]],
+    *,
+    server: Idles | None,
+) -> list[bool]:
+    """:func:`kill_when` for several workers at once: ``script config-json`` for each
+    ``(config, ready)``, all started together, each SIGKILLed once its own ``ready()`` is
+    true; returns (one bool per worker, as :func:`kill_when`) once every process is gone
+    and then ``server`` is idle."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), json.dumps(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for config, _ in workers
+    ]
+    killed = [False] * len(procs)
+    try:
+        pending = set(range(len(procs)))
         deadline = time.monotonic() + 600  # generous: a busy machine starts slowly
-        killed = False
-        while not ready():
-            if process.poll() is not None:
-                stderr = process.stderr.read() if process.stderr else b""
-                assert process.returncode == 0, stderr.decode()
-                break
-            assert time.monotonic() < deadline, "the worker never reached the kill point"
-            time.sleep(0.005)
-        else:
-            process.send_signal(signal.SIGKILL)
-            killed = True
-        process.wait(60)
+        while pending:
+            for i in sorted(pending):
+                process, ready = procs[i], workers[i][1]
+                if ready():
+                    process.send_signal(signal.SIGKILL)
+                    killed[i] = True
+                    pending.discard(i)
+                elif process.poll() is not None:
+                    stderr = process.stderr.read() if process.stderr else b""
+                    assert process.returncode == 0, stderr.decode()
+                    pending.discard(i)
+            assert time.monotonic() < deadline, "a worker never reached its kill point"
+            if pending:
+                time.sleep(0.005)
+    finally:
+        for process in procs:
+            if process.poll() is None and not killed[procs.index(process)]:
+                process.kill()
+            process.communicate(timeout=60)
     if server is not None:
         server.wait_idle()
     return killed

@@ -365,11 +365,11 @@ class EmulatedAzureArchive:
         return name
 
     def put_blob(self, container: str, blob: str, data: bytes, tier: str = "Hot") -> None:
-        """Write a blob and move it to ``tier`` (Azurite applies Archive at once)."""
+        """Write a blob in ``tier``, in one Put Blob request (Azurite applies Archive at once)."""
+        from azure.storage.blob import StandardBlobTier
+
         client = self._direct().get_blob_client(container, blob)
-        client.upload_blob(data, overwrite=True)
-        if tier != "Hot":
-            client.set_standard_blob_tier(tier)
+        client.upload_blob(data, overwrite=True, standard_blob_tier=StandardBlobTier(tier))
 
     def put_blobs(self, container: str, blobs: dict[str, bytes], tier: str = "Hot") -> None:
         """Write many blobs at ``tier`` (a few at a time; never counted)."""

@@ -23,7 +23,7 @@ import logging
 import math
 import threading
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
@@ -439,6 +439,23 @@ class EmulatedArchive(S3Endpoint):
                 path=bucket,
                 fix=f"create it first with archive.create_bucket({bucket!r}).",
             ) from None
+
+    def start_restores(
+        self, bucket: str, keys: Iterable[str], *, days: int = 1, tier: str = "Standard"
+    ) -> None:
+        """Start the restores of many archived objects at once, as accepted RestoreObject
+        requests would, straight in moto's backend (no HTTP, not counted): seeding for a
+        test about objects whose restore is in flight or done, not about sending them."""
+        if days < 1:
+            raise ArchiveError(
+                f"days={days} is not a number of days a restored copy can be kept.",
+                fix="pass days=1 or more.",
+            )
+        if tier not in ("Expedited", "Standard", "Bulk"):
+            raise ArchiveError(
+                f"unknown restore tier {tier!r}.", fix="use Expedited, Standard or Bulk."
+            )
+        self._started().start_restores(bucket, list(keys), days, tier)
 
     def expire_restore(self, bucket: str, key: str) -> None:
         """End the restored copy of ``bucket/key`` now: the object is archived again."""

@@ -170,6 +170,26 @@ class ArchiveShim:
             fake = self._fake(bucket, key)
             self._tracked[(bucket, key)] = _Tracked(fake, INTELLIGENT_TIERING, tier)
 
+    def start_restores(self, bucket: str, keys: Iterable[str], days: int, tier: str) -> None:
+        """Start a restore of each archived ``bucket/key`` as an accepted RestoreObject would
+        (straight in moto's backend, no request); each must have no restore yet."""
+        with self._lock:
+            now = time.time()
+            for key in keys:
+                fake = self._fake(bucket, key)
+                tracked = self._sync(bucket, key, now)
+                if fake.storage_class not in ARCHIVE_CLASSES or tracked is not None:
+                    raise ArchiveError(
+                        "the object is not in GLACIER or DEEP_ARCHIVE without a restore.",
+                        path=f"{bucket}/{key}",
+                        fix="seed it with storage_class='GLACIER' or 'DEEP_ARCHIVE' and "
+                        "start its restore once.",
+                    )
+                delay = self._windowed_delay(fake.storage_class, tier)
+                _start_progression(fake, now, delay)
+                fake.restore(days)
+                self._accepted(bucket, key, fake, None, days, tier, now, delay)
+
     def expire(self, bucket: str, key: str) -> None:
         """End the restored copy (or the restore in flight) of ``bucket/key`` now."""
         with self._lock:
