@@ -115,6 +115,40 @@ def test_many_large_objects_share_one_bound_on_parts_in_flight(
         assert remote.requests.count("GET", key=key) == math.ceil(n / (4 * MiB))
 
 
+def test_many_small_bundled_files_are_written_block_by_block_in_bounded_memory(
+    remote: RemoteArchive, tmp_path: Path
+) -> None:
+    from archivefs.catalog import ByPrefix, Catalog
+    from archivefs.catalog.layout import catalog_dir
+    from archivefs.member_reads import BLOCK
+    from tests.reliability._support import bundle, s3
+
+    bucket = "small-bundled"
+    remote.create_bucket(bucket)
+    files = {f"d0/f{i:04d}.dat": os.urandom(64 * 1024) for i in range(1200)}  # 75 MiB
+    for name, data in files.items():
+        (tmp_path / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / name).write_bytes(data)
+    root = f"{bucket}/packed"
+    bundle(tmp_path / "src", s3(remote), root, policy=ByPrefix(depth=1, target_size=2**40))
+    (key,) = Catalog.load(s3(remote), catalog_dir(root)).bundles
+    afs = _fs(remote, tmp_path, part_concurrency=2)
+    afs.info(f"{root}/d0/f0000.dat")  # the catalog is read before the measurement
+    remote.requests.clear()
+    out = tmp_path / "out"
+    tracemalloc.start()
+    try:
+        afs.get(f"{root}/", str(out) + "/", recursive=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # two blocks in flight (part_concurrency), each held with its members until written
+    assert peak <= 2 * 2 * BLOCK + 8 * MiB, peak / MiB
+    assert {n: (out / n).read_bytes() for n in files} == files
+    gets = remote.requests.count("GET", key=key.split("/", 1)[1])
+    assert gets == math.ceil(sum(map(len, files.values())) / BLOCK)  # 10, one per 8 MiB
+
+
 def test_small_and_empty_objects_are_one_get_each(
     archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
 ) -> None:

@@ -6,8 +6,8 @@ through a local file):
 
 - members up to :data:`~archivefs.member_reads.BLOCK` bytes are fetched
   together with their neighbours (one ranged GET per block of adjacent
-  members, :mod:`archivefs.member_reads`), in rounds of bounded memory, each
-  checked as a single-member read is;
+  members, :mod:`archivefs.member_reads`), each block's members written as it
+  arrives, each checked as a single-member read is;
 - a plain object, or a larger member, is read in ranged parts of
   ``part_size`` bytes, ``part_concurrency`` at a time across all of the
   filesystem's downloads, each written at its offset as it arrives
@@ -45,7 +45,7 @@ from archivefs.access.parts import Parts
 from archivefs.access.policy import ReadPolicy
 from archivefs.access.reads import Reads
 from archivefs.errors import ArchiveError, ChecksumMismatchError, InvalidOptionsError
-from archivefs.member_reads import BLOCK
+from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
 from archivefs.stores.base import StreamsRanges
 from archivefs.stores.translate import is_precondition_failed, s3_error_code
 
@@ -58,8 +58,6 @@ if TYPE_CHECKING:
     from archivefs.stores.base import RangeStream
 
 PARTIAL_MARK = ".archivefs-partial-"
-ROUND = 16 * BLOCK
-"""Small members are fetched and written this many bytes at a time (bounded memory)."""
 PART_SIZE = 8 * 2**20
 """Bytes per ranged GET of a large download (the AWS CLI's and boto3's default chunk)."""
 PART_CONCURRENCY = 10
@@ -124,42 +122,55 @@ class Transfers:
         """Write each bundle member ``(location, local path)`` to its path; return the bytes
         written.
 
-        Every member is written (or fails) on its own: the first error is raised once
-        every other member is written. ``callback`` (fsspec's) is told the bytes of
-        large members as they arrive.
+        Members up to :data:`~archivefs.member_reads.BLOCK` bytes are fetched with their
+        neighbours, one ranged GET per block of adjacent members, and written as each
+        block arrives; blocks and larger members' parts share the ``part_concurrency``
+        bound, so memory holds that many blocks or parts. Every member is written (or
+        fails) on its own: the first error is raised once every other member is
+        written. ``callback`` (fsspec's) is told the bytes of large members as they
+        arrive.
         """
-        small = sorted(
-            ((where, target) for where, target in items if _length(where) <= BLOCK),
-            key=lambda item: (_bundle(item[0]), _offset(item[0])),
-        )
+        small = [(where, target) for where, target in items if _length(where) <= BLOCK]
         large = [(where, target) for where, target in items if _length(where) > BLOCK]
-        failed: BaseException | None = None
+        limit = self._parts_limit()
+        failed: list[BaseException] = []
         written = 0
-        start = 0
-        while start < len(small):
-            size, stop = 0, start
-            while stop < len(small) and (stop == start or size < ROUND):
-                size += _length(small[stop][0])
-                stop += 1
-            round_ = small[start:stop]
-            got = await self.reads.cat_members(
-                [(i, where, None, None) for i, (where, _) in enumerate(round_)]
-            )
-            for i, (_, target) in enumerate(round_):
-                data = got[i]
-                if isinstance(data, BaseException):
-                    failed = failed or data
-                    continue
-                _write_whole(target, data)
-                written += len(data)
-            start = stop
-        for where, target in large:
+
+        async def block(block: Block) -> None:
+            nonlocal written
+            async with limit:  # a block and its members are held until written, no longer
+                got = await self.reads.cat_members(
+                    [(part.index, small[part.index][0], None, None) for part in block.parts]
+                )
+                for part in block.parts:
+                    data = got[part.index]
+                    if isinstance(data, BaseException):
+                        failed.append(data)
+                        continue
+                    _write_whole(small[part.index][1], data)
+                    written += len(data)
+
+        async def member(where: Location, target: str | os.PathLike[str]) -> None:
+            nonlocal written
             try:
                 written += await self.download_member(where, target, callback)
             except Exception as error:
-                failed = failed or error
-        if failed is not None:
-            raise failed
+                failed.append(error)
+
+        for where, target in small:
+            if _length(where) == 0:
+                _write_whole(target, b"")
+        blocks = plan_blocks(
+            [
+                (_bundle(where), Part(i, _offset(where), _offset(where) + _length(where)))
+                for i, (where, _) in enumerate(small)
+            ]
+        )
+        await asyncio.gather(
+            *(block(b) for b in blocks), *(member(where, target) for where, target in large)
+        )
+        if failed:
+            raise failed[0]
         return written
 
     async def download_object(
