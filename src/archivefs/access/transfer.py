@@ -6,16 +6,21 @@ through a local file):
 
 - members up to :data:`~archivefs.member_reads.BLOCK` bytes are fetched
   together with their neighbours (one ranged GET per block of adjacent
-  members, :mod:`archivefs.member_reads`), in rounds of bounded memory, each
-  checked as a single-member read is;
+  members, :mod:`archivefs.member_reads`), each block's members written as it
+  arrives, each checked as a single-member read is;
 - a plain object, or a larger member, is read in ranged parts of
   ``part_size`` bytes, ``part_concurrency`` at a time across all of the
   filesystem's downloads, each written at its offset as it arrives
-  (:meth:`Transfers.download_object`, :meth:`Transfers.download_member`):
-  memory holds at most ``part_concurrency`` parts, whatever the sizes and the
-  file count. An object's first
-  part says its size and ETag; every later part must come from that same
-  object (``If-Match``) and have exactly its length. A member is read from
+  (:meth:`Transfers.download_object`, :meth:`Transfers.download_member`). An
+  object's first part's response headers say its size and ETag, and the other
+  parts start then (no HEAD, no waiting for the first part's body, with a store
+  that streams ranges: :class:`~archivefs.stores.base.StreamsRanges`); every
+  later part must come from that same object (``If-Match``) and have exactly
+  its length. Streamed bodies are written :data:`CHUNK` bytes at a time, so
+  memory holds about ``part_concurrency`` chunks and connection buffers (a
+  member's parts, and other stores' parts, are held whole: at most
+  ``part_concurrency`` parts), whatever the sizes and the file count. A
+  member's parts all start at once (the catalog says its length). A member is read from
   a promoted copy of its bundle in the hot store if there is one, else from
   the bundle the catalog recorded, and its CRC-32 checked once written.
 
@@ -32,7 +37,7 @@ import os
 import uuid
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fsspec.callbacks import DEFAULT_CALLBACK
 
@@ -40,7 +45,8 @@ from archivefs.access.parts import Parts
 from archivefs.access.policy import ReadPolicy
 from archivefs.access.reads import Reads
 from archivefs.errors import ArchiveError, ChecksumMismatchError, InvalidOptionsError
-from archivefs.member_reads import BLOCK
+from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
+from archivefs.stores.base import StreamsRanges
 from archivefs.stores.translate import is_precondition_failed, s3_error_code
 
 if TYPE_CHECKING:
@@ -49,15 +55,15 @@ if TYPE_CHECKING:
     from fsspec.callbacks import Callback
 
     from archivefs.catalog.view import Location
-    from archivefs.stores.base import RangeRead
+    from archivefs.stores.base import RangeStream
 
 PARTIAL_MARK = ".archivefs-partial-"
-ROUND = 16 * BLOCK
-"""Small members are fetched and written this many bytes at a time (bounded memory)."""
 PART_SIZE = 8 * 2**20
 """Bytes per ranged GET of a large download (the AWS CLI's and boto3's default chunk)."""
 PART_CONCURRENCY = 10
 """Ranged GETs in flight per filesystem (the AWS CLI's and boto3's default per download)."""
+CHUNK = 2**20
+"""A part's body is written this many bytes at a time at most, as it arrives."""
 _CRC_PIECE = 2**20  # a written member is read back this many bytes at a time for its CRC
 
 
@@ -116,42 +122,55 @@ class Transfers:
         """Write each bundle member ``(location, local path)`` to its path; return the bytes
         written.
 
-        Every member is written (or fails) on its own: the first error is raised once
-        every other member is written. ``callback`` (fsspec's) is told the bytes of
-        large members as they arrive.
+        Members up to :data:`~archivefs.member_reads.BLOCK` bytes are fetched with their
+        neighbours, one ranged GET per block of adjacent members, and written as each
+        block arrives; blocks and larger members' parts share the ``part_concurrency``
+        bound, so memory holds that many blocks or parts. Every member is written (or
+        fails) on its own: the first error is raised once every other member is
+        written. ``callback`` (fsspec's) is told the bytes of large members as they
+        arrive.
         """
-        small = sorted(
-            ((where, target) for where, target in items if _length(where) <= BLOCK),
-            key=lambda item: (_bundle(item[0]), _offset(item[0])),
-        )
+        small = [(where, target) for where, target in items if _length(where) <= BLOCK]
         large = [(where, target) for where, target in items if _length(where) > BLOCK]
-        failed: BaseException | None = None
+        limit = self._parts_limit()
+        failed: list[BaseException] = []
         written = 0
-        start = 0
-        while start < len(small):
-            size, stop = 0, start
-            while stop < len(small) and (stop == start or size < ROUND):
-                size += _length(small[stop][0])
-                stop += 1
-            round_ = small[start:stop]
-            got = await self.reads.cat_members(
-                [(i, where, None, None) for i, (where, _) in enumerate(round_)]
-            )
-            for i, (_, target) in enumerate(round_):
-                data = got[i]
-                if isinstance(data, BaseException):
-                    failed = failed or data
-                    continue
-                _write_whole(target, data)
-                written += len(data)
-            start = stop
-        for where, target in large:
+
+        async def block(block: Block) -> None:
+            nonlocal written
+            async with limit:  # a block and its members are held until written, no longer
+                got = await self.reads.cat_members(
+                    [(part.index, small[part.index][0], None, None) for part in block.parts]
+                )
+                for part in block.parts:
+                    data = got[part.index]
+                    if isinstance(data, BaseException):
+                        failed.append(data)
+                        continue
+                    _write_whole(small[part.index][1], data)
+                    written += len(data)
+
+        async def member(where: Location, target: str | os.PathLike[str]) -> None:
+            nonlocal written
             try:
                 written += await self.download_member(where, target, callback)
             except Exception as error:
-                failed = failed or error
-        if failed is not None:
-            raise failed
+                failed.append(error)
+
+        for where, target in small:
+            if _length(where) == 0:
+                _write_whole(target, b"")
+        blocks = plan_blocks(
+            [
+                (_bundle(where), Part(i, _offset(where), _offset(where) + _length(where)))
+                for i, (where, _) in enumerate(small)
+            ]
+        )
+        await asyncio.gather(
+            *(block(b) for b in blocks), *(member(where, target) for where, target in large)
+        )
+        if failed:
+            raise failed[0]
         return written
 
     async def download_object(
@@ -162,62 +181,111 @@ class Transfers:
     ) -> int:
         """Write the plain object ``path`` to ``target`` in ranged parts; return its size.
 
-        One GET for an object of up to ``part_size`` bytes. Reads go through the
-        read policy (an archived object raises, restores or waits).
+        One GET for an object of up to ``part_size`` bytes. The first part's response
+        headers say the object's size and ETag: the other parts start then, while the
+        first part's body still arrives (with a store that hands over headers first,
+        :class:`~archivefs.stores.base.StreamsRanges`; else once the first part is
+        read). Reads go through the read policy (an archived object raises, restores
+        or waits).
         """
-        part_size = self.part_size
         limit = self._parts_limit()
         store = self.parts.store
 
-        async def read(start: int, end: int, etag: str | None) -> RangeRead:
-            async with limit:
-                got: RangeRead = await self.policy.guarded(
-                    path, lambda: store.get_range(path, start, end, if_match=etag)
-                )
-            return got
+        async def open_part(start: int, end: int, etag: str | None) -> RangeStream:
+            async def opened() -> RangeStream:
+                if isinstance(store, StreamsRanges):
+                    return await store.stream_range(path, start, end, if_match=etag)
+                got = await store.get_range(path, start, end, if_match=etag)
+                return _Whole(got.data, got.total_size, got.etag)
+
+            stream: RangeStream = await self.policy.guarded(path, opened)
+            return stream
 
         partial = partial_path(target)
         try:
-            try:
-                first = await read(0, part_size, None)
-            except OSError as error:
-                # archived, restoring, missing or denied: the read policy's error, as it is
-                if isinstance(error, PermissionError | BlockingIOError | FileNotFoundError):
-                    raise
-                # S3 refuses a range starting at 0 only for an empty object; other stores: ask
-                if s3_error_code(error) != "InvalidRange" and (await store.head(path)).size:
-                    raise
-                open(partial, "xb").close()  # an empty object: stores refuse every range of it
-                os.replace(partial, target)
-                return 0
-            if first.total_size is None and len(first.data) >= part_size:
-                raise ArchiveError(  # a store that does not say the size of a ranged read's object
-                    "a ranged read did not say the object's size, so its remaining parts are "
-                    "unknown.",
-                    path=path,
-                    fix="read it with fs.open() or the store's own client.",
-                )
-            size = first.total_size if first.total_size is not None else len(first.data)
-            etag, pending = first.etag, [first.data]
-            del first  # the first part's bytes are held until written, not for the whole download
-            callback.set_size(size)
-
-            async def part(start: int, end: int) -> bytes:
-                try:
-                    got = await read(start, end, etag)
-                except ArchiveError as error:
-                    if not is_precondition_failed(error):
-                        raise
-                    raise _changed(path, start, end, "its ETag changed") from error
-                if got.total_size not in (None, size):
-                    raise _changed(path, start, end, f"it now has {got.total_size} bytes")
-                return got.data
-
-            await _write_parts(partial, size, pending, part, self.part_concurrency, callback, path)
+            with open(partial, "xb") as out:
+                size = await self._object_parts(out.fileno(), path, open_part, limit, callback)
             os.replace(partial, target)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 partial.unlink()
+            raise
+        return size
+
+    async def _object_parts(
+        self,
+        fd: int,
+        path: str,
+        open_part: Callable[[int, int, str | None], Awaitable[RangeStream]],
+        limit: asyncio.Semaphore,
+        callback: Callback,
+    ) -> int:
+        """Write the object ``path`` to the open file ``fd`` part by part; return its size."""
+        part_size = self.part_size
+        known: asyncio.Future[tuple[int, str | None]] = asyncio.get_running_loop().create_future()
+
+        async def first() -> None:
+            async with limit:
+                try:
+                    stream = await open_part(0, part_size, None)
+                except OSError as error:
+                    # archived, restoring, missing or denied: the read policy's error, as it is
+                    if isinstance(error, PermissionError | BlockingIOError | FileNotFoundError):
+                        raise
+                    # S3 refuses a range starting at 0 only for an empty object; others: ask
+                    if (
+                        s3_error_code(error) != "InvalidRange"
+                        and (await self.parts.store.head(path)).size
+                    ):
+                        raise
+                    known.set_result((0, None))  # an empty object: stores refuse its ranges
+                    return
+                try:
+                    if stream.total_size is None and (
+                        stream.length is None or stream.length >= part_size
+                    ):
+                        raise ArchiveError(  # a store that does not say the object's size
+                            "a ranged read did not say the object's size, so its remaining "
+                            "parts are unknown.",
+                            path=path,
+                            fix="read it with fs.open() or the store's own client.",
+                        )
+                    size = stream.total_size if stream.total_size is not None else stream.length
+                    assert size is not None
+                    callback.set_size(size)
+                    known.set_result((size, stream.etag))
+                    await _drain(stream, fd, 0, min(part_size, size), callback, path)
+                finally:
+                    stream.close()
+
+        async def part(start: int, end: int) -> None:
+            size, etag = known.result()
+            async with limit:
+                try:
+                    stream = await open_part(start, end, etag)
+                except ArchiveError as error:
+                    if not is_precondition_failed(error):
+                        raise
+                    raise _changed(path, start, end, "its ETag changed") from error
+                try:
+                    if stream.total_size not in (None, size):
+                        raise _changed(path, start, end, f"it now has {stream.total_size} bytes")
+                    await _drain(stream, fd, start, end, callback, path)
+                finally:
+                    stream.close()
+
+        head = asyncio.ensure_future(first())
+        try:
+            either: list[asyncio.Future[Any]] = [head, known]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if not known.done():
+                await head  # failed before the size was known: its error
+            size = known.result()[0]
+            await _run_parts(range(part_size, size, part_size), size, part_size, part,
+                             self.part_concurrency, head)  # fmt: skip
+        except BaseException:
+            head.cancel()
+            await asyncio.gather(head, return_exceptions=True)
             raise
         return size
 
@@ -227,26 +295,27 @@ class Transfers:
         target: str | os.PathLike[str],
         callback: Callback | None = None,
     ) -> int:
-        """Write a bundle member to ``target`` in ranged parts of its bundle, CRC-checked
-        whole; return its length."""
+        """Write a bundle member to ``target`` in ranged parts of its bundle (all started at
+        once: the catalog says its length), CRC-checked whole; return its length."""
         member = where.member
         assert member is not None
         callback = callback or DEFAULT_CALLBACK
         callback.set_size(member.length)
         limit = self._parts_limit()
-
-        async def part(start: int, end: int) -> bytes:
-            async with limit:
-                return await self.reads.member_part(where, start, end)
-
         if member.length == 0:
             return _write_whole(target, b"")
         partial = partial_path(target)
         try:
-            pending = [await part(0, min(self.part_size, member.length))]
-            await _write_parts(
-                partial, member.length, pending, part, self.part_concurrency, callback, member.path
-            )
+            with open(partial, "xb") as out:
+                fd = out.fileno()
+
+                async def part(start: int, end: int) -> None:
+                    async with limit:
+                        data = await self.reads.member_part(where, start, end)
+                    await _drain(_Whole(data), fd, start, end, callback, member.path)
+
+                await _run_parts(range(0, member.length, self.part_size), member.length,
+                                 self.part_size, part, self.part_concurrency)  # fmt: skip
             if _crc_of(partial) != member.crc32:
                 raise ChecksumMismatchError(
                     f"member {member.path!r} does not match its recorded checksum "
@@ -261,6 +330,28 @@ class Transfers:
                 partial.unlink()
             raise
         return member.length
+
+
+class _Whole:
+    """A :class:`~archivefs.stores.base.RangeStream` over bytes that arrived whole."""
+
+    def __init__(self, data: bytes, total_size: int | None = None, etag: str | None = None):
+        self.total_size, self.etag = total_size, etag
+        self.length: int | None = len(data)
+        self._data: bytes | None = data
+        self._at = 0
+
+    async def read(self, amount: int) -> bytes:
+        data = self._data
+        if data is None or self._at >= len(data):
+            self._data = None  # freed once read to its end
+            return b""
+        chunk = data[self._at : self._at + amount]
+        self._at += len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        self._data = None
 
 
 def _write_whole(target: str | os.PathLike[str], data: bytes) -> int:
@@ -292,55 +383,60 @@ def _offset(where: Location) -> int:
     return where.member.offset
 
 
-async def _write_parts(
-    partial: Path,
+async def _run_parts(
+    starts: range,
     size: int,
-    pending: list[bytes],
-    read: Callable[[int, int], Awaitable[bytes]],
+    step: int,
+    part: Callable[[int, int], Awaitable[None]],
     concurrency: int,
-    callback: Callback,
-    name: str,
+    *running: asyncio.Future[None],
 ) -> None:
-    """Write ``size`` bytes to the new file ``partial``: the first part (``pending``'s one
-    item, taken out so that it is freed once written) at offset 0, then the remaining
-    parts (``read(start, end)``, each as long as the first), ``concurrency`` at a time,
-    each at its offset as it arrives."""
-    first = pending.pop()
-    step = len(first)
-    with open(partial, "xb") as out:
-        fd = out.fileno()
-        _check_length(name, 0, min(step, size), first)
-        os.pwrite(fd, first, 0)
-        callback.relative_update(len(first))
-        del first
-        starts = iter(range(step, size, step) if step else ())
+    """``part(start, end)`` for each of ``starts`` (parts of ``step`` bytes, the last one
+    ending at ``size``), at most ``concurrency`` at a time, alongside the ``running``
+    tasks; on the first error every other part is cancelled and the error raised."""
 
-        async def worker() -> None:
-            for start in starts:  # shared: each start is taken by one worker
-                end = min(start + step, size)
-                data = await read(start, end)
-                _check_length(name, start, end, data)
-                os.pwrite(fd, data, start)
-                callback.relative_update(end - start)
-                del data  # not held while this worker waits for its next part
+    async def worker() -> None:
+        for start in starts_:  # shared: each start is taken by one worker
+            await part(start, min(start + step, size))
 
-        tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+    starts_ = iter(starts)
+    tasks = [
+        *running,
+        *(asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(starts)))),
+    ]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
-def _check_length(name: str, start: int, end: int, data: bytes) -> None:
-    if len(data) != end - start:
-        raise ChecksumMismatchError(
-            f"bytes {start}-{end} of {name!r} arrived short: {len(data)} of {end - start} bytes.",
-            path=name,
-            fix="download it again; if it repeats, the object or the server is damaged.",
-        )
+async def _drain(
+    stream: RangeStream, fd: int, start: int, end: int, callback: Callback, name: str
+) -> None:
+    """Write ``stream``'s body, bytes ``[start, end)`` of ``name``, at its offset in ``fd``
+    as it arrives, :data:`CHUNK` bytes at a time at most; it must be exactly that long."""
+    at = start
+    while at < end:
+        chunk = await stream.read(min(CHUNK, end - at))
+        if not chunk:
+            break
+        os.pwrite(fd, chunk, at)
+        at += len(chunk)
+        callback.relative_update(len(chunk))
+    if at < end:
+        how = f"short: {at - start} of {end - start} bytes"
+    elif await stream.read(1):
+        how = f"long: more than the {end - start} bytes asked for"
+    else:
+        return
+    raise ChecksumMismatchError(
+        f"bytes {start}-{end} of {name!r} arrived {how}.",
+        path=name,
+        fix="download it again; if it repeats, the object or the server is damaged.",
+    )
 
 
 def _changed(path: str, start: int, end: int, how: str) -> ChecksumMismatchError:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from archivefs.errors import InvalidPathError, ObjectNotFoundError
 from archivefs.providers import S3, ProviderSpec
@@ -39,6 +39,38 @@ class RangeRead:
     data: bytes
     total_size: int | None  # from Content-Range: the size of the object that answered
     etag: str | None
+
+
+class RangeStream(Protocol):
+    """One ranged GET whose body is read as it arrives (:class:`StreamsRanges`).
+
+    ``total_size`` and ``etag`` are what the response's headers say about the
+    whole object (``None``: not said); ``length`` is the bytes this response
+    carries (``None``: not said).
+    """
+
+    total_size: int | None
+    etag: str | None
+    length: int | None
+
+    async def read(self, amount: int) -> bytes:
+        """Up to ``amount`` more bytes of the body (at least one), ``b""`` at its end."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection (also when the body was not read to its end)."""
+        ...
+
+
+@runtime_checkable
+class StreamsRanges(Protocol):
+    """An adapter that can hand over a ranged GET once its headers arrived, before its
+    body: a download learns the object's size and ETag from its first part's headers and
+    starts the other parts while that body still streams."""
+
+    async def stream_range(
+        self, path: str, start: int, end: int, *, if_match: str | None = None
+    ) -> RangeStream: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,6 +64,7 @@ from archivefs.stores.base import (
     BulkProbe,
     Listing,
     RangeRead,
+    RangeStream,
     RestoreOutcome,
     Tagged,
     server_age,
@@ -78,7 +79,7 @@ from archivefs.stores.translate import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
 LIST_PAGE = 1000
 LIST_FANOUT = 8  # pieces of one large recursive listing listed at once (stores/keyspace.py)
@@ -360,6 +361,33 @@ class S3Store(BulkProbe):
 
         read: RangeRead = await _error_wrapper(call_and_read, retries=self.fs.retries)
         return read
+
+    async def stream_range(
+        self, path: str, start: int, end: int, *, if_match: str | None = None
+    ) -> RangeStream:
+        """One ranged GET of ``[start, end)``, handed over once its headers arrived.
+
+        Errors opening it are s3fs's (as :meth:`get_range`'s). A connection that drops
+        while the body is read is resumed where it stopped, by a GET of the rest that
+        must match the first response's ETag, up to s3fs's ``retries`` times (not
+        when the response said no ETag).
+        """
+        bucket, key = split_path(path, S3)
+
+        async def open_(at: int, etag: str | None) -> dict[str, Any]:
+            request: dict[str, Any] = {
+                "Bucket": bucket,
+                "Key": key,
+                "Range": f"bytes={at}-{end - 1}",
+            }
+            if etag:
+                request["IfMatch"] = etag
+            out: dict[str, Any] = await self.fs._call_s3("get_object", **request)
+            return out
+
+        return _S3RangeStream(
+            await open_(start, if_match), start, end, open_, self.fs.retries, path
+        )
 
     # -- conditional writes (claims shared by every host) ------------------------------
 
@@ -715,3 +743,52 @@ def _endpoint_url(fs: Any) -> str | None:
     client_kwargs = getattr(fs, "client_kwargs", None) or {}
     endpoint = client_kwargs.get("endpoint_url") or getattr(fs, "endpoint_url", None)
     return str(endpoint) if endpoint else None
+
+
+class _S3RangeStream:
+    """The body of a ranged ``get_object``, resumed after a dropped connection."""
+
+    def __init__(
+        self,
+        out: dict[str, Any],
+        start: int,
+        end: int,
+        reopen: Callable[[int, str | None], Awaitable[dict[str, Any]]],
+        attempts: int,
+        path: str,
+    ) -> None:
+        total = str(out.get("ContentRange") or "").rpartition("/")[2]
+        self.total_size = int(total) if total.isdigit() else None
+        self.etag: str | None = out.get("ETag")
+        length = out.get("ContentLength")
+        self.length = length if isinstance(length, int) else None
+        self._body = out["Body"]
+        self._at, self._end = start, end
+        self._reopen, self._attempts = reopen, attempts
+        self._failures = 0
+        self._path = path
+
+    async def read(self, amount: int) -> bytes:
+        from s3fs.core import S3_RETRYABLE_ERRORS
+
+        while True:
+            try:
+                chunk: bytes = await self._body.read(amount)
+            except S3_RETRYABLE_ERRORS as error:
+                self._failures += 1
+                self._body.close()
+                if self._failures >= self._attempts or self.etag is None or self._at >= self._end:
+                    raise_translated(error, self._path, action="read")
+                await asyncio.sleep(min(1.7**self._failures * 0.1, 15))  # s3fs's backoff
+                try:
+                    self._body = (await self._reopen(self._at, self.etag))["Body"]
+                except Exception as reopened:
+                    raise_translated(reopened, self._path, action="read")
+                continue
+            except Exception as error:
+                raise_translated(error, self._path, action="read")
+            self._at += len(chunk)
+            return chunk
+
+    def close(self) -> None:
+        self._body.close()
