@@ -332,6 +332,26 @@ def test_reads_match_s3fs_bytes_and_request_counts(
     assert our_bytes == raw_bytes
 
 
+def test_a_folder_is_asked_about_once_per_walk(
+    archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, tmp_path: Path
+) -> None:
+    """fsspec's find(withdirs=True), which get(recursive=True) runs, asks _isdir(root) and
+    then _info(root): one HEAD and one LIST of the folder, not two of each, before the
+    walk's own LIST; nothing is remembered past the walk."""
+    for i in range(3):
+        archive.put_object(bucket, f"dir/f{i}", DATA)
+    fsspec.asyn.sync(afs.loop, afs.catalogs.catalogs, bucket)  # the bucket's catalog lookup
+    archive.requests.clear()
+    afs.get(f"{bucket}/dir/", str(tmp_path / "got") + "/", recursive=True)
+    archive.wait_idle()
+    assert archive.requests.counts() == {"HEAD": 1, "LIST": 2, "GET": 3}
+    assert sorted(p.name for p in (tmp_path / "got").iterdir()) == ["f0", "f1", "f2"]
+    archive.requests.clear()
+    assert afs.info(f"{bucket}/dir")["type"] == "directory"  # asked again after the walk
+    archive.wait_idle()
+    assert archive.requests.count("HEAD") == 1
+
+
 def test_a_whole_read_of_a_known_object_is_one_request(
     archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, make_fs: Any
 ) -> None:

@@ -6,6 +6,7 @@ members' restore states come from one bulk probe of their bundles.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
     from archivefs.globbing import GlobWalk
 
 
+_ONE_WALK: ContextVar[dict[str, dict[str, Any]] | None] = ContextVar("one_walk", default=None)
+"""During one of fsspec's walks, the info already asked of each path: fsspec's ``_find``
+asks ``_isdir(path)`` and then ``_info(path)`` of the same root, a HEAD and a LIST each."""
+
 _TYPES_ONLY = "_archivefs_types_only"  # glob -> find: names and types will do (no info dicts)
 
 
@@ -73,7 +78,13 @@ class Lister:
             return await versioned_info(self.parts.fs, path, version)
         if not split_path(path)[1]:
             return await self._info_of(path, **kwargs)
-        return await self.parts.or_unregistered(path, lambda: self._info_of(path, **kwargs))
+        asked = _ONE_WALK.get()
+        if asked is not None and path in asked and not kwargs.get("refresh"):
+            return dict(asked[path])
+        entry = await self.parts.or_unregistered(path, lambda: self._info_of(path, **kwargs))
+        if asked is not None:
+            asked[path] = dict(entry)
+        return entry
 
     async def _info_of(self, path: str, **kwargs: Any) -> dict[str, Any]:
         bucket, key = split_path(path)
@@ -254,7 +265,11 @@ class Lister:
             # glob without credentials (or refused, or throttled past its retries) answered
             # [] as if nothing matched. Only a folder that is gone is left out here
             kwargs.setdefault("on_error", _omit_missing)
-            return await self.generic_find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
+            walk = _ONE_WALK.set({})
+            try:
+                return await self.generic_find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
+            finally:
+                _ONE_WALK.reset(walk)
         if found is not None:
             states = await self.find_states(found, path) if probe else {}
             return _catalog_find(found[1], path, detail, states)
