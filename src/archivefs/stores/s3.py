@@ -341,14 +341,7 @@ class S3Store(BulkProbe):
         """
         from s3fs.core import _error_wrapper  # s3fs's retry loop for reads, as in cat_file
 
-        bucket, key = split_path(path, S3)
-        request: dict[str, Any] = {
-            "Bucket": bucket,
-            "Key": key,
-            "Range": f"bytes={start}-{end - 1}",
-        }
-        if if_match:
-            request["IfMatch"] = if_match
+        request = _range_request(path, start, end, if_match)
 
         async def call_and_read() -> RangeRead:
             out = await self.fs._call_s3("get_object", **request)
@@ -372,16 +365,9 @@ class S3Store(BulkProbe):
         must match the first response's ETag, up to s3fs's ``retries`` times (not
         when the response said no ETag).
         """
-        bucket, key = split_path(path, S3)
 
         async def open_(at: int, etag: str | None) -> dict[str, Any]:
-            request: dict[str, Any] = {
-                "Bucket": bucket,
-                "Key": key,
-                "Range": f"bytes={at}-{end - 1}",
-            }
-            if etag:
-                request["IfMatch"] = etag
+            request = _range_request(path, at, end, etag)
             out: dict[str, Any] = await self.fs._call_s3("get_object", **request)
             return out
 
@@ -792,3 +778,12 @@ class _S3RangeStream:
 
     def close(self) -> None:
         self._body.close()
+
+
+def _range_request(path: str, start: int, end: int, if_match: str | None) -> dict[str, Any]:
+    """GetObject's arguments for bytes ``[start, end)`` of ``path``, ``If-Match`` if given."""
+    bucket, key = split_path(path, S3)
+    request: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": f"bytes={start}-{end - 1}"}
+    if if_match:
+        request["IfMatch"] = if_match
+    return request
