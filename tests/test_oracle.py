@@ -161,10 +161,11 @@ def test_bucket_info_is_one_headbucket_and_glob_reads_one_listing(
     assert oracle_archive.requests.counts() == {"HeadBucket": 1}
     oracle_archive.requests.clear()
     assert len(fs.glob(f"{oracle_bucket}/run/*")) == 5
-    # the catalog registry (absent); fsspec's glob asks info() of "run" twice (HeadObject
-    # 404, then a one-object ListObjects each); then one ListObjects answers all five
-    assert oracle_archive.requests.counts() == {"GetObject": 1, "HeadObject": 2, "ListObjects": 3}
-    assert oracle_archive.requests.count("HeadObject", name="run", status=404) == 2
+    # the catalog registry (absent); fsspec's glob asks _isdir and then info() of "run",
+    # answered once for the walk (HeadObject 404, then a one-object ListObjects); then
+    # one ListObjects answers all five
+    assert oracle_archive.requests.counts() == {"GetObject": 1, "HeadObject": 1, "ListObjects": 2}
+    assert oracle_archive.requests.count("HeadObject", name="run", status=404) == 1
 
 
 def test_a_missing_or_wrong_oci_config_is_an_archivefs_error(
