@@ -92,6 +92,18 @@ def test_server_facts(rgw: LocalRGW, rgw_bucket: str) -> None:
     assert taken.value.errno == errno.EINVAL  # not FileExistsError
 
 
+def test_the_osd_holds_the_capacity_asked_for(rgw: LocalRGW) -> None:
+    """A write beyond the in-memory OSD's bytes stalls until the client gives up, so the
+    benchmarks' large workloads ask for more (``LocalRGW(capacity=...)``)."""
+    from archivefs.testing._rgw import DEFAULT_CAPACITY
+
+    running = json.loads(rgw._ceph("daemon", "osd.0", "config", "get", "memstore_device_bytes"))
+    assert rgw.capacity == DEFAULT_CAPACITY
+    assert int(running["memstore_device_bytes"]) == DEFAULT_CAPACITY  # what the OSD runs with
+    with pytest.raises(ValueError, match=r"capacity=1024\): Ceph's own pools"):
+        type(rgw)(capacity=1024)
+
+
 def test_glacier_objects_are_shown_readable_and_read_like_s3fs(
     rgw: LocalRGW, rgw_bucket: str, tmp_path: Path
 ) -> None:

@@ -63,6 +63,10 @@ _OPS = {  # radosgw's operation names -> archivefs.testing.OPS
 }
 
 
+DEFAULT_CAPACITY = 2**30
+"""Bytes of the in-memory OSD (``memstore device bytes``) unless the caller asks for more."""
+
+
 def missing_binaries() -> list[str]:
     """The Ceph programs :class:`LocalRGW` needs that are not on PATH."""
     return [name for name in BINARIES if shutil.which(name) is None]
@@ -74,9 +78,17 @@ class LocalRGW:
     Use as a context manager (or ``start()``/``stop()``; also stopped at
     interpreter exit). ``storage_options()`` is for s3fs/fsspec, ``client()``
     a boto3 client; ``requests`` counts the S3 requests radosgw answered.
+    ``capacity`` is the bytes its in-memory OSD holds (objects and their
+    metadata): a write beyond it stalls until the client times out.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, capacity: int = DEFAULT_CAPACITY) -> None:
+        if capacity < DEFAULT_CAPACITY:
+            raise ValueError(
+                f"LocalRGW(capacity={capacity}): Ceph's own pools need room too; give at "
+                f"least {DEFAULT_CAPACITY} bytes."
+            )
+        self.capacity = capacity
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._processes: list[subprocess.Popen[bytes]] = []
         self._secret = uuid.uuid4().hex
@@ -193,7 +205,7 @@ class LocalRGW:
         fsid = str(uuid.uuid4())
         self.requests = RGWRequestLog(root / "log" / "ops.log", self._mark)
         conf = root / "ceph.conf"
-        conf.write_text(_config(root, fsid, mon_port, self.port))
+        conf.write_text(_config(root, fsid, mon_port, self.port, self.capacity))
         self._conf = conf
         _run(["monmaptool", "--create", "--addv", "a", f"[v2:127.0.0.1:{mon_port}]",
               "--fsid", fsid, str(root / "monmap")])  # fmt: skip
@@ -354,7 +366,7 @@ def operation(record: dict[str, Any]) -> str:
     return _OPS.get(name, name)
 
 
-def _config(root: Path, fsid: str, mon_port: int, rgw_port: int) -> str:
+def _config(root: Path, fsid: str, mon_port: int, rgw_port: int, capacity: int) -> str:
     return f"""[global]
 fsid = {fsid}
 mon host = [v2:127.0.0.1:{mon_port}]
@@ -374,7 +386,7 @@ osd pool default pg autoscale mode = off
 mon max pg per osd = 1000
 osd crush chooseleaf type = 0
 osd objectstore = memstore
-memstore device bytes = 1073741824
+memstore device bytes = {capacity}
 run dir = {root}/run
 admin socket = {root}/run/$name.asok
 log file = {root}/log/$name.log
