@@ -312,7 +312,7 @@ def run(archive: EmulatedArchive, size: str, *, radosgw: bool | None = None) -> 
     if radosgw:
         from archivefs.testing import LocalRGW
 
-        with LocalRGW() as rgw:
+        with LocalRGW(capacity=_capacity(size)) as rgw:
             on_rgw = _result(size, *_sample_on(rgw, size, SAMPLES[size]))
         result.parameters["radosgw"] = on_rgw.parameters
         result.archivefs["radosgw"] = on_rgw.archivefs
@@ -321,6 +321,16 @@ def run(archive: EmulatedArchive, size: str, *, radosgw: bool | None = None) -> 
         result.headline = f"on the emulator {result.headline}; on radosgw {on_rgw.headline}"
         result.server["radosgw"] = "a local one-node Ceph cluster (archivefs.testing.LocalRGW)"
     return result
+
+
+def _capacity(size: str) -> int:
+    """Room for ``size``'s workloads on radosgw's in-memory OSD: every object, the small
+    files twice (plain and bundled), and a GiB for Ceph's own pools and metadata."""
+    spec = SIZES[size]
+    count, mean = spec["several"]
+    files, each, _ = spec["small"]
+    data = spec["one"] + int(count * mean * 1.05) + 2 * files * each
+    return max(data + 2**30, 2**30)
 
 
 def _sample_on(server: Any, size: str, samples: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -470,6 +480,155 @@ def _result(size: str, expected: dict[str, Any], runs: dict[str, Any]) -> Result
         headline=headline,
         runs={f"{w}:{name}": samples for w in runs for name, samples in runs[w].items()},
     )
+
+
+LARGE_VARIANTS = {
+    "archivefs_get": "archivefs `get`",
+    "archivefs_prefetch": "`archivefs prefetch --to`",
+    "aws_cli": "`aws s3 cp --recursive`",
+    "boto3_transfer": "boto3 TransferManager",
+}
+SMALL_VARIANTS = {
+    "archivefs_get_bundled": "archivefs `get` of the bundled folder",
+    "archivefs_prefetch_bundled": "`archivefs prefetch --to` of the bundled folder",
+    "archivefs_get_plain": "archivefs `get` of the plain objects",
+    "aws_cli_plain": "`aws s3 cp --recursive` of the plain objects",
+    "boto3_transfer_plain": "boto3 TransferManager of the plain objects",
+}
+THROUGHPUT_TARGET = 0.95  # issue #35: of the strongest alternative's throughput
+MEMORY_TARGET_MiB = 256
+PREFETCH_TIME_TARGET = 1.2  # prefetch --to of the bundled folder, against get of it
+
+
+def render(data: dict[str, Any]) -> dict[str, str]:
+    """docs/benchmarks.md's line-rate passage: per server, the variants' throughput, memory
+    and requests, and issue #35's targets met or missed, from the result file."""
+    params = data["parameters"]
+    net = params["throughput_metric"] == "net_MB_per_s"
+    throughput = (
+        "MB/s are net of each command's start-up (its median time for one 1 KiB object, in "
+        "the last column)"
+        if net
+        else "MB/s are from start to exit (no start-up run at this size)"
+    )
+    lines = [
+        f"Through {params['proxy_latency_s_each_way'] * 1000:g} ms each way and "
+        f"{params['proxy_rate_bytes_per_s_per_connection'] / 1e6:g} MB/s per connection "
+        f"({data['size']} run, {params.get('samples', '?')} alternating samples of each "
+        f"variant after a warm-up; medians with min-max). {throughput}; peak is the "
+        "command's maximum resident memory; GETs are counted at the server. 1-minute load "
+        "average when the run ended (the run's own server, proxy and commands included): "
+        f"{data['machine'].get('load_average', ['?'])[0]}.",
+    ]
+    servers = [("the emulator (moto)", "", params)]
+    if "radosgw" in params:
+        servers.append(("radosgw", "radosgw:", params["radosgw"]))
+    for label, prefix, shape in servers:
+        lines += ["", *_server_passage(data["summary"], label, prefix, shape)]
+    return {"line-rate": "\n".join(lines)}
+
+
+def _server_passage(
+    summary: dict[str, Any], label: str, prefix: str, shape: dict[str, Any]
+) -> list[str]:
+    """One server's tables and targets."""
+
+    def cell(workload: str, name: str, metric: str) -> dict[str, float]:
+        return summary[f"{prefix}{workload}:{name}"][metric]
+
+    def text(c: dict[str, float], fmt: str) -> str:
+        return f"{c['median']:{fmt}} ({c['min']:{fmt}}-{c['max']:{fmt}})"
+
+    count, one = shape["several_large_objects"], shape["one_large_bytes"] / MiB
+    several = shape["several_large_bytes"] / MiB
+    lines = [
+        f"On {label}:",
+        "",
+        f"| variant | 1 object of {one:.0f} MiB | {count} objects, {several:.0f} MiB in all "
+        "| start-up |",
+        "|---|---|---|---|",
+    ]
+    for name, title in LARGE_VARIANTS.items():
+        row = [title]
+        for workload in ("one_large", "several_large"):
+            mbs = text(cell(workload, name, shape["throughput_metric"]), ".0f")
+            peak = cell(workload, name, "peak_rss_MiB")["max"]
+            gets = cell(workload, name, "GET")["median"]
+            row.append(f"{mbs} MB/s, peak {peak:.0f} MiB, {gets:.0f} GETs")
+        startup = summary.get(f"{prefix}{STARTUP}:{name}")
+        row.append(f"{startup['seconds']['median']:.2f} s" if startup else "-")
+        lines.append("| " + " | ".join(row) + " |")
+    files, each = shape["small_files"], shape["small_file_bytes"] // 1024
+    lines += [
+        "",
+        f"| {files:,} files of {each} KiB | time | GETs | peak |",
+        "|---|---|---|---|",
+    ]
+    for name, title in SMALL_VARIANTS.items():
+        lines.append(
+            f"| {title} | {text(cell('small_files', name, 'seconds'), '.1f')} s "
+            f"| {cell('small_files', name, 'GET')['median']:.0f} "
+            f"| {cell('small_files', name, 'peak_rss_MiB')['max']:.0f} MiB |"
+        )
+    return [*lines, "", *_targets(summary, prefix, shape)]
+
+
+def _targets(summary: dict[str, Any], prefix: str, shape: dict[str, Any]) -> list[str]:
+    """Issue #35 item 1 and 2's targets on one server, met or missed."""
+
+    def median(key: str, metric: str) -> float:
+        return float(summary[f"{prefix}{key}"][metric]["median"])
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**missed**"
+
+    rate = shape["throughput_metric"]
+    out = ["Targets (issue 35):"]
+    for workload, what in (("one_large", "one large object"), ("several_large", "several")):
+        best = max(("aws_cli", "boto3_transfer"), key=lambda n: median(f"{workload}:{n}", rate))
+        strongest = median(f"{workload}:{best}", rate)
+        for name in ("archivefs_get", "archivefs_prefetch"):
+            share = median(f"{workload}:{name}", rate) / strongest
+            out.append(
+                f"- {LARGE_VARIANTS[name]} on {what}: {share:.2f}x the throughput of the "
+                f"faster alternative ({LARGE_VARIANTS[best]}), at least {THROUGHPUT_TARGET}x: "
+                f"{verdict(share >= THROUGHPUT_TARGET)};"
+            )
+    peak = max(
+        cell["peak_rss_MiB"]["max"]
+        for key, cell in summary.items()
+        if key.startswith(prefix)
+        and key.split(":")[-1].startswith("archivefs")
+        and (prefix or not key.startswith("radosgw:"))
+    )
+    out.append(
+        f"- peak memory of every archivefs command at most {MEMORY_TARGET_MiB} MiB: "
+        f"{peak:.0f} MiB at most, {verdict(peak <= MEMORY_TARGET_MiB)};"
+    )
+
+    def net(name: str) -> float:  # a small-files variant's time less its command's start-up
+        command = f"{prefix}{STARTUP}:{VARIANTS['small_files'][name][0]}"
+        startup = summary[command]["seconds"]["median"] if command in summary else 0.0
+        return max(median(f"small_files:{name}", "seconds") - startup, 1e-3)
+
+    plain, bundled = net("archivefs_get_plain"), net("archivefs_get_bundled")
+    others = min(net(n) for n in ("aws_cli_plain", "boto3_transfer_plain"))
+    out.append(
+        f"- no loss on small objects (times net of start-up): `get` of the plain objects took "
+        f"{plain / others:.2f}x the faster alternative's time, of the bundled folder "
+        f"{bundled / others:.2f}x: {verdict(plain * THROUGHPUT_TARGET <= others)} for plain "
+        "objects;"
+    )
+    gets = median("small_files:archivefs_prefetch_bundled", "GET")
+    prefetch = net("archivefs_prefetch_bundled")
+    bound = shape["bundled_prefetch_get_bound"]
+    out.append(
+        f"- `prefetch --to` of the bundled folder in at most {bound} GETs and "
+        f"{PREFETCH_TIME_TARGET}x `get`'s time (net of start-up): {gets:.0f} GETs, "
+        f"{prefetch / bundled:.2f}x, "
+        f"{verdict(gets <= bound and prefetch <= PREFETCH_TIME_TARGET * bundled)}."
+    )
+    return out
 
 
 def main(argv: list[str]) -> int:

@@ -253,3 +253,51 @@ def _result(
         headline=headline,
         runs=runs,
     )
+
+
+SERVER_OF = {"small": "emulator", "small_rgw": "radosgw", "large": "radosgw"}
+"""Which server each file of :data:`FILES` and :data:`RGW_FILES` is read from."""
+
+
+def render(data: dict[str, Any]) -> dict[str, str]:
+    """docs/benchmarks.md's netCDF-over-the-WAN table and issue #35's targets, from the
+    result file."""
+    params = data["parameters"]
+    counts = sorted(set(data["sample_counts"].values()))
+    lines = [
+        f"Through {params['proxy_latency_s_each_way'] * 1000:g} ms each way and "
+        f"{params['proxy_rate_bytes_per_s_per_connection'] / 1e6:g} MB/s per connection, "
+        f'xarray with `engine="h5netcdf"`, {"/".join(map(str, counts))} alternating samples '
+        "after a warm-up, medians (min-max); GETs and bytes counted at the server; 1-minute "
+        f"load average {params['load_average_start'][0]:.1f} at the start, "
+        f"{params['load_average_end'][0]:.1f} at the end.",
+        "",
+        "| file | server | read | archivefs | s3fs defaults | archivefs / s3fs time "
+        "| archivefs bytes / needed |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in data["archivefs"]["rows"]:
+        lines.append(
+            f"| {row['file_bytes'] / 1e6:.1f} MB | {SERVER_OF.get(row['file'], '?')} "
+            f"| {row['pattern']} "
+            f"| {row['archivefs_seconds_spread']}, {row['archivefs_GET']:.0f} GETs "
+            f"| {row['s3fs_default_seconds_spread']}, {row['s3fs_default_GET']:.0f} GETs "
+            f"| {row['time_ratio']:.2f}x | {row['archivefs_amplification']:.2f}x |"
+        )
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**missed**"
+
+    whole = [r for r in data["archivefs"]["rows"] if r["pattern"] == "whole variable"]
+    step = [r for r in data["archivefs"]["rows"] if r["pattern"] != "whole variable"]
+    worst_time = max(r["time_ratio"] for r in whole)
+    worst_bytes = max(r["archivefs_amplification"] for r in step)
+    lines += [
+        "",
+        "Targets (issue 35):",
+        f"- a whole variable within {params['time_target']}x s3fs's time, on every file: at "
+        f"most {worst_time:.2f}x, {verdict(worst_time <= params['time_target'])};",
+        f"- one time step at most {params['bytes_target']}x the bytes it needs: at most "
+        f"{worst_bytes:.2f}x, {verdict(worst_bytes <= params['bytes_target'])}.",
+    ]
+    return {"netcdf-wan": "\n".join(lines)}
