@@ -90,3 +90,41 @@ def test_a_request_whose_client_died_mid_body_is_neither_answered_nor_counted(
         client.shutdown(socket.SHUT_WR)  # the client is gone
         server.wait_idle(timeout=120)
     assert server.requests.records == []
+
+
+def test_every_emulator_answers_without_waiting_for_a_delayed_ack() -> None:
+    """Accepted sockets have Nagle's algorithm off: a body written after its headers is
+    sent at once, not after the client's delayed ACK (40 ms a request on Linux)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from archivefs.testing import _azure, _gcs, _oracle, _server
+    from archivefs.testing._idle import TrackedServer
+
+    servers = [_server._Server, _azure._ProxyServer, _gcs._Server, _oracle._Server]
+    assert all(issubclass(server, TrackedServer) for server in servers)
+
+    class Server(TrackedServer, ThreadingHTTPServer):
+        pass
+
+    accepted: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            accepted.append(self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with Server(("127.0.0.1", 0), Handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            host, port = server.server_address[:2]
+            with socket.create_connection((str(host), int(port))) as client:
+                client.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                assert client.recv(100).startswith(b"HTTP/1.0 204")
+        finally:
+            server.shutdown()
+    assert len(accepted) == 1
+    assert accepted[0]

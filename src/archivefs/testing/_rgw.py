@@ -394,7 +394,7 @@ pid file = {root}/run/$name.pid
 mon data = {root}/mon
 osd data = {root}/osd
 [client.rgw]
-rgw frontends = beast endpoint=127.0.0.1:{rgw_port}
+rgw frontends = beast endpoint=127.0.0.1:{rgw_port} tcp_nodelay=1
 rgw enable ops log = true
 ms mon client mode = crc
 rgw ops log rados = false
