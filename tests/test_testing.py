@@ -1013,3 +1013,39 @@ def test_listings_refuse_an_optional_attribute_s3_does_not_have(
     archive.restore_status_in_listings = False  # like Ceph RGW and MinIO: the header ignored
     listed = s3.list_objects_v2(Bucket=bucket, OptionalObjectAttributes=["NoSuchAttribute"])
     assert [e["Key"] for e in listed["Contents"]] == ["archived"]
+
+
+def test_the_radosgw_request_log_reads_only_whole_new_records_and_counts_from_clear(
+    tmp_path: Path,
+) -> None:
+    """``RGWRequestLog`` over an ops log that radosgw appends to from its own thread: a
+    record still being written is left for the next read, and ``clear`` counts from its
+    own marker request on, without reading the log."""
+    import json as json_
+
+    from archivefs.testing import RGWRequestLog
+    from archivefs.testing._rgw import HARNESS_AGENT
+
+    log = tmp_path / "ops.log"
+    log.write_bytes(b"")
+    half: list[bytes] = []
+
+    def record(uri: str, agent: str = "s3fs") -> bytes:
+        return json_.dumps({"uri": uri, "operation": "get_obj", "user_agent": agent}).encode()
+
+    def mark(marker: str) -> None:  # radosgw answers the harness's HEAD, then logs it
+        with log.open("ab") as out:
+            out.write(b"".join(half) + record(f"HEAD /harness/{marker}", HARNESS_AGENT))
+        half.clear()
+
+    requests = RGWRequestLog(log, mark)
+    with log.open("ab") as out:
+        out.write(record("GET /b/one") + b"\n" + record("GET /b/two")[:20])  # two: half written
+    half.append(record("GET /b/two")[20:])
+    assert [r["uri"] for r in requests.records()] == ["GET /b/one", "GET /b/two"]
+    requests.clear()
+    assert log.read_bytes().count(b"clear-") == 1  # one marker request, nothing read
+    with log.open("ab") as out:
+        out.write(record("GET /b/three"))
+    assert [r["uri"] for r in requests.records()] == ["GET /b/three"]
+    assert requests.count("GET") == 1

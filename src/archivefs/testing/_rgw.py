@@ -286,12 +286,18 @@ class RGWRequestLog:
     thread; so every read first sends a marker request of the harness and waits
     until the log shows it. radosgw does not log requests it has no operation
     for: ``RestoreObject`` (501) never appears.
+
+    The log only grows: each read parses only what was appended since the last one.
+    :meth:`clear` sends a marker of its own and returns at once; a later read counts
+    from that marker's record on.
     """
 
     def __init__(self, path: Path | None, mark: Callable[[str], None]) -> None:
         self.path = path
         self._mark = mark
-        self._start = 0  # records before this index were cleared
+        self._parsed: list[dict[str, Any]] = []  # every record read so far, in log order
+        self._offset = 0  # bytes of the log parsed into _parsed
+        self._cleared_at: str | None = None  # the marker sent by the last clear()
 
     def _all(self) -> list[dict[str, Any]]:
         if self.path is None:
@@ -299,10 +305,7 @@ class RGWRequestLog:
         marker = f"sync-{uuid.uuid4().hex}"
         self._mark(marker)
         deadline = time.monotonic() + 60
-        while True:
-            text = self.path.read_text() if self.path.exists() else ""
-            if marker in text:
-                break
+        while not any(marker in _uri(r) for r in self._read_new()):
             if time.monotonic() > deadline:
                 raise ArchiveError(
                     "radosgw did not write its ops log within 60 s.",
@@ -310,15 +313,29 @@ class RGWRequestLog:
                     fix="check that radosgw runs with rgw_enable_ops_log and the file path.",
                 )
             time.sleep(0.01)
-        return _json_records(text)
+        return self._parsed
+
+    def _read_new(self) -> list[dict[str, Any]]:
+        """Parse the whole records appended since the last read; return them."""
+        assert self.path is not None
+        if not self.path.exists():
+            return []
+        with self.path.open("rb") as log:
+            log.seek(self._offset)
+            appended = log.read()
+        text = appended.decode("utf-8", errors="replace")  # a cut character: in the tail
+        records, consumed = _json_records(text)
+        self._offset += len(text[:consumed].encode("utf-8"))
+        self._parsed.extend(records)
+        return records
 
     def records(self) -> list[dict[str, Any]]:
         """Every client request since the last :meth:`clear` (the harness's left out)."""
-        return [
-            r
-            for r in self._all()[self._start :]
-            if HARNESS_AGENT not in str(r.get("user_agent", ""))
-        ]
+        logged = self._all()
+        start = 0
+        if self._cleared_at is not None:
+            start = next(i for i, r in enumerate(logged) if self._cleared_at in _uri(r))
+        return [r for r in logged[start:] if HARNESS_AGENT not in str(r.get("user_agent", ""))]
 
     def count(
         self, op: str | None = None, *, bucket: str | None = None, status: int | None = None
@@ -340,22 +357,34 @@ class RGWRequestLog:
         return found
 
     def clear(self) -> None:
-        """Count from now on."""
-        self._start = len(self._all())
+        """Count from now on: the requests answered after this call's marker request."""
+        if self.path is not None:
+            self._cleared_at = f"clear-{uuid.uuid4().hex}"
+            self._mark(self._cleared_at)
 
 
-def _json_records(text: str) -> list[dict[str, Any]]:
-    """The JSON objects of an ops log (radosgw does not always end one with a newline)."""
+def _uri(record: dict[str, Any]) -> str:
+    return str(record.get("uri", ""))
+
+
+def _json_records(text: str) -> tuple[list[dict[str, Any]], int]:
+    """The whole JSON objects at the start of an ops log's ``text`` (radosgw does not always
+    end one with a newline), and how many characters they take; a record still being
+    written at the end is left for the next read."""
     decoder = json.JSONDecoder()
     records: list[dict[str, Any]] = []
-    at = 0
+    at = consumed = 0
     while True:
         while at < len(text) and text[at].isspace():
             at += 1
         if at >= len(text):
-            return records
-        record, at = decoder.raw_decode(text, at)
+            return records, consumed
+        try:
+            record, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return records, consumed
         records.append(record)
+        consumed = at
 
 
 def operation(record: dict[str, Any]) -> str:
