@@ -174,3 +174,20 @@ def test_an_archivefs_error_is_never_its_own_cause() -> None:
         reraise()
     assert caught.value is original
     assert caught.value.__cause__ is not caught.value
+
+
+def _idle_settings() -> tuple[bool, str]:
+    import dask
+
+    return (
+        dask.config.get("distributed.worker.profile.enabled"),
+        dask.config.get("distributed.admin.tick.interval"),
+    )
+
+
+def test_the_session_cluster_idles_quietly_in_every_worker_process(dask_client: Any) -> None:
+    """The session's one cluster idles through most of a run: its worker processes run
+    without the statistical profiler and with slow event-loop ticks (tests/conftest.py)."""
+    settings = dask_client.run(_idle_settings)
+    assert len(settings) == DASK_WORKERS
+    assert set(settings.values()) == {(False, "1s")}
