@@ -1049,3 +1049,35 @@ def test_the_radosgw_request_log_reads_only_whole_new_records_and_counts_from_cl
         out.write(record("GET /b/three"))
     assert [r["uri"] for r in requests.records()] == ["GET /b/three"]
     assert requests.count("GET") == 1
+
+
+def test_the_radosgw_request_log_waits_for_a_clear_marker_logged_late(tmp_path: Path) -> None:
+    """radosgw logs from its own thread: a read waits until the last ``clear``'s marker
+    is logged too, even when it shows up after the read's own marker."""
+    import json as json_
+
+    from archivefs.testing import RGWRequestLog
+    from archivefs.testing._rgw import HARNESS_AGENT
+
+    log = tmp_path / "ops.log"
+    log.write_bytes(b"")
+    cleared: list[str] = []
+
+    def line(uri: str, agent: str = HARNESS_AGENT) -> str:
+        return json_.dumps({"uri": uri, "operation": "get_obj", "user_agent": agent}) + "\n"
+
+    def write(*lines: str) -> None:
+        with log.open("a") as out:
+            out.writelines(lines)
+
+    def mark(marker: str) -> None:
+        if marker.startswith("clear-"):
+            cleared.append(marker)  # its record is written only after the read's marker
+            return
+        write(line("GET /b/before-clear", "s3fs"), line(f"HEAD /harness/{marker}"))
+        late = (line(f"HEAD /harness/{cleared[-1]}"), line("GET /b/after-clear", "s3fs"))
+        threading.Timer(0.2, write, late).start()
+
+    requests = RGWRequestLog(log, mark)
+    requests.clear()
+    assert [r["uri"] for r in requests.records()] == ["GET /b/after-clear"]

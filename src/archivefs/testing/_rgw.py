@@ -298,6 +298,7 @@ class RGWRequestLog:
         self._parsed: list[dict[str, Any]] = []  # every record read so far, in log order
         self._offset = 0  # bytes of the log parsed into _parsed
         self._cleared_at: str | None = None  # the marker sent by the last clear()
+        self._cleared_from: int | None = None  # its record's index in _parsed, once read
 
     def _all(self) -> list[dict[str, Any]]:
         if self.path is None:
@@ -305,7 +306,11 @@ class RGWRequestLog:
         marker = f"sync-{uuid.uuid4().hex}"
         self._mark(marker)
         deadline = time.monotonic() + 60
-        while not any(marker in _uri(r) for r in self._read_new()):
+        synced = False
+        while True:  # until this read's marker and the last clear()'s are both logged
+            synced = any(marker in _uri(r) for r in self._read_new()) or synced
+            if synced and (self._cleared_at is None or self._cleared_from is not None):
+                break
             if time.monotonic() > deadline:
                 raise ArchiveError(
                     "radosgw did not write its ops log within 60 s.",
@@ -323,19 +328,20 @@ class RGWRequestLog:
         with self.path.open("rb") as log:
             log.seek(self._offset)
             appended = log.read()
-        text = appended.decode("utf-8", errors="replace")  # a cut character: in the tail
+        # surrogateescape: a character cut at the end comes back as the same bytes
+        text = appended.decode("utf-8", errors="surrogateescape")
         records, consumed = _json_records(text)
-        self._offset += len(text[:consumed].encode("utf-8"))
-        self._parsed.extend(records)
+        self._offset += len(text[:consumed].encode("utf-8", errors="surrogateescape"))
+        for record in records:
+            if self._cleared_at is not None and self._cleared_at in _uri(record):
+                self._cleared_from = len(self._parsed)
+            self._parsed.append(record)
         return records
 
     def records(self) -> list[dict[str, Any]]:
         """Every client request since the last :meth:`clear` (the harness's left out)."""
-        logged = self._all()
-        start = 0
-        if self._cleared_at is not None:
-            start = next(i for i, r in enumerate(logged) if self._cleared_at in _uri(r))
-        return [r for r in logged[start:] if HARNESS_AGENT not in str(r.get("user_agent", ""))]
+        logged = self._all()[self._cleared_from or 0 :]
+        return [r for r in logged if HARNESS_AGENT not in str(r.get("user_agent", ""))]
 
     def count(
         self, op: str | None = None, *, bucket: str | None = None, status: int | None = None
@@ -359,7 +365,7 @@ class RGWRequestLog:
     def clear(self) -> None:
         """Count from now on: the requests answered after this call's marker request."""
         if self.path is not None:
-            self._cleared_at = f"clear-{uuid.uuid4().hex}"
+            self._cleared_at, self._cleared_from = f"clear-{uuid.uuid4().hex}", None
             self._mark(self._cleared_at)
 
 
