@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
-from tests.support.groups import DASK_WORKERS, HEAVY_SERVERS, name_with_group
+from tests.support.groups import DASK_WORKERS, HEAVY_SERVERS, IDLE_QUIETLY, name_with_group
 from tests.support.providers import Provider, fs_factory, provider_for, provider_params
 
 if TYPE_CHECKING:
@@ -36,22 +36,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             name_with_group(item)
 
 
-# the Dask settings the session's cluster runs with (passed on to its worker processes)
-IDLE_QUIETLY = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.tick.interval": "1s",
-}
-
-
 @pytest.fixture(scope="session")
 def _dask_cluster() -> Iterator[Any]:
     distributed = pytest.importorskip("distributed")
     import dask
 
     with (
-        # the cluster lives for the whole session of one xdist worker, mostly idle: its
-        # workers' statistical profiler (100 samples a second) and 20 ms event-loop ticks
-        # cost about 3 % of a core each, all session long; no test reads either
         dask.config.set(IDLE_QUIETLY),
         distributed.LocalCluster(
             n_workers=DASK_WORKERS, threads_per_worker=2, processes=True, dashboard_address=":0"

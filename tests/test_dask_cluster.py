@@ -10,7 +10,7 @@ import pytest
 import archivefs.datasets as ads
 from archivefs import ObjectArchivedError
 from archivefs.worker_logs import OMITTED
-from tests.support.groups import DASK_WORKERS
+from tests.support.groups import DASK_WORKERS, IDLE_QUIETLY
 from tests.zarr_data import make_source, upload_zarr
 
 if TYPE_CHECKING:
@@ -176,18 +176,15 @@ def test_an_archivefs_error_is_never_its_own_cause() -> None:
     assert caught.value.__cause__ is not caught.value
 
 
-def _idle_settings() -> tuple[bool, str]:
+def _idle_settings() -> dict[str, object]:
     import dask
 
-    return (
-        dask.config.get("distributed.worker.profile.enabled"),
-        dask.config.get("distributed.admin.tick.interval"),
-    )
+    return {key: dask.config.get(key) for key in IDLE_QUIETLY}
 
 
 def test_the_session_cluster_idles_quietly_in_every_worker_process(dask_client: Any) -> None:
     """The session's one cluster idles through most of a run: its worker processes run
-    without the statistical profiler and with slow event-loop ticks (tests/conftest.py)."""
+    without the statistical profiler and with slow event-loop ticks (IDLE_QUIETLY)."""
     settings = dask_client.run(_idle_settings)
     assert len(settings) == DASK_WORKERS
-    assert set(settings.values()) == {(False, "1s")}
+    assert all(found == IDLE_QUIETLY for found in settings.values())

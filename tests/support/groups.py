@@ -14,6 +14,14 @@ RGW_GROUP = pytest.mark.xdist_group("radosgw")
 # worker processes of the one Dask cluster (``dask_client``); several processes, so a
 # restore decided once must hold across processes, not just threads
 DASK_WORKERS = 3
+# the Dask settings that cluster runs with (passed on to its worker processes): it lives
+# for the whole session of one xdist worker, mostly idle, and its workers' statistical
+# profiler (100 samples a second) and 20 ms event-loop ticks cost about 3 % of a core
+# each, all session long; no test reads either
+IDLE_QUIETLY = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+}
 
 
 def name_with_group(item: pytest.Item) -> None:
