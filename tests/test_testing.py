@@ -1015,14 +1015,19 @@ def test_listings_refuse_an_optional_attribute_s3_does_not_have(
     assert [e["Key"] for e in listed["Contents"]] == ["archived"]
 
 
+def _ops_record(uri: str, agent: str) -> str:
+    """One record of radosgw's ops log, as radosgw writes it (no newline of its own)."""
+    import json as json_
+
+    return json_.dumps({"uri": uri, "operation": "get_obj", "user_agent": agent})
+
+
 def test_the_radosgw_request_log_reads_only_whole_new_records_and_counts_from_clear(
     tmp_path: Path,
 ) -> None:
     """``RGWRequestLog`` over an ops log that radosgw appends to from its own thread: a
     record still being written is left for the next read, and ``clear`` counts from its
     own marker request on, without reading the log."""
-    import json as json_
-
     from archivefs.testing import RGWRequestLog
     from archivefs.testing._rgw import HARNESS_AGENT
 
@@ -1031,7 +1036,7 @@ def test_the_radosgw_request_log_reads_only_whole_new_records_and_counts_from_cl
     half: list[bytes] = []
 
     def record(uri: str, agent: str = "s3fs") -> bytes:
-        return json_.dumps({"uri": uri, "operation": "get_obj", "user_agent": agent}).encode()
+        return _ops_record(uri, agent).encode()
 
     def mark(marker: str) -> None:  # radosgw answers the harness's HEAD, then logs it
         with log.open("ab") as out:
@@ -1054,8 +1059,6 @@ def test_the_radosgw_request_log_reads_only_whole_new_records_and_counts_from_cl
 def test_the_radosgw_request_log_waits_for_a_clear_marker_logged_late(tmp_path: Path) -> None:
     """radosgw logs from its own thread: a read waits until the last ``clear``'s marker
     is logged too, even when it shows up after the read's own marker."""
-    import json as json_
-
     from archivefs.testing import RGWRequestLog
     from archivefs.testing._rgw import HARNESS_AGENT
 
@@ -1064,7 +1067,7 @@ def test_the_radosgw_request_log_waits_for_a_clear_marker_logged_late(tmp_path: 
     cleared: list[str] = []
 
     def line(uri: str, agent: str = HARNESS_AGENT) -> str:
-        return json_.dumps({"uri": uri, "operation": "get_obj", "user_agent": agent}) + "\n"
+        return _ops_record(uri, agent) + "\n"
 
     def write(*lines: str) -> None:
         with log.open("a") as out:
