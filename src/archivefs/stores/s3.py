@@ -71,7 +71,7 @@ from archivefs.stores.base import (
     split_path,
 )
 from archivefs.stores.keyspace import KeyRange, cut_points, just_before, ranges_after
-from archivefs.stores.timestamps import parse_timestamps_fast
+from archivefs.stores.s3session import give_session
 from archivefs.stores.translate import (
     is_restore_in_progress,
     raise_translated,
@@ -199,7 +199,7 @@ class S3Store(BulkProbe):
         self.fs = fs
         layer_retries_once(fs)
         size_connection_pool(fs)
-        parse_timestamps_fast(fs)
+        give_session(fs)
         self._endpoint = _endpoint_url(fs)
         aws = self._endpoint is None or "amazonaws.com" in self._endpoint
         if restore_status_in_listings is None and aws:

@@ -6,9 +6,8 @@ members. S3 writes them in one form, ``2026-11-25T01:02:03.000Z``, which
 :meth:`datetime.fromisoformat` reads far faster. Anything else (a header's
 ``Wed, 25 Nov 2026 01:02:03 GMT``, an epoch number) goes to botocore's own parser.
 
-botocore's documented hook for this is its response parser factory
-(``set_parser_defaults(timestamp_parser=...)``), which applies to the clients a
-session makes afterwards.
+``stores/s3session.py`` gives it to the sessions archivefs makes, through botocore's
+documented hook (the response parser factory's ``timestamp_parser``).
 """
 
 from __future__ import annotations
@@ -29,16 +28,3 @@ def parse_timestamp(value: Any) -> datetime:
     parsed: datetime = parse_any(value)
     return parsed
 
-
-def parse_timestamps_fast(fs: Any) -> None:
-    """Give the session of an s3fs filesystem whose client is not made yet
-    :func:`parse_timestamp`. A session the caller passed in is left as it is."""
-    if getattr(fs, "_s3", None) is not None or getattr(fs, "session", True) is not None:
-        return
-    from aiobotocore.session import AioSession
-
-    session = AioSession(**getattr(fs, "kwargs", {}))
-    session.get_component("response_parser_factory").set_parser_defaults(
-        timestamp_parser=parse_timestamp
-    )
-    fs.session = session
