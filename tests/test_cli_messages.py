@@ -298,6 +298,24 @@ def test_every_entry_has_the_same_info_keys_members_and_objects_alike(
         assert entry["provider"] == plain["provider"] == "s3"
 
 
+def _signal_masks(pid: int) -> dict[str, str]:
+    """Each thread's blocked signals, and the process's ignored and caught ones (hex masks
+    from /proc; SIGINT is 0x2): what a SIGINT that never became KeyboardInterrupt met."""
+    masks: dict[str, str] = {}
+    try:
+        for task in sorted(Path(f"/proc/{pid}/task").iterdir()):
+            status = dict(
+                line.split(":\t", 1) for line in (task / "status").read_text().splitlines()
+                if ":\t" in line
+            )  # fmt: skip
+            masks[f"{status['Name'].strip()} {task.name} SigBlk"] = status["SigBlk"].strip()
+            masks.setdefault("SigIgn", status["SigIgn"].strip())
+            masks.setdefault("SigCgt", status["SigCgt"].strip())
+    except OSError as error:  # no /proc, or the process is gone
+        masks["unreadable"] = str(error)
+    return masks
+
+
 def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
     cli: Any, archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
@@ -312,9 +330,10 @@ def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
         assert process.stderr is not None
         first = process.stderr.readline()  # the first progress line: the requests are sent
         assert first.startswith("restore: 0/2 ready"), first
+        masks = _signal_masks(process.pid)  # if it fails: whether SIGINT reached Python at all
         process.send_signal(signal.SIGINT)
         rest = process.stderr.read()
-        assert process.wait(300) == EXIT_INTERRUPTED, rest
+        assert process.wait(300) == EXIT_INTERRUPTED, f"{rest}\nbefore SIGINT: {masks}"
     assert "Aborted!" not in rest
     assert "the restore requests already sent keep going at the store" in rest
     assert "run the same command again to resume" in rest
