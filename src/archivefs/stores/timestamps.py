@@ -27,4 +27,3 @@ def parse_timestamp(value: Any) -> datetime:
 
     parsed: datetime = parse_any(value)
     return parsed
-
