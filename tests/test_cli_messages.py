@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WAITING
+from tests.support.processes import as_foreground_job
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -325,7 +326,9 @@ def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
     archive.put_objects(bucket, {"w/a": b"a", "w/b": b"b"}, storage_class="GLACIER")
     command = [ARCHIVEFS, "restore", f"s3://{bucket}/w/", "--wait", "--endpoint-url",
                archive.endpoint_url, "--journal", str(tmp_path / "j.sqlite")]  # fmt: skip
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    inherited = tmp_path / "inherited.json"
+    with subprocess.Popen(as_foreground_job(command, inherited), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
                           env=_env(tmp_path)) as process:  # fmt: skip
         assert process.stderr is not None
         first = process.stderr.readline()  # the first progress line: the requests are sent
@@ -333,7 +336,9 @@ def test_ctrl_c_while_waiting_says_the_restores_go_on_and_how_to_resume(
         masks = _signal_masks(process.pid)  # if it fails: whether SIGINT reached Python at all
         process.send_signal(signal.SIGINT)
         rest = process.stderr.read()
-        assert process.wait(300) == EXIT_INTERRUPTED, f"{rest}\nbefore SIGINT: {masks}"
+        assert process.wait(300) == EXIT_INTERRUPTED, (
+            f"{rest}\nbefore SIGINT: {masks}; from this process: {inherited.read_text()}"
+        )
     assert "Aborted!" not in rest
     assert "the restore requests already sent keep going at the store" in rest
     assert "run the same command again to resume" in rest

@@ -109,3 +109,31 @@ def finish_workers(procs: list[subprocess.Popen[bytes]]) -> None:
             if proc.poll() is None:
                 proc.kill()
             proc.communicate()
+
+
+# Started in place of the command: it records whether this process handed SIGINT down
+# ignored or blocked (both survive exec), then gives the command SIGINT as a terminal's
+# foreground job has it (default action, unblocked) and becomes the command.
+_AS_FOREGROUND_JOB = """\
+import json, os, signal, sys
+inherited = {"ignored": signal.getsignal(signal.SIGINT) is signal.SIG_IGN,
+             "blocked": signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])}
+with open(sys.argv[1], "w") as record:
+    json.dump(inherited, record)
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def as_foreground_job(command: list[str], record: Path) -> list[str]:
+    """``command`` started as a shell starts a foreground job, for a test that sends it
+    SIGINT as Ctrl-C would.
+
+    A child inherits an ignored or blocked SIGINT through fork and exec, and Python then
+    leaves it so: a SIGINT sent to it would do nothing. Whether the test process (an
+    xdist worker, with servers, clusters and kernels started in it) handed it down so is
+    written to ``record`` as JSON (``{"ignored": bool, "blocked": bool}``), for the
+    test's failure message.
+    """
+    return [sys.executable, "-c", _AS_FOREGROUND_JOB, str(record), *command]
