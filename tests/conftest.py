@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
-from tests.support.groups import DASK_WORKERS, HEAVY_SERVERS, IDLE_QUIETLY, name_with_group
+from tests.support.groups import (
+    DASK_WORKERS,
+    HEAVY_SERVERS,
+    IDLE_QUIETLY,
+    name_with_group,
+    workers_for_cores,
+)
 from tests.support.providers import Provider, fs_factory, provider_for, provider_params
 
 if TYPE_CHECKING:
@@ -22,6 +29,14 @@ if TYPE_CHECKING:
     )
 
 pytest_plugins = ["archivefs.testing.pytest_plugin", "pytester"]
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: :func:`workers_for_cores` on the cores this process may use;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (read by xdist's own hook) still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return workers_for_cores(len(os.sched_getaffinity(0)))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
