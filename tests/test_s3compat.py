@@ -338,3 +338,19 @@ def test_get_file_of_a_version_copies_that_version(
     fs.get_file(path, str(tmp_path / "c"))
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes() == b"one"
     assert (tmp_path / "c").read_bytes() == b"second"
+
+
+def test_a_key_that_is_also_a_folder_finds_and_globs_with_its_info(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """S3 holds "x" and "x/y/z/w" at once. fsspec's walk answers a find of "x" that finds
+    nothing within its depth as {"x": {}}, and its glob then failed on info["type"]."""
+    archive.put_objects(bucket, {"x": b"1", "x/y/z/w": b"22"})
+    fs = fs_over(archive, tmp_path)
+    found = fs.find(f"{bucket}/x", maxdepth=1, detail=True)
+    assert list(found) == [f"{bucket}/x"]
+    assert found[f"{bucket}/x"]["type"] == "file"
+    assert found[f"{bucket}/x"]["size"] == 1
+    assert fs.glob(f"{bucket}/x/**", maxdepth=2, withdirs=False) == []
+    assert fs.glob(f"{bucket}/x/**", withdirs=False) == [f"{bucket}/x/y/z/w"]
+    assert fs.find(f"{bucket}/x") == [f"{bucket}/x/y/z/w"]

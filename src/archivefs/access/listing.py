@@ -267,9 +267,18 @@ class Lister:
             kwargs.setdefault("on_error", _omit_missing)
             walk = _ONE_WALK.set({})
             try:
-                return await self.generic_find(path, maxdepth=maxdepth, withdirs=withdirs, **kwargs)
+                walked = await self.generic_find(
+                    path, maxdepth=maxdepth, withdirs=withdirs, **kwargs
+                )
             finally:
                 _ONE_WALK.reset(walk)
+            if detail and len(walked) == 1 and {} in walked.values():
+                # fsspec's walk answers a file with nothing found below it within the depth
+                # as {path: {}}, no info at all, and its glob then fails on info["type"]:
+                # on S3 a key can also be a folder ("a" and "a/b/c/d")
+                (name,) = walked
+                return {name: await self.info(name)}
+            return walked
         if found is not None:
             states = await self.find_states(found, path) if probe else {}
             return _catalog_find(found[1], path, detail, states)
