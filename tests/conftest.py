@@ -13,6 +13,7 @@ from tests.support.groups import (
     HEAVY_SERVERS,
     IDLE_QUIETLY,
     name_with_group,
+    usable_cores,
     workers_for_cores,
 )
 from tests.support.providers import Provider, fs_factory, provider_for, provider_params
@@ -36,7 +37,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (read by xdist's own hook) still decides when set."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return workers_for_cores(len(os.sched_getaffinity(0)))
+    return workers_for_cores(usable_cores())
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups

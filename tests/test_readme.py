@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
 
-from tests.support.groups import workers_for_cores
+from tests.support.groups import usable_cores, workers_for_cores
 
 ROOT = Path(__file__).parents[1]
 
@@ -36,7 +35,7 @@ def test_the_readme_command_runs_one_and_a_half_workers_per_core(
     from tests.conftest import pytest_xdist_auto_num_workers
 
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()
     assert pytest_xdist_auto_num_workers(pytestconfig) == cores + cores // 2  # 3 on 2 cores
     assert [workers_for_cores(n) for n in (1, 2, 4)] == [1, 3, 6]
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "2")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 # Servers too heavy to start once per xdist worker, by the fixture that starts them:
@@ -43,13 +45,19 @@ def name_with_group(item: pytest.Item) -> None:
     item._id = coerce_node_id(f"{nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (all of them where the OS cannot say)."""
+    if hasattr(os, "sched_getaffinity"):  # Linux
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def workers_for_cores(cores: int) -> int:
     """xdist workers for ``-n auto`` on ``cores`` cores: one and a half per core.
 
     A worker is one Python process (one core at most, outside its subprocesses) that
     spends about a third of its time waiting by design (botocore's back-off, leases,
-    restore delays, processes starting). Measured on 2 cores, quiet, the whole suite:
-    2 workers 16 min 55 s with the cores 30 % idle; 3 workers 14 min 12 s, 10 % idle,
-    for 12 % more CPU (docs/testing.md, "Fifth round").
+    restore delays, processes starting): the half worker fills those waits
+    (docs/testing.md, "Fifth round", has the measurements).
     """
     return max(1, cores + cores // 2)
