@@ -22,6 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -705,7 +706,8 @@ def _remove_orphans(fs: Any, base: str, keep: set[str], grace: float) -> None:
 
 def modified_time(entry: dict[str, Any]) -> float | None:
     """When a listed file was last written (epoch seconds), from any fsspec backend's keys."""
-    for key in ("LastModified", "mtime", "last_modified", "updated"):
+    # ocifs: "timeModified" (a datetime in listings, an HTTP date from info())
+    for key in ("LastModified", "mtime", "last_modified", "updated", "timeModified"):
         value = entry.get(key)
         if value is None:
             continue
@@ -716,4 +718,6 @@ def modified_time(entry: dict[str, Any]) -> float | None:
         if isinstance(value, str):
             with contextlib.suppress(ValueError):
                 return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            with contextlib.suppress(TypeError, ValueError):
+                return parsedate_to_datetime(value).timestamp()
     return None

@@ -10,10 +10,17 @@ Bundle names are the SHA-256 of their bytes, and every upload carries that
 hash as metadata, so a killed run started again reuses an uploaded bundle
 only when its content is the content it would write now. A group already
 recorded in the catalog with the same members, sizes and mtimes is kept as
-recorded (catalog and bundle agree with each other). Every other bundle the
-earlier run uploaded is an *orphan*: it is reported, and deleted only when
-asked (deleting an archived bundle inside its class's minimum storage period
-is billed as if it were kept).
+recorded (catalog and bundle agree with each other) while its bundle is there;
+a recorded bundle that is gone is written and uploaded again. Every other
+bundle the earlier run uploaded is an *orphan*: it is reported, and deleted
+only when asked (deleting an archived bundle inside its class's minimum
+storage period is billed as if it were kept).
+
+A run leases each bundle before it checks, reuses or uploads it
+(``leases.py``); orphan deletion spares what a live lease or the catalog names,
+read right before each delete. After each save a run lists its bundles again
+and uploads and saves once more any it reused that vanished meanwhile; only
+then does it release its leases.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from archivefs.catalog.bundle import Source, read_entries, verify_bundle_bytes, 
 from archivefs.catalog.grouping import ByPrefix, GroupingPolicy, SourceItem
 from archivefs.catalog.hot import HotArrays, hot_items
 from archivefs.catalog.index import POINTER, Catalog, CatalogVersion, modified_time
+from archivefs.catalog.leases import RunLeases, scan_leases
 from archivefs.catalog.registry import change_registry, parse_registry
 from archivefs.catalog.sources import list_sources
 from archivefs.catalog.table import BundleInfo
@@ -40,7 +48,7 @@ from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, Ca
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
 from archivefs.providers import PROVIDERS
-from archivefs.stores import provider_speaking, remove_object, upload_in_class
+from archivefs.stores import listed_key, provider_speaking, remove_object, upload_in_class
 from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
@@ -53,6 +61,7 @@ __all__ = ["BundleReport", "Orphan", "bundle_tree", "list_sources", "rebuild_cat
 DIGEST_METADATA = "archivefs-sha256"  # S3 user metadata: the SHA-256 of the uploaded bundle
 OrphanPolicy = Literal["keep", "delete"]
 SAVE_TRIES = 20  # saves lost to other writers in a row before a run gives up (bundles kept)
+REUPLOAD_TRIES = 3  # rounds of re-uploading reused bundles that vanished before a run gives up
 ORPHAN_AGE = 3600.0
 """Seconds an unrecorded bundle must have existed (by the store's clock) before
 ``orphans="delete"`` removes it: a younger one may be another run's, not yet saved."""
@@ -155,29 +164,29 @@ def bundle_tree(
         catalog, version = Catalog.read_for_update(dest_fs, catalog_dir)
         _check_registry(dest_fs, dest_root)
     writer = _CatalogWriter(dest_fs, catalog_dir, catalog, version)
-    base = dest_fs._strip_protocol(dest_root).rstrip("/")
+    base = listed_key(dest_fs, dest_root)
     with _store_errors(layout.bundle_dir(dest_root), "list"):
         uploaded = _uploaded_bundles(dest_fs, dest_root)
+    bundler = _Bundler(src_fs, root, dest_fs, dest_root, klass, scratch, uploaded)
     parts: list[Catalog] = []  # bundles written since the catalog was last merged and saved
     for group in groups:
         if not group:
             continue
-        recorded = _recorded_bundle(writer.catalog, base, group)
+        recorded = _recorded_bundle(writer.catalog, base, group, uploaded)
         if recorded is not None:
             report.bundles_reused.append(recorded)
             continue
-        part, sent = _bundle_one(src_fs, root, dest_fs, dest_root, group, klass, scratch, uploaded)
+        part, sent = bundler.bundle(group)
         key = next(iter(part.bundles))
-        if key in writer.catalog.bundles or any(key in p.bundles for p in parts):
-            report.bundles_reused.append(key)
+        if not sent and (key in writer.catalog.bundles or any(key in p.bundles for p in parts)):
+            report.bundles_reused.append(key)  # recorded (or twice in this run) and there
             continue
         parts.append(part)
         (report.bundles_written if sent else report.bundles_reused).append(key)
-        uploaded[key] = (part.bundles[key].size, klass.value)
         report.members += len(group)
         if len(parts) >= save_every:
             writer.add(parts)
-            writer.save()
+            bundler.save_checked(writer)
     writer.add(parts)
     plain: dict[str, int] = {}
     for item in hot:
@@ -190,7 +199,7 @@ def bundle_tree(
         report.kept_hot.append(target)
         plain[dest_fs._strip_protocol(target)] = item.size
     writer.add_plain(plain, klass.provider)
-    catalog = writer.save()
+    catalog = bundler.save_checked(writer)
     with _store_errors(layout.registry_path(base.split("/", 1)[0]), "update"):
         _register(dest_fs, dest_root)
     report.orphans = _account_for_orphans(
@@ -224,8 +233,15 @@ def _warn_respelt(items: Sequence[SourceItem]) -> None:
         )
 
 
-def _recorded_bundle(catalog: Catalog, base: str, group: Sequence[SourceItem]) -> str | None:
-    """The bundle that the catalog records for exactly this group (same sizes and mtimes)."""
+def _recorded_bundle(
+    catalog: Catalog,
+    base: str,
+    group: Sequence[SourceItem],
+    uploaded: Mapping[str, tuple[int | None, str]],
+) -> str | None:
+    """The bundle that the catalog records for exactly this group (same sizes and mtimes),
+    if the listing of ``uploaded`` bundles has it (a recorded bundle that is gone is
+    written again: that is how a run repairs a catalog naming a missing bundle)."""
     bundle = None
     for item in group:
         member = catalog.lookup(f"{base}/{item.path}")
@@ -237,23 +253,35 @@ def _recorded_bundle(catalog: Catalog, base: str, group: Sequence[SourceItem]) -
             return None
     if bundle is None or catalog.bundles[bundle].members != len(group):
         return None
-    return bundle
+    return bundle if bundle in uploaded else None
 
 
 def _uploaded_bundles(fs: Any, root: str) -> dict[str, tuple[int | None, str]]:
     """Every bundle object under ``root`` (one listing): key -> (size, storage class)."""
+    return {
+        key: (
+            int(info["size"]),
+            str(
+                info.get("StorageClass")
+                or info.get("storage_class")
+                or info.get("storageTier")
+                or "STANDARD"
+            ),
+        )
+        for key, info in _listed_bundles(fs, root).items()
+    }
+
+
+def _listed_bundles(fs: Any, root: str) -> dict[str, dict[str, Any]]:
+    """The bundle objects under ``root`` as listed now (never from a listing cache), by
+    their keys as the catalog records them."""
+    directory = layout.bundle_dir(root)
+    fs.invalidate_cache(directory)
     try:
-        found = fs.find(layout.bundle_dir(root), detail=True)
+        found = fs.find(directory, detail=True)
     except FileNotFoundError:
         return {}
-    return {
-        fs._strip_protocol(key): (
-            int(info["size"]),
-            str(info.get("StorageClass") or info.get("storage_class") or "STANDARD"),
-        )
-        for key, info in found.items()
-        if key.endswith(".zip")
-    }
+    return {listed_key(fs, key): info for key, info in found.items() if key.endswith(".zip")}
 
 
 def _account_for_orphans(
@@ -266,19 +294,15 @@ def _account_for_orphans(
 ) -> list[Orphan]:
     """Report (and, if asked, delete) uploaded bundles that no catalog records.
 
-    Deletion looks at the catalog as it is now (another run may have saved since this
-    one), and spares bundles younger than ``min_age`` seconds by the store's clock: they
-    may be another run's, uploaded but not saved yet.
+    Deletion spares bundles younger than ``min_age`` seconds by the store's clock (they
+    may be another run's, uploaded but not saved yet) and, read right before each delete
+    (leases first, then the catalog), every bundle that a live lease of a running run or
+    the catalog as it is now names. A lease listing that cannot be read deletes nothing.
     """
     unrecorded = sorted(set(uploaded) - set(saved.bundles))
-    ages: dict[str, float] = {}
+    deleted: set[str] = set()
     if unrecorded and policy == "delete":
-        directory = layout.catalog_dir(dest_root)
-        with _store_errors(directory, "read the catalog"):
-            now_saved = Catalog.load(fs, directory)
-            listed = fs.find(layout.bundle_dir(dest_root), detail=True)
-        unrecorded = [k for k in unrecorded if k not in now_saved.bundles]
-        ages = _ages(fs, listed, layout.catalog_dir(dest_root))
+        deleted = _delete_orphans(fs, dest_root, unrecorded, min_age)
     out = []
     sheet = None
     for key in unrecorded:
@@ -289,25 +313,129 @@ def _account_for_orphans(
             days = sheet.price(StorageClass.parse(klass, provider=provider)).min_storage_days
         except (ArchiveError, ValueError):
             days = 0
-        delete = policy == "delete" and ages.get(key, -1.0) >= min_age
-        if delete:
-            with _store_errors(key, "delete"):
-                remove_object(fs, key)
-        out.append(Orphan(key, size or 0, klass, days, deleted=delete))
+        out.append(Orphan(key, size or 0, klass, days, deleted=key in deleted))
     return out
 
 
-def _ages(fs: Any, listed: dict[str, Any], catalog_dir: str) -> dict[str, float]:
-    """Seconds since each listed object was written, by the store's clock (the pointer
-    this run just saved is the newest write it knows of)."""
-    pointer = fs.info(f"{catalog_dir}/{POINTER}")
-    now = modified_time(pointer)
-    ages = {}
-    for key, info in listed.items():
-        written = modified_time(info)
-        if now is not None and written is not None:
-            ages[fs._strip_protocol(key)] = now - written
-    return ages
+def _delete_orphans(fs: Any, dest_root: str, candidates: list[str], min_age: float) -> set[str]:
+    """Delete those of ``candidates`` that are old enough and that neither a live lease nor
+    the current catalog names, each checked right before its delete; return those deleted."""
+    directory = layout.catalog_dir(dest_root)
+    with _store_errors(directory, "read the catalog"):
+        fs.invalidate_cache(directory)
+        now = modified_time(fs.info(f"{directory}/{POINTER}"))  # the store's clock
+        listed = _listed_bundles(fs, dest_root)
+    if now is None:
+        return set()  # no clock: no age is known, so nothing is old enough
+    old = [k for k in candidates if k in listed and _age(listed[k], now) >= min_age]
+    deleted: set[str] = set()
+    named = _NamedByCatalog(fs, directory)
+    for key in old:
+        with _store_errors(layout.bundle_dir(dest_root), "list"):
+            leases = scan_leases(fs, dest_root, now, min_age)
+        if leases is None:
+            break  # a lease that cannot be read is not a lease that is absent
+        if key in leases.protected or key in named.now():
+            continue
+        with _store_errors(key, "delete"):
+            remove_object(fs, key)
+        deleted.add(key)
+    leases = scan_leases(fs, dest_root, now, min_age)
+    for path in leases.stale if leases else ():
+        with _store_errors(path, "delete"), contextlib.suppress(FileNotFoundError):
+            remove_object(fs, path)  # a killed run's lease: protects nothing any more
+    return deleted
+
+
+def _age(info: Mapping[str, Any], now: float) -> float:
+    written = modified_time(dict(info))
+    return -1.0 if written is None else now - written
+
+
+class _NamedByCatalog:
+    """The bundles the catalog names now: its pointer read each time, the catalog loaded
+    again only when the pointer changed."""
+
+    def __init__(self, fs: Any, directory: str) -> None:
+        self.fs, self.directory = fs, directory
+        self.version: str | None = None
+        self.bundles: frozenset[str] = frozenset()
+
+    def now(self) -> frozenset[str]:
+        with _store_errors(self.directory, "read the catalog"):
+            current = read_versioned(self.fs, f"{self.directory}/{POINTER}")
+            if current is None:
+                raise CatalogError(
+                    "the catalog disappeared while orphans were deleted; nothing more was deleted.",
+                    path=self.directory,
+                    fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+                )
+            if current[1] != self.version:
+                self.bundles = frozenset(Catalog.load(self.fs, self.directory).bundles)
+                self.version = current[1]
+        return self.bundles
+
+
+class _Bundler:
+    """Writes, leases, checks and uploads this run's bundles; after each save, checks the
+    bundles it reused are still there (uploading and saving again any that vanished)."""
+
+    def __init__(
+        self,
+        src_fs: Any,
+        root: str,
+        dest_fs: Any,
+        dest_root: str,
+        klass: StorageClass,
+        scratch: Path,
+        uploaded: dict[str, tuple[int | None, str]],
+    ) -> None:
+        self.src_fs, self.root, self.dest_fs, self.dest_root = src_fs, root, dest_fs, dest_root
+        self.klass, self.scratch, self.uploaded = klass, scratch, uploaded
+        self.leases = RunLeases(dest_fs, dest_root)
+        self.reused: dict[str, Sequence[SourceItem]] = {}  # found there, not sent: check
+
+    def bundle(self, group: Sequence[SourceItem]) -> tuple[Catalog, bool]:
+        """One group's bundle as a catalog part, and whether this run sent it."""
+        part, sent = _bundle_one(
+            self.src_fs, self.root, self.dest_fs, self.dest_root, group, self.klass,
+            self.scratch, self.uploaded, self.leases,
+        )  # fmt: skip
+        key = next(iter(part.bundles))
+        self.uploaded[key] = (part.bundles[key].size, self.klass.value)
+        if not sent:
+            self.reused[key] = group
+        return part, sent
+
+    def save_checked(self, writer: _CatalogWriter) -> Catalog:
+        """Save, then list the bundles: every bundle this run reused and the catalog names
+        must still be there; a vanished one is written, uploaded and saved again. Then
+        release this run's leases."""
+        for _ in range(REUPLOAD_TRIES):
+            catalog = writer.save()
+            wanted = {k: g for k, g in self.reused.items() if k in catalog.bundles}
+            if not wanted:
+                break
+            with _store_errors(layout.bundle_dir(self.dest_root), "list"):
+                listed = _listed_bundles(self.dest_fs, self.dest_root)
+            gone = {k: g for k, g in wanted.items() if k not in listed}
+            self.reused = {}
+            if not gone:
+                break
+            for key in gone:
+                self.uploaded.pop(key, None)
+            writer.add([self.bundle(group)[0] for group in gone.values()])
+        else:
+            raise BundleError(
+                f"bundles this run reused were deleted {REUPLOAD_TRIES} times after its "
+                "catalog save (another run deleting orphans?); the catalog names them.",
+                path=layout.bundle_dir(self.dest_root),
+                fix="stop other runs' `--orphans delete` into this root, then run the same "
+                "bundle command again: it uploads the missing bundles.",
+            )
+        with _store_errors(layout.bundle_dir(self.dest_root), "release leases"):
+            self.leases.release()
+        return catalog
 
 
 def _bundle_one(
@@ -319,8 +447,10 @@ def _bundle_one(
     klass: StorageClass,
     scratch: Path,
     uploaded: dict[str, tuple[int | None, str]],
+    leases: RunLeases,
 ) -> tuple[Catalog, bool]:
-    """Write, verify and (unless the same bytes are there already) upload one bundle."""
+    """Write, verify and (unless the same bytes are there already) upload one bundle;
+    its lease is taken before it is checked or sent."""
 
     on_disk = is_local(src_fs)
 
@@ -340,8 +470,9 @@ def _bundle_one(
             size = handle.seek(0, 2)
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
                 verify_bundle_bytes(view, entries, bundle=label)  # type: ignore[arg-type]
-        key = dest_fs._strip_protocol(layout.bundle_path(dest_root, f"b-{digest[:32]}"))
+        key = listed_key(dest_fs, layout.bundle_path(dest_root, f"b-{digest[:32]}"))
         with _store_errors(key, "upload"):
+            leases.take(key)
             if not _same_upload(dest_fs, key, size, digest, uploaded):
                 _upload(dest_fs, str(local), key, klass, digest)
                 sent = True
@@ -365,7 +496,7 @@ def _bundle_one(
     part = Catalog.from_entries(
         info,
         entries,
-        dest_fs._strip_protocol(dest_root),
+        listed_key(dest_fs, dest_root),
         {i.path: i.storage_class for i in group},
     )
     return part, sent
@@ -594,15 +725,8 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
     """
     bundle_dir = layout.bundle_dir(root)
     parts: list[Catalog] = []  # one per bundle, joined once (a merge each was quadratic)
-    base = fs._strip_protocol(root).rstrip("/")
-    try:
-        found = sorted(fs.find(bundle_dir, detail=True).items())
-    except FileNotFoundError:
-        found = []
-    for key, info in found:
-        if not key.endswith(".zip"):
-            continue
-        key = fs._strip_protocol(key)
+    base = listed_key(fs, root)
+    for key, info in sorted(_listed_bundles(fs, root).items()):
         size = int(info["size"])
         try:
             data = fs.cat_file(key)

@@ -37,6 +37,19 @@ def provider_speaking(fs: Any) -> ProviderSpec | None:
     return None
 
 
+def listed_key(fs: Any, path: str) -> str:
+    """A listed or given path of ``fs`` as the catalog records keys: no protocol, and on
+    Oracle no ``@namespace`` (ocifs lists ``bucket@namespace/key``). The one place a
+    listing's names become keys."""
+    key = str(fs._strip_protocol(path)).rstrip("/")
+    spec = provider_speaking(fs)
+    if spec is not None and spec.name == "oracle":
+        from archivefs.stores.oracle import bucket_key
+
+        key = bucket_key(key)
+    return key
+
+
 def before_connect(protocol: str, options: dict[str, Any]) -> None:
     """What a provider's client library needs settled before it is imported and given
     ``options`` (GCS: no gRPC bucket probe against endpoints that are not Google's)."""
@@ -147,6 +160,7 @@ __all__ = [
     "Listing",
     "RestoreOutcome",
     "S3Store",
+    "listed_key",
     "make_store",
     "provider_of",
     "provider_speaking",

@@ -80,6 +80,13 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
+def bucket_key(path: str) -> str:
+    """``bucket/key`` of a path as ocifs lists it (``bucket@namespace/key``): what the
+    catalog records, and what every other provider's listing already gives."""
+    bucket, slash, key = path.partition("/")
+    return f"{bucket.partition('@')[0]}{slash}{key}"
+
+
 def state_of(
     path: str,
     size: int,

@@ -258,6 +258,17 @@ class EmulatedOracleArchive:
         for name, data in objects.items():
             self.put_object(bucket, name, data, tier)
 
+    def backdate(self, bucket: str, prefix: str, seconds: float) -> int:
+        """Make the objects under ``bucket/prefix`` ``seconds`` older (their modified time,
+        in listings and HEADs), as if written that long ago; returns how many."""
+        aged = 0
+        with self._lock:
+            for name, obj in self._buckets[bucket].items():
+                if name.startswith(prefix):
+                    obj.created -= seconds
+                    aged += 1
+        return aged
+
     def archival_state(self, bucket: str, name: str) -> str | None:
         """``Archived``/``Restoring``/``Restored`` (Archive tier), ``None`` otherwise."""
         with self._lock:

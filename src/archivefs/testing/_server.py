@@ -459,6 +459,22 @@ class EmulatedArchive(S3Endpoint):
                 fix=f"create it first with archive.create_bucket({bucket!r}).",
             ) from None
 
+    def backdate(self, bucket: str, prefix: str, seconds: float) -> int:
+        """Make the objects under ``bucket/prefix`` ``seconds`` older (their Last-Modified,
+        in listings and HEADs), as if written that long ago; returns how many. For tests of
+        age rules (orphan bundles, stale leases) without waiting."""
+        from datetime import timedelta
+
+        self._started()
+        keys = moto_backend(self._region).buckets[bucket].keys
+        aged = 0
+        for name in list(keys.keys()):
+            if name.startswith(prefix):
+                for key in keys.getlist(name):
+                    key.last_modified -= timedelta(seconds=seconds)
+                aged += 1
+        return aged
+
     def start_restores(
         self, bucket: str, keys: Iterable[str], *, days: int = 1, tier: str = "Standard"
     ) -> None:
