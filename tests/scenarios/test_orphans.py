@@ -69,7 +69,7 @@ def _read_back(provider: Provider, root: str, files: dict[str, bytes]) -> None:
     assert got == {f"{root}/{name}": data for name, data in files.items()}
 
 
-@pytest.mark.parametrize("provider", provider_params("s3"), indirect=True)
+@pytest.mark.parametrize("provider", provider_params("s3", "oracle"), indirect=True)
 def test_orphan_deletion_spares_the_bundles_a_resumed_unsaved_run_reuses(
     provider: Provider, tmp_path: Path
 ) -> None:
@@ -139,4 +139,44 @@ def test_a_rerun_repairs_a_catalog_that_names_a_missing_bundle(
     report = run()
     assert report.bundles_written == [gone]  # the same bytes, the same name, uploaded again
     assert len(report.bundles_reused) == 2
+    _read_back(provider, root, files)
+
+
+# Oracle: ocifs lists bucket@namespace/key and times as timeModified; neither may make
+# every earlier bundle an orphan, hide a real one's age, or defeat a resumed run's reuse
+@pytest.mark.parametrize("provider", provider_params("s3", "oracle"), indirect=True)
+def test_only_real_orphans_are_reported_deleted_when_old_and_uploads_reused(
+    provider: Provider, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "a", 30, dirs=3)
+    root = f"{provider.bucket}/o"
+    raw = provider.raw()
+
+    def run(**kwargs: Any) -> Any:
+        klass = provider.spec.hot_class
+        local = fsspec.filesystem("file")
+        return bundle_tree(local, str(tmp_path / "a"), raw, root, policy=ByPrefix(depth=1),
+                           storage_class=klass, **kwargs)  # fmt: skip
+
+    assert len(run().bundles_written) == 3
+    again = run(orphans="delete", orphan_age=0)
+    assert again.orphans == []  # every bundle is recorded: 0 false orphans
+    assert (len(again.bundles_reused), again.bundles_written) == (3, [])
+
+    old = Catalog.load(raw, catalog_dir(root)).lookup(f"{root}/d1/f0001.dat").bundle  # type: ignore[union-attr]
+    files["d1/f0001.dat"] = b"rewritten " * 30
+    (tmp_path / "a" / "d1" / "f0001.dat").write_bytes(files["d1/f0001.dat"])
+    changed = run(orphans="delete")
+    assert [(o.key, o.deleted) for o in changed.orphans] == [(old, False)]  # young: kept
+    assert provider.server.backdate(provider.bucket, "o/.archivefs/bundles/", TWO_HOURS) == 4
+    swept = run(orphans="delete")
+    assert [(o.key, o.deleted) for o in swept.orphans] == [(old, True)]  # a real, old orphan
+    raw.invalidate_cache()
+    assert not raw.exists(old)
+    _read_back(provider, root, files)
+
+    _killed_before_its_save(provider, root)
+    resumed = run()
+    assert (len(resumed.bundles_reused), resumed.bundles_written) == (3, [])  # by content
+    assert resumed.orphans == []
     _read_back(provider, root, files)

@@ -23,7 +23,7 @@ from typing import Any
 
 from archivefs.catalog import layout
 from archivefs.catalog.index import modified_time
-from archivefs.stores import remove_object
+from archivefs.stores import forget_listings, listed_key, remove_object
 from archivefs.stores.conditional import is_local
 
 LEASE_FILE = re.compile(r"(b-[0-9a-f]{32})\.([0-9a-f]{32})\.lease")
@@ -75,14 +75,14 @@ def scan_leases(fs: Any, root: str, now: float, max_age: float) -> LeaseScan | N
     name that is not a lease, or a lease has no time. Then nothing may be deleted.
     """
     directory = lease_dir(root)
-    fs.invalidate_cache(directory)
+    forget_listings(fs, directory)
     try:
         listed = fs.find(directory, detail=True)
     except FileNotFoundError:
         return LeaseScan(frozenset(), ())
     except OSError:
         return None
-    base = fs._strip_protocol(root).rstrip("/")
+    base = listed_key(fs, root)
     protected, stale = set(), []
     for path, info in listed.items():
         match = LEASE_FILE.fullmatch(str(path).rstrip("/").rsplit("/", 1)[-1])
@@ -90,7 +90,7 @@ def scan_leases(fs: Any, root: str, now: float, max_age: float) -> LeaseScan | N
         if match is None or written is None:
             return None
         if now - written >= max_age:
-            stale.append(fs._strip_protocol(path))
+            stale.append(listed_key(fs, path))
         else:
             protected.add(layout.bundle_path(base, match.group(1)))
     return LeaseScan(frozenset(protected), tuple(stale))

@@ -48,7 +48,14 @@ from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, Ca
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
 from archivefs.providers import PROVIDERS
-from archivefs.stores import listed_key, provider_speaking, remove_object, upload_in_class
+from archivefs.stores import (
+    forget_listings,
+    listed_key,
+    provider_speaking,
+    remove_object,
+    upload_in_class,
+    user_metadata,
+)
 from archivefs.stores.conditional import is_local, read_versioned, run_blocking
 from archivefs.stores.translate import raise_translated
 
@@ -59,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = ["BundleReport", "Orphan", "bundle_tree", "list_sources", "rebuild_catalog"]
 
 DIGEST_METADATA = "archivefs-sha256"  # S3 user metadata: the SHA-256 of the uploaded bundle
+_AZURE_DIGEST = "archivefs_sha256"  # Azure metadata names are C# identifiers: no hyphen
 OrphanPolicy = Literal["keep", "delete"]
 SAVE_TRIES = 20  # saves lost to other writers in a row before a run gives up (bundles kept)
 REUPLOAD_TRIES = 3  # rounds of re-uploading reused bundles that vanished before a run gives up
@@ -276,7 +284,7 @@ def _listed_bundles(fs: Any, root: str) -> dict[str, dict[str, Any]]:
     """The bundle objects under ``root`` as listed now (never from a listing cache), by
     their keys as the catalog records them."""
     directory = layout.bundle_dir(root)
-    fs.invalidate_cache(directory)
+    forget_listings(fs, directory)
     try:
         found = fs.find(directory, detail=True)
     except FileNotFoundError:
@@ -322,7 +330,7 @@ def _delete_orphans(fs: Any, dest_root: str, candidates: list[str], min_age: flo
     the current catalog names, each checked right before its delete; return those deleted."""
     directory = layout.catalog_dir(dest_root)
     with _store_errors(directory, "read the catalog"):
-        fs.invalidate_cache(directory)
+        forget_listings(fs, directory)
         now = modified_time(fs.info(f"{directory}/{POINTER}"))  # the store's clock
         listed = _listed_bundles(fs, dest_root)
     if now is None:
@@ -599,9 +607,10 @@ def _same_upload(
         with fs.open(key, "rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest() == digest
     try:
-        recorded = fs.metadata(key).get(DIGEST_METADATA)
+        metadata = user_metadata(fs, key)
     except (AttributeError, NotImplementedError):
         return False  # no metadata on this store: upload again
+    recorded = metadata.get(DIGEST_METADATA) or metadata.get(_AZURE_DIGEST)
     return bool(recorded == digest)
 
 
@@ -617,8 +626,7 @@ def _store_errors(path: str, action: str) -> Iterator[None]:
 
 
 def _upload(dest_fs: Any, local: str, key: str, klass: StorageClass, digest: str) -> None:
-    # Azure metadata names are C# identifiers: no hyphen
-    name = "archivefs_sha256" if klass.provider == "azure" else DIGEST_METADATA
+    name = _AZURE_DIGEST if klass.provider == "azure" else DIGEST_METADATA
     upload_in_class(dest_fs, local, key, klass, {name: digest})
 
 

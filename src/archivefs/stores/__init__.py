@@ -50,6 +50,33 @@ def listed_key(fs: Any, path: str) -> str:
     return key
 
 
+def forget_listings(fs: Any, path: str) -> None:
+    """Drop what ``fs``'s listing cache (fsspec's dircache) holds at, below or above
+    ``path``, in any spelling of its keys (ocifs's ``bucket@namespace``): the next
+    ``find``/``ls``/``info`` there asks the store. fsspec hands out one cached instance
+    per set of options, so another writer's changes are never seen through its cache."""
+    fs.invalidate_cache(path)
+    cache = getattr(fs, "dircache", None)
+    if not cache:
+        return
+    wanted = listed_key(fs, path)
+    for key in list(cache):
+        known = listed_key(fs, str(key))
+        if known == wanted or known.startswith(f"{wanted}/") or wanted.startswith(f"{known}/"):
+            cache.pop(key, None)
+
+
+def user_metadata(fs: Any, path: str) -> dict[str, str]:
+    """The user metadata an upload recorded on ``path`` (S3 ``Metadata``, Azure and GCS
+    metadata, Oracle ``opc-meta-*``), by its names as uploaded."""
+    spec = provider_speaking(fs)
+    if spec is not None and spec.name == "oracle":
+        from archivefs.stores.oracle import user_metadata as oracle_metadata
+
+        return oracle_metadata(fs, path)
+    return {str(k): str(v) for k, v in (fs.metadata(path) or {}).items()}
+
+
 def before_connect(protocol: str, options: dict[str, Any]) -> None:
     """What a provider's client library needs settled before it is imported and given
     ``options`` (GCS: no gRPC bucket probe against endpoints that are not Google's)."""
@@ -160,6 +187,7 @@ __all__ = [
     "Listing",
     "RestoreOutcome",
     "S3Store",
+    "forget_listings",
     "listed_key",
     "make_store",
     "provider_of",
@@ -167,4 +195,5 @@ __all__ = [
     "remove_object",
     "split_path",
     "upload_in_class",
+    "user_metadata",
 ]

@@ -476,3 +476,18 @@ def upload_in_tier(fs: Any, local: str, path: str, tier: str, metadata: dict[str
             storage_tier=spec.name if spec is not None else tier,
             opc_meta=metadata,
         )
+
+
+def user_metadata(fs: Any, path: str) -> dict[str, str]:
+    """An object's user metadata (its ``opc-meta-*`` headers, prefix dropped) from one
+    HeadObject through the client ocifs holds (ocifs's ``metadata`` is its ``info``)."""
+    store = OracleStore(fs)
+    bucket, name = split_path(fs._strip_protocol(path), ORACLE)
+    namespace, bucket_name = store._bucket(bucket)
+    response = store._ocifs().oci_client.head_object(namespace, bucket_name, name)
+    prefix = "opc-meta-"
+    return {
+        str(k)[len(prefix) :]: str(v)
+        for k, v in response.headers.items()
+        if str(k).lower().startswith(prefix)
+    }

@@ -122,6 +122,7 @@ class _Object:
     ready_at: float = 0.0
     expires_at: float = 0.0
     hours: int = DEFAULT_HOURS
+    meta: dict[str, str] = field(default_factory=dict)  # opc-meta-* headers, as sent
 
 
 @dataclass(slots=True)
@@ -488,6 +489,7 @@ class EmulatedOracleArchive:
         if none_match == "*" and current is not None:
             return _error(412, "IfNoneMatchFailed", "The If-None-Match precondition failed.")
         obj = _new_object(request.body, tier)
+        obj.meta = {k: v for k, v in request.headers.items() if k.startswith("opc-meta-")}
         objects[request.name or ""] = obj
         headers = [
             ("ETag", obj.etag),
@@ -751,6 +753,7 @@ def _object_headers(obj: _Object, length: int) -> list[tuple[str, str]]:
         ("accept-ranges", "bytes"),
         ("version-id", obj.etag),
         ("storage-tier", obj.tier),
+        *obj.meta.items(),
     ]
     if obj.state is not None:
         headers.append(("archival-state", obj.state))
