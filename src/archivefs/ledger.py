@@ -105,23 +105,28 @@ class ClusterLedger:
         self.name = name
         self.client = client
         self.seed = seed
+        self._here = threading.Lock()  # this process's threads queue here, not at the scheduler
+        self._lock = _distributed().Lock(
+            f"{name}-lock", scheduler_rpc=client.scheduler, loop=client.loop
+        )
 
     def update(self, change: Callable[[Tally], Tally | None]) -> tuple[Tally, Tally | None]:
         distributed = _distributed()
-        lock = distributed.Lock(f"{self.name}-lock", client=self.client)
-        if not lock.acquire(timeout=_CLUSTER_TIMEOUT):
-            raise TimeoutError(
-                f"the budget ledger {self.name} on the Dask scheduler was not free within "
-                f"{_CLUSTER_TIMEOUT:.0f} s; nothing was requested."
-            )
-        try:
-            before = self._get(distributed)
-            after = change(before)
-            if after is not None:
-                distributed.Variable(self.name, client=self.client).set([after.spent, after.held])
-            return before, after
-        finally:
-            lock.release()
+        with self._here:
+            if not self._lock.acquire(timeout=_CLUSTER_TIMEOUT):
+                raise TimeoutError(
+                    f"the budget ledger {self.name} on the Dask scheduler was not free within "
+                    f"{_CLUSTER_TIMEOUT:.0f} s; nothing was requested."
+                )
+            try:
+                before = self._get(distributed)
+                after = change(before)
+                if after is not None:
+                    variable = distributed.Variable(self.name, client=self.client)
+                    variable.set([after.spent, after.held])
+                return before, after
+            finally:
+                self._lock.release()
 
     def read(self) -> Tally:
         return self._get(_distributed())
