@@ -319,15 +319,64 @@ def test_a_single_read_of_a_fee_charging_object_goes_through_the_budget(
     fee = make_fs().estimate_plan(make_fs().plan(f"{bucket}/ia/a")).total
     fs = make_fs(max_cost=1.5 * fee)
     archive.requests.clear()
-    assert fs.cat(f"{bucket}/ia/a") == b"i" * MiB
-    assert fs.cat_file(f"{bucket}/ia/a") == b"i" * MiB  # approved before: not counted again
+    assert fs.cat(f"{bucket}/ia/a") == b"i" * MiB  # approved as a job, then its GET draws it
+    assert fs.hooks.held == 0.0
+    # the provider bills a re-read again: so does the budget (the old code let it through)
+    with pytest.raises(BudgetExceededError, match=r"GET of 1048576 bytes.*re-reads too"):
+        fs.cat_file(f"{bucket}/ia/a")
     with pytest.raises(BudgetExceededError, match="1 object\\(s\\) that bill a retrieval fee"):
         fs.cat(f"{bucket}/ia/b")
     with pytest.raises(BudgetExceededError, match="retrieval fee"):
         fs.cat_file(f"{bucket}/ia/b")
     gets = [r.key for r in archive.requests.records if r.op == "GET" and r.bucket == bucket]
-    assert [k for k in gets if k.startswith("ia/")] == ["ia/a", "ia/a"]  # ia/b never
+    assert [k for k in gets if k.startswith("ia/")] == ["ia/a"]  # ia/b never, ia/a once
     assert fs.hooks.spent == pytest.approx(fee)
+    fs.hooks.set_budget(2.5 * fee)  # room for one more GET of 1 MiB and a ranged one
+    assert fs.cat_file(f"{bucket}/ia/a") == b"i" * MiB
+    assert fs.cat_file(f"{bucket}/ia/a", start=0, end=1000) == b"i" * 1000
+    ranged = make_fs().estimate_plan(
+        make_fs().engine.plan_known(
+            {"k": ObjectState("k", 1000, StorageClass.STANDARD_IA, RestoreState.HOT)}
+        )
+    ).total
+    assert fs.hooks.spent == pytest.approx(2 * fee + ranged)
+    gets = [r.key for r in archive.requests.records if r.op == "GET" and r.bucket == bucket]
+    assert [k for k in gets if k.startswith("ia/")] == ["ia/a"] * 3
+
+
+def test_threads_re_reading_a_fee_charging_object_never_overspend_as_billed(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    import threading
+
+    archive.put_object(bucket, "ia/hot", b"h" * MiB, storage_class="STANDARD_IA")
+    fee = make_fs().estimate_plan(make_fs().plan(f"{bucket}/ia/hot")).total
+    fs = make_fs(max_cost=5.5 * fee)  # five GETs as billed
+    fs.info(f"{bucket}/ia/hot")
+    archive.requests.clear()
+    read: list[int] = []
+    refused: list[int] = []
+    start = threading.Barrier(16)
+
+    def reader(i: int) -> None:
+        start.wait()
+        for _ in range(4):  # 16 threads x 4 re-reads of the same object
+            try:
+                assert fs.cat_file(f"{bucket}/ia/hot") == b"h" * MiB
+            except BudgetExceededError:
+                refused.append(i)
+            else:
+                read.append(i)
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    gets = archive.requests.count("GET", key="ia/hot")
+    assert (len(read), len(refused), gets) == (5, 59, 5)  # every GET billed, none over
+    assert fs.hooks.spent == pytest.approx(5 * fee)
+    assert fs.hooks.spent <= fs.hooks.max_cost
 
 
 def test_approvals_from_many_threads_never_overspend() -> None:

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
         "worker_logs",
     },
     {"pricing"},
-    {"hooks"},
+    {"hooks", "ledger"},
     {"stores"},
     {"catalog"},
     {"restore"},

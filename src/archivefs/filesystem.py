@@ -46,7 +46,7 @@ from archivefs.s3compat import TargetMethods, refuse_bucket_as_file
 from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from fsspec.callbacks import Callback
 
@@ -91,6 +91,12 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         Budget and estimate hooks, checked before any paid request (docs/cost-model.md).
         ``price_sheet`` defaults to the provider's shipped sheet (``aws-us-east-1``,
         ``azure-eastus``, ``gcs-us-central1``, ``oci-us-ashburn-1``).
+    budget_ledger, budget_seed:
+        Where ``max_cost``'s running total is shared on a ``distributed`` cluster (a
+        name; default: a new one per filesystem) and what it starts from: set when the
+        filesystem travels to a worker, so the client and every worker count against
+        one budget (docs/clusters.md). Give several filesystems one ``budget_ledger``
+        to bound them together on a cluster.
     notifications:
         A source of "this key is restored" events (S3 event notifications through a
         queue, or a callback) that lets the poller check at once instead of waiting.
@@ -158,6 +164,8 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         restore_time_scale: float = 1.0,
         concurrency: int = 64,
         max_cost: float | None = None,
+        budget_ledger: str | None = None,
+        budget_seed: Sequence[float] | None = None,
         on_estimate: Callable[[Plan, Estimate], bool | None] | None = None,
         price_sheet: str | None = None,
         egress: str = "same_region",
@@ -194,6 +202,8 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
             on_archived=on_archived,
             price_sheet=price_sheet,
             max_cost=max_cost,
+            budget_ledger=budget_ledger,
+            budget_seed=budget_seed,
             on_estimate=on_estimate,
             wait_timeout=wait_timeout,
             restore_time_scale=restore_time_scale,
@@ -250,6 +260,7 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         options, self._credentials_ref = travelling_options(
             self.storage_options, self.pickle_credentials, self._credentials_ref, self.store
         )
+        options.update(self.hooks.travelling())  # one budget for the copies and this one
         return options
 
     def __repr__(self) -> str:  # never show options: they may hold credentials

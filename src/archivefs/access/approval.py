@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from archivefs.access.parts import Parts
@@ -47,17 +48,45 @@ class Approval:
         if self.parts.hooks.wants_estimate and plan.fee_reads:
             self.parts.hooks.approve(plan.only(plan.fee_reads), self.estimate_plan)
 
-    def approve_read(self, state: ObjectState) -> None:
-        """Approve the read of one object whose state is known (a retrieval fee, if any)."""
-        if (
+    def bills_reads(self, state: ObjectState) -> bool:
+        """Whether every GET of this readable object bills a retrieval fee, and the
+        budget or an estimate hook watches what is spent."""
+        return (
             self.parts.hooks.wants_estimate
             and state.readable
             and state.storage_class.has_retrieval_fee
-        ):
-            plan = self.parts.engine.plan_known(
-                {state.path: state}, tier=self.parts.tier, days=self.parts.days
+        )
+
+    def charge_read(self, state: ObjectState, nbytes: int) -> float:
+        """Reserve one GET of ``nbytes`` of ``state``'s object as the provider bills it (its
+        request and retrieval fee, this filesystem's egress): from what an approved plan
+        holds for reads first, else counted anew; :class:`BudgetExceededError` when it
+        does not fit. Returns the amount reserved. Blocking (on a cluster it asks the
+        scheduler's ledger)."""
+        if self.parts.hooks.on_estimate:  # shown the object's read once, as a plan
+            self.approve_reads(
+                self.parts.engine.plan_known(
+                    {state.path: state}, tier=self.parts.tier, days=self.parts.days
+                )
             )
-            self.approve_reads(plan)
+        cost = self.read_price(state, nbytes)
+        what = f"a GET of {nbytes} bytes of this {state.storage_class.value} object"
+        self.parts.hooks.charge(cost, what, state.path)
+        return cost
+
+    def refund_read(self, state: ObjectState, asked: int, got: int, reserved: float) -> None:
+        """Give back what a GET reserved for ``asked`` bytes and did not spend: the bytes it
+        did not fetch (all of them when it failed; its request fee stays counted)."""
+        if got < asked:
+            self.parts.hooks.refund(reserved - self.read_price(state, got))
+
+    def read_price(self, state: ObjectState, nbytes: int) -> float:
+        """What one GET of ``nbytes`` of ``state``'s object costs (the one estimate)."""
+        one = replace(state, size=nbytes)
+        plan = self.parts.engine.plan_known(
+            {state.path: one}, tier=self.parts.tier, days=self.parts.days
+        )
+        return self.estimate_plan(plan, read_amplification=1.0).total
 
     def estimate_plan(self, plan: Plan, **kwargs: Any) -> Estimate:
         """The cost and latency of a plan with this filesystem's price sheet and egress path.

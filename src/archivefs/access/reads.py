@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fsspec.asyn import _run_coros_in_chunks
 
@@ -49,7 +49,9 @@ class Reads:
         self.hot = hot
         self.approval = approval
         self.generic_cat_ranges = generic_cat_ranges  # fsspec's: every range on its own
-        self._fee_checked: set[str] = set()  # plain objects whose reads the budget has seen
+        # plain objects whose reads the budget has seen: the state of those that bill a
+        # retrieval fee (each GET of them is charged), None for the others
+        self._fee_checked: dict[str, ObjectState | None] = {}
 
     def delivered(self, size: int) -> None:
         """Count ``size`` bytes handed to a caller (a file's ``read``)."""
@@ -131,9 +133,10 @@ class Reads:
         """
         sizes = start is None and end is None and _sizes_whole_reads(self.parts.fs, kwargs)
         # with a budget or hook, the first read of an object on any store (whole or ranged)
-        # learns its state once, so a retrieval fee is approved before it is paid
-        guard = self.parts.hooks.wants_estimate and path not in self._fee_checked
-        if sizes or guard:
+        # learns its state once, so a retrieval fee is charged before each GET is sent
+        guard = self.parts.hooks.wants_estimate
+        fee_state = self._fee_checked.get(path) if guard else None
+        if sizes or (guard and path not in self._fee_checked):
             state = self.known_state(path, where)
             fresh = None
             if state is None:
@@ -141,13 +144,15 @@ class Reads:
                     state = fresh = await self.parts.store.head(path)
             if state is not None and not state.readable:
                 await self.policy.apply(path, None, fresh)  # raises, or returns once it reads
-            elif state is not None:
-                self.approval.approve_read(state)  # its retrieval fee, if any, through the budget
-                self._fee_checked.add(path)
+            elif state is not None and guard:
+                fee_state = state if self.approval.bills_reads(state) else None
+                self._fee_checked[path] = fee_state
             if sizes and (state is None or state.size <= self.parts.fs.default_block_size):
                 # one GET, no HEAD (larger objects: s3fs's parallel parts); for an object the
                 # HEAD did not find, the GET's error says whether the key or the bucket is missing
                 kwargs["max_concurrency"] = 1
+        if fee_state is not None and sizes:
+            kwargs["max_concurrency"] = 1  # one billed GET, whatever the size
         if _explicit_range(start, end) and getattr(self.parts.store, "reads_ranges", False):
             # the store's one ranged request, where the fsspec library's cat_file is not one
             first, last = int(start or 0), int(end or 0)
@@ -155,13 +160,43 @@ class Reads:
             async def ranged() -> bytes:
                 return (await self.parts.store.get_range(self.read_path(path), first, last)).data
 
-            data: bytes = await self.policy.guarded(path, ranged)
+            send: Callable[[], Awaitable[bytes]] = ranged
+        else:
+
+            def send() -> Awaitable[bytes]:
+                return cast(
+                    "Awaitable[bytes]",
+                    self.parts.fs._cat_file(self.read_path(path), start=start, end=end, **kwargs),
+                )
+
+        if fee_state is not None:  # every GET of it is billed: reserved before it is sent
+            send = self._charged(fee_state, start, end, send)
+        data: bytes = await self.policy.guarded(path, send)
+        return data
+
+    def _charged(
+        self,
+        state: ObjectState,
+        start: int | None,
+        end: int | None,
+        send: Callable[[], Awaitable[bytes]],
+    ) -> Callable[[], Awaitable[bytes]]:
+        """``send``, with the GET's price (request and retrieval fee of the bytes asked)
+        reserved from the budget before each try and what was not fetched given back."""
+
+        async def charged() -> bytes:
+            asked = _range_length(state.size, start, end)
+            cost = await asyncio.to_thread(self.approval.charge_read, state, asked)
+            try:
+                data = await send()
+            except BaseException:
+                await asyncio.to_thread(self.approval.refund_read, state, asked, 0, cost)
+                raise
+            if len(data) < asked:
+                await asyncio.to_thread(self.approval.refund_read, state, asked, len(data), cost)
             return data
-        result: bytes = await self.policy.guarded(
-            path,
-            lambda: self.parts.fs._cat_file(self.read_path(path), start=start, end=end, **kwargs),
-        )
-        return result
+
+        return charged
 
     def read_path(self, path: str) -> str:
         """Where the store reads ``path`` from: on Azure with ``rehydrate="copy"``, its
@@ -343,3 +378,11 @@ def _sizes_whole_reads(fs: Any, kwargs: dict[str, Any]) -> bool:
     """The cold store asks an object's size before reading it whole (s3fs, to split
     large objects into parallel parts), and the caller did not choose how to read it."""
     return hasattr(fs, "_cat_file_concurrent") and "max_concurrency" not in kwargs
+
+
+def _range_length(size: int, start: int | None, end: int | None) -> int:
+    """How many bytes a read of ``[start, end)`` of a ``size``-byte object asks for
+    (fsspec's semantics: ``None`` for either end, negative from the end)."""
+    first = 0 if start is None else (start if start >= 0 else max(0, size + start))
+    last = size if end is None else (end if end >= 0 else max(0, size + end))
+    return max(0, min(last, size) - min(first, size))

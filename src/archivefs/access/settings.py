@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from archivefs.errors import InvalidOptionsError
 from archivefs.hooks import Hooks
+from archivefs.ledger import Tally, new_ledger_name
 from archivefs.model import RestoreTier, parse_days
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from archivefs.providers.base import ProviderSpec
     from archivefs.restore.notify import NotificationSource
@@ -77,6 +78,8 @@ class Settings:
         price_sheet: str | None,
         max_cost: float | None,
         on_estimate: Callable[..., bool | None] | None,
+        budget_ledger: str | None = None,
+        budget_seed: Sequence[float] | None = None,
         **options: Any,
     ) -> Settings:
         """The settings of a filesystem on ``provider``: ``on_archived`` and ``days``
@@ -95,7 +98,10 @@ class Settings:
             on_archived=on_archived,
             price_sheet=price_sheet or provider.price_sheet,
             hooks=Hooks(
-                on_estimate=[on_estimate] if on_estimate is not None else [], max_cost=max_cost
+                on_estimate=[on_estimate] if on_estimate is not None else [],
+                max_cost=max_cost,
+                ledger_name=budget_ledger or new_ledger_name(max_cost),
+                seed=Tally(*map(float, budget_seed)) if budget_seed else Tally(),
             ),
             **options,
         )
