@@ -1,0 +1,272 @@
+"""``archivefs mount``: mounted for real (FUSE), driven by unmodified programs.
+
+Each test starts the installed ``archivefs mount`` console script as a subprocess (or the
+Python context manager in a thread) over the emulated archive, runs ordinary programs on
+the mount point, and counts what reached the server. Every subprocess that touches the
+mount point has a timeout, and the fixture always unmounts (``fusermount3 -uz``), so a
+failing test never leaves a hung mount behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from archivefs.mount.runner import fuse_problem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from archivefs.testing import EmulatedArchive
+
+pytestmark = pytest.mark.skipif(
+    fuse_problem() is not None, reason=f"cannot mount here: {fuse_problem()}"
+)
+
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
+TIMEOUT = 120  # seconds any program run on the mount may take (a busy 2-core machine)
+ENV = {
+    **os.environ,
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def run(*argv: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a program (on the mount) with a timeout; its output as text."""
+    done = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    if check:
+        assert done.returncode == 0, f"{argv}: {done.stderr}"
+    return done
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+@dataclass
+class Mounted:
+    """A running ``archivefs mount``: its mount point, process and log."""
+
+    root: Path
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    extra: list[str] = field(default_factory=list)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def mount_cli(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> Iterator[Callable[..., Mounted]]:
+    """``start(*options, prefix="")``: ``archivefs mount s3://BUCKET/PREFIX MNT OPTIONS``
+    as a subprocess, returned once mounted; unmounted and stopped at teardown."""
+    started: list[Mounted] = []
+
+    def start(*options: str, prefix: str = "") -> Mounted:
+        root = tmp_path / f"mnt{len(started)}"
+        root.mkdir()
+        log_path = tmp_path / f"mount{len(started)}.log"
+        argv = [ARCHIVEFS, "mount", f"s3://{bucket}/{prefix}", str(root), *options,
+                "--endpoint-url", archive.endpoint_url, "--journal", str(tmp_path / "j.sqlite"),
+                "--restore-time-scale", str(1 / 3600)]  # fmt: skip
+        with open(log_path, "wb") as sink:
+            process = subprocess.Popen(argv, stdout=sink, stderr=sink, env=ENV)
+        mounted = Mounted(root, process, log_path)
+        started.append(mounted)
+        wait_for(lambda: os.path.ismount(root) or process.poll() is not None)
+        assert os.path.ismount(root), mounted.log()
+        return mounted
+
+    yield start
+    for mounted in started:
+        subprocess.run(["fusermount3", "-uz", str(mounted.root)], capture_output=True,
+                       timeout=30, check=False)  # fmt: skip
+        if mounted.process.poll() is None:
+            mounted.process.terminate()
+        try:
+            mounted.process.wait(30)
+        except subprocess.TimeoutExpired:
+            mounted.process.kill()
+            mounted.process.wait(30)
+
+
+def seed(archive: EmulatedArchive, bucket: str) -> dict[str, bytes]:
+    files = {
+        "data/a.txt": b"alpha\n" * 1000,
+        "data/b.bin": bytes(range(256)) * 4096,  # 1 MiB
+        "data/sub/c.txt": b"gamma\n",
+        "top.txt": b"top\n",
+    }
+    archive.put_objects(bucket, files)
+    return files
+
+
+def test_programs_list_stat_and_read_the_mounted_tree(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """ls -l, stat, cat, cp, md5sum and tar read the objects as ordinary files; stat of
+    every file is answered from its directory's listing: no HEAD at all."""
+    files = seed(archive, bucket)
+    mounted = mount_cli()
+    archive.requests.clear()
+    listing = run("ls", "-lR", mounted.root).stdout
+    assert "top.txt" in listing
+    assert "c.txt" in listing
+    sizes = run("stat", "-c", "%n %s %F", *(mounted.root / k for k in files)).stdout.splitlines()
+    assert sizes == [f"{mounted.root / k} {len(v)} regular file" for k, v in files.items()]
+    counts = archive.requests.per_op()
+    assert counts.get("HEAD", 0) == 0, counts
+    assert counts.get("LIST", 0) == 3, counts  # one listing per directory: /, data, data/sub
+    assert run("cat", mounted.root / "data/a.txt").stdout.encode() == files["data/a.txt"]
+    run("cp", mounted.root / "data/b.bin", tmp_path / "b.bin")
+    assert (tmp_path / "b.bin").read_bytes() == files["data/b.bin"]
+    digests = run("md5sum", mounted.root / "data/b.bin").stdout.split()[0]
+    assert digests == hashlib.md5(files["data/b.bin"]).hexdigest()
+    run("tar", "-C", mounted.root, "-cf", tmp_path / "t.tar", "data")
+    names = run("tar", "-tf", tmp_path / "t.tar").stdout.split()
+    assert sorted(names) == ["data/", "data/a.txt", "data/b.bin", "data/sub/", "data/sub/c.txt"]
+    assert archive.requests.per_op().get("HEAD", 0) == 0
+
+
+def test_writes_fail_with_erofs(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    seed(archive, bucket)
+    mounted = mount_cli()
+    archive.requests.clear()
+    for argv in (
+        ["touch", mounted.root / "new.txt"],
+        ["sh", "-c", f"echo x > {mounted.root / 'top.txt'}"],
+        ["mkdir", mounted.root / "d"],
+        ["rm", mounted.root / "top.txt"],
+        ["mv", mounted.root / "top.txt", mounted.root / "moved.txt"],
+    ):
+        done = run(*argv, check=False)
+        assert done.returncode != 0, argv
+        assert "Read-only file system" in done.stderr, (argv, done.stderr)
+    assert set(archive.requests.per_op()) <= {"LIST", "GET"}  # nothing written or deleted
+
+
+def test_ctrl_c_unmounts_cleanly(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """SIGINT (Ctrl-C) ends the foreground mount: unmounted, exit status 0, the log says so."""
+    seed(archive, bucket)
+    mounted = mount_cli()
+    mounted.process.send_signal(signal.SIGINT)
+    assert mounted.process.wait(TIMEOUT) == 0, mounted.log()
+    assert not os.path.ismount(mounted.root)
+    assert "unmounted" in mounted.log()
+    assert list(mounted.root.iterdir()) == []
+
+
+def test_a_killed_mount_is_cleared_by_unmount(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """kill -9 leaves a dead mount ("Transport endpoint is not connected"); `archivefs
+    unmount` (fusermount3 -u) clears it, and the directory can be mounted again."""
+    seed(archive, bucket)
+    mounted = mount_cli()
+    mounted.process.send_signal(signal.SIGKILL)
+    mounted.process.wait(TIMEOUT)
+    dead = run("ls", mounted.root, check=False)
+    assert dead.returncode != 0
+    assert "Transport endpoint is not connected" in dead.stderr
+    run(ARCHIVEFS, "unmount", mounted.root)
+    assert not os.path.ismount(mounted.root)
+    assert list(mounted.root.iterdir()) == []
+
+
+def test_daemon_detaches_and_unmount_ends_it(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """--daemon returns once mounted; the detached process serves until `archivefs unmount`."""
+    seed(archive, bucket)
+    root = tmp_path / "mnt"
+    root.mkdir()
+    log = tmp_path / "daemon.log"
+    try:
+        done = subprocess.run(
+            [ARCHIVEFS, "mount", f"s3://{bucket}/data/", str(root), "--daemon", "--log-file",
+             str(log), "--endpoint-url", archive.endpoint_url],
+            capture_output=True, text=True, timeout=TIMEOUT, env=ENV, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert os.path.ismount(root)
+        pid = int(done.stdout.split("(pid ")[1].split(";")[0])
+        assert run("cat", root / "sub/c.txt").stdout == "gamma\n"
+        run(ARCHIVEFS, "unmount", root)
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid))
+        assert "mounted s3://" in log.read_text()
+    finally:
+        subprocess.run(["fusermount3", "-uz", str(root)], capture_output=True, timeout=30,
+                       check=False)  # fmt: skip
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return True
+
+
+def test_python_context_manager_mounts_in_a_thread(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """``archivefs.mount(...)`` serves the tree from a thread of this process for the block
+    and unmounts at its end."""
+    import archivefs
+
+    files = seed(archive, bucket)
+    root = tmp_path / "mnt"
+    root.mkdir()
+    with archivefs.mount(
+        f"s3://{bucket}/data", root, storage_options=archive.storage_options()
+    ) as mounted:
+        assert os.path.ismount(mounted)
+        assert sorted(p.name for p in mounted.iterdir()) == ["a.txt", "b.bin", "sub"]
+        assert (mounted / "b.bin").read_bytes() == files["data/b.bin"]
+        assert os.stat(mounted / "sub/c.txt").st_size == 6
+    assert not os.path.ismount(root)
+
+
+def test_netcdf_programs_and_xarray_read_through_the_mount(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """ncdump, h5dump and xarray.open_dataset open a netCDF4 file on the mount by its path."""
+    xr = pytest.importorskip("xarray")
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("h5netcdf")
+    local = tmp_path / "t.nc"
+    xr.Dataset({"temp": (("x",), np.arange(10.0))}).to_netcdf(local, engine="h5netcdf")
+    archive.put_objects(bucket, {"nc/t.nc": local.read_bytes()})
+    mounted = mount_cli()
+    path = mounted.root / "nc/t.nc"
+    dump = run("ncdump", "-v", "temp", path).stdout
+    assert "temp = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ;" in dump
+    assert 'DATASET "temp"' in run("h5dump", "-H", path).stdout
+    script = (
+        "import sys, xarray; "
+        "ds = xarray.open_dataset(sys.argv[1], engine='h5netcdf'); "
+        "print(float(ds.temp.sum()))"
+    )
+    assert run(sys.executable, "-c", script, path).stdout.strip() == "45.0"
