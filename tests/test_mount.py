@@ -270,3 +270,121 @@ def test_netcdf_programs_and_xarray_read_through_the_mount(
         "print(float(ds.temp.sum()))"
     )
     assert run(sys.executable, "-c", script, path).stdout.strip() == "45.0"
+
+
+def cat_all(paths: list[Path]) -> list[subprocess.CompletedProcess[bytes]]:
+    """``cat`` of every path at once (concurrent opens), each with a timeout."""
+    processes = [
+        subprocess.Popen(["cat", str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for p in paths
+    ]
+    done = []
+    for process in processes:
+        out, err = process.communicate(timeout=TIMEOUT)
+        done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
+    return done
+
+
+def bundle(archive: EmulatedArchive, bucket: str, tmp_path: Path, files: dict[str, bytes]) -> None:
+    """``files`` as members of one GLACIER bundle under ``s3://BUCKET/b/``."""
+    src = tmp_path / "src"
+    for name, data in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+    done = subprocess.run(
+        [ARCHIVEFS, "bundle", str(src), f"s3://{bucket}/b", "--storage-class", "GLACIER",
+         "--endpoint-url", archive.endpoint_url],
+        capture_output=True, text=True, timeout=TIMEOUT, env=ENV, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_raise_refuses_an_archived_open_with_eacces_and_says_how_to_restore(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """--on-archived raise (the default): open fails at once with EACCES (never EIO), the
+    log names the object, its class and the restore command; nothing is requested."""
+    archive.put_objects(bucket, {"cold/x.nc": b"x" * 100}, storage_class="GLACIER")
+    mounted = mount_cli()
+    assert run("stat", "-c", "%s", mounted.root / "cold/x.nc").stdout == "100\n"
+    archive.requests.clear()
+    done = run("cat", mounted.root / "cold/x.nc", check=False)
+    assert done.returncode == 1
+    assert "Permission denied" in done.stderr
+    assert archive.requests.count("RestoreObject") == 0
+    assert archive.requests.count("GET") == 0  # refused from the listing's state
+    log = mounted.log()
+    assert f"s3://{bucket}/cold/x.nc: archived in GLACIER" in log
+    assert f"`archivefs restore s3://{bucket}/cold/x.nc --tier Bulk`" in log
+
+
+def test_restore_requests_concurrent_opens_in_one_batch_one_request_per_group(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """--on-archived restore: concurrent opens of two bundle members and two objects fail
+    with EACCES, and are one restore call: one request for the bundle, one per object;
+    opening them again while they restore sends nothing more (the journal)."""
+    archive.set_restore_delay(600)
+    bundle(archive, bucket, tmp_path, {"m1.txt": b"one", "m2.txt": b"two"})
+    archive.put_objects(bucket, {"o/a.txt": b"a", "o/b.txt": b"b"}, storage_class="DEEP_ARCHIVE")
+    mounted = mount_cli("--on-archived", "restore", "--batch-window", "3", "--tier", "Bulk")
+    paths = [mounted.root / p for p in ("b/m1.txt", "b/m2.txt", "o/a.txt", "o/b.txt")]
+    run("stat", *paths)  # listed before the opens, so the batch holds only restores
+    archive.requests.clear()
+    for done in cat_all(paths):
+        assert done.returncode == 1
+        assert b"Permission denied" in done.stderr
+    restores = archive.requests.matching(op="RestoreObject")
+    keys = sorted(r.key for r in restores)
+    assert len(keys) == 3, keys
+    assert keys[1:] == ["o/a.txt", "o/b.txt"]
+    assert keys[0].startswith("b/.archivefs/")  # the members' one bundle
+    assert mounted.log().count("restoring 4 file(s) in one batch") == 1
+    assert "its restore was requested" in mounted.log()
+    archive.requests.clear()
+    assert run("cat", paths[0], check=False).returncode == 1
+    assert archive.requests.count("RestoreObject") == 0
+
+
+def test_wait_blocks_concurrent_opens_until_their_batch_is_restored(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """--on-archived wait: concurrent opens block, one batch is restored (one request per
+    object), and each program then reads its bytes."""
+    archive.set_restore_delay(1.0)
+    files = {f"w/{i}.txt": f"file {i}\n".encode() for i in range(3)}
+    archive.put_objects(bucket, files, storage_class="GLACIER")
+    mounted = mount_cli("--on-archived", "wait", "--batch-window", "3", "--wait-timeout", "300")
+    paths = [mounted.root / k for k in files]
+    run("stat", *paths)
+    archive.requests.clear()
+    done = cat_all(paths)
+    assert [d.stdout for d in done] == list(files.values()), [d.stderr for d in done]
+    assert archive.requests.count("RestoreObject") == 3
+    assert mounted.log().count("restoring 3 file(s) in one batch and waiting") == 1
+
+
+def test_wait_timeout_fails_the_open_with_etimedout(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.set_restore_delay(600)
+    archive.put_objects(bucket, {"w/slow.txt": b"s"}, storage_class="GLACIER")
+    mounted = mount_cli("--on-archived", "wait", "--batch-window", "0", "--wait-timeout", "1")
+    done = run("cat", mounted.root / "w/slow.txt", check=False)
+    assert done.returncode == 1
+    assert "Connection timed out" in done.stderr
+    assert archive.requests.count("RestoreObject") == 1
+
+
+def test_max_cost_refuses_the_restore_with_edquot(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """--max-cost is the filesystem's budget: a restore above it is never sent; the open
+    fails with EDQUOT and the log says the estimate and the budget."""
+    archive.put_objects(bucket, {"big/x.bin": b"x" * 1000}, storage_class="DEEP_ARCHIVE")
+    mounted = mount_cli("--on-archived", "wait", "--batch-window", "0", "--max-cost", "0")
+    done = run("cat", mounted.root / "big/x.bin", check=False)
+    assert done.returncode == 1
+    assert "Disk quota exceeded" in done.stderr
+    assert archive.requests.count("RestoreObject") == 0
+    assert "budget" in mounted.log().lower()
