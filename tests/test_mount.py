@@ -388,3 +388,73 @@ def test_max_cost_refuses_the_restore_with_edquot(
     assert "Disk quota exceeded" in done.stderr
     assert archive.requests.count("RestoreObject") == 0
     assert "budget" in mounted.log().lower()
+
+
+def xattrs(path: Path) -> dict[str, str]:
+    """``getfattr -d`` of ``path``: its user.archivefs.* attributes."""
+    out = run("getfattr", "-d", "-m", "user.archivefs", "--absolute-names", path).stdout
+    found = {}
+    for line in out.splitlines():
+        if "=" in line:
+            name, _, value = line.partition("=")
+            found[name] = value.strip('"')
+    return found
+
+
+def test_getfattr_shows_the_archive_state_and_setfattr_restores(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """getfattr -d shows class, state, group and estimate from the listing; setfattr of
+    user.archivefs.restore restores a file (one request), a directory's subtree (one call,
+    one request per group) and refuses a tier S3 lacks with EINVAL."""
+    archive.set_restore_delay(600)
+    bundle(archive, bucket, tmp_path, {"m1.txt": b"one", "m2.txt": b"two"})
+    archive.put_objects(bucket, {f"d/{i}.txt": b"d" for i in range(3)}, storage_class="GLACIER")
+    archive.put_objects(bucket, {"hot.txt": b"h"})
+    mounted = mount_cli()
+    member = xattrs(mounted.root / "b/m1.txt")
+    assert member["user.archivefs.storage_class"] == "GLACIER"
+    assert member["user.archivefs.state"] == "archived"
+    assert member["user.archivefs.group"].startswith(f"s3://{bucket}/b/.archivefs/")
+    assert "1 restore request(s)" in member["user.archivefs.estimate"]
+    assert "USD" in member["user.archivefs.estimate"]
+    hot = xattrs(mounted.root / "hot.txt")
+    assert hot["user.archivefs.state"] == "hot"
+    assert hot["user.archivefs.group"] == f"s3://{bucket}/hot.txt"
+    assert "0 restore request(s)" in hot["user.archivefs.estimate"]
+
+    archive.requests.clear()
+    run("setfattr", "-n", "user.archivefs.restore", "-v", "Bulk", mounted.root / "b/m1.txt")
+    (request,) = archive.requests.matching(op="RestoreObject")
+    assert f"s3://{bucket}/{request.key}" == member["user.archivefs.group"]
+    assert xattrs(mounted.root / "b/m2.txt")["user.archivefs.state"] == "restoring"
+
+    archive.requests.clear()
+    run("setfattr", "-n", "user.archivefs.restore", "-v", "Bulk", mounted.root / "d")
+    assert sorted(r.key for r in archive.requests.matching(op="RestoreObject")) == [
+        f"d/{i}.txt" for i in range(3)
+    ]
+    assert {xattrs(mounted.root / f"d/{i}.txt")["user.archivefs.state"] for i in range(3)} == {
+        "restoring"
+    }
+    wrong = run("setfattr", "-n", "user.archivefs.restore", "-v", "High", mounted.root / "hot.txt",
+                check=False)  # fmt: skip
+    assert wrong.returncode != 0
+    assert "Invalid argument" in wrong.stderr
+    unknown = run("getfattr", "-n", "user.archivefs.nothing", mounted.root / "hot.txt", check=False)
+    assert "No such attribute" in unknown.stderr
+
+
+def test_a_restored_file_shows_its_expiry_and_reads(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """Once restored, the state is `restored`, user.archivefs.restore_expiry is the copy's
+    expiry, and the default policy (raise) opens it."""
+    archive.put_objects(bucket, {"r/x.txt": b"restored bytes"}, storage_class="GLACIER")
+    mounted = mount_cli()
+    assert "user.archivefs.restore_expiry" not in xattrs(mounted.root / "r/x.txt")
+    run("setfattr", "-n", "user.archivefs.restore", "-v", "Expedited", mounted.root / "r/x.txt")
+    found = xattrs(mounted.root / "r/x.txt")
+    assert found["user.archivefs.state"] == "restored"
+    assert found["user.archivefs.restore_expiry"].startswith("20")
+    assert run("cat", mounted.root / "r/x.txt").stdout == "restored bytes"

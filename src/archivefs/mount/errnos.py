@@ -35,6 +35,8 @@ def errno_of(error: BaseException) -> int:
         return WAITED_TOO_LONG
     if isinstance(error, ObjectNotFoundError | FileNotFoundError):
         return errno.ENOENT
+    if isinstance(error, ValueError):
+        return errno.EINVAL  # e.g. a tier the provider does not have (setfattr)
     if isinstance(error, ArchiveError):
         return errno.EIO  # damage, a store that fails: the log says which and the fix
     if isinstance(error, OSError) and error.errno:

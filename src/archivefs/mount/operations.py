@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import mfusepy
 
+from archivefs.mount import xattrs
 from archivefs.mount.admission import Refused
 from archivefs.mount.attrs import stat_of
 from archivefs.mount.errnos import READ_ONLY, errno_of
@@ -121,6 +122,41 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
         if handle is not None:
             handle.file.close()
         return 0
+
+    @as_errno
+    def listxattr(self, path: str) -> list[str]:
+        return xattrs.names(self._entry(path))
+
+    @as_errno
+    def getxattr(self, path: str, name: str, position: int = 0) -> bytes:
+        found = xattrs.value(self.fs, self.listings.target(path), self._entry(path), name)
+        if found is None:
+            raise mfusepy.FuseOSError(errno.ENODATA)
+        return found.encode()
+
+    @as_errno
+    def setxattr(self, path: str, name: str, value: bytes, options: int, position: int = 0) -> int:
+        """``user.archivefs.restore`` = a tier: restore the file, or a directory's subtree,
+        in one call of the filesystem's restore (one request per group, the budget)."""
+        if name != xattrs.RESTORE:
+            raise mfusepy.FuseOSError(errno.ENOTSUP)
+        entry = self._entry(path)
+        tier = value.decode(errors="replace").strip() or None
+        result = self.fs.restore(self.listings.target(path), tier=tier)
+        log.info(
+            "restore of %s at %s: %d request(s) sent",
+            self.admission.url(self.listings.target(path)),
+            tier or "the default tier",
+            result.requests_sent,
+        )
+        directory = path if entry.get("type") == "directory" else path.rpartition("/")[0]
+        self.listings.forget(directory or "/")
+        if entry.get("type") == "directory":
+            self.listings.forget()  # states below it changed: list again on the next look
+        return 0
+
+    def removexattr(self, path: str, name: str) -> int:
+        raise mfusepy.FuseOSError(errno.ENOTSUP)
 
     def statfs(self, path: str) -> dict[str, int]:
         return {"f_bsize": 1 << 20, "f_frsize": 1 << 20, "f_namemax": 1024}
