@@ -36,6 +36,7 @@ LAYERS: list[set[str]] = [
     {"xarray", "dask", "datasets", "selection"},
     {"testing"},
     {"demo", "serve"},
+    {"mount"},
     {"progress", "cli"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -20,6 +20,7 @@ from archivefs.errors import (
     RestoreTimeoutError,
 )
 from archivefs.model import ObjectState, RestoreState, RestoreTier, StorageClass
+from archivefs.mount import mount, unmount  # light: the FUSE binding loads on use
 
 if TYPE_CHECKING:
     from archivefs.datasets import (
@@ -62,12 +63,14 @@ __all__ = [
     "RestoreTimeoutError",
     "StorageClass",
     "__version__",
+    "mount",
     "open_dataset",
     "open_mfdataset",
     "open_zarr",
     "plan_dataset",
     "prefetch",
     "restore_aware",
+    "unmount",
 ]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from archivefs.cli import advise, bundle, emulator, estimate, listing, restore
+from archivefs.cli import advise, bundle, emulator, estimate, listing, mount, restore
 from archivefs.cli.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -97,5 +97,6 @@ for command in (
     *advise.COMMANDS,
     *bundle.COMMANDS,
     *emulator.COMMANDS,
+    *mount.COMMANDS,
 ):
     main.add_command(command)

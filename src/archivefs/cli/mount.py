@@ -1,0 +1,158 @@
+"""``archivefs mount`` and ``archivefs unmount``: the archive as a POSIX tree (docs/mount.md)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from archivefs.cli import options
+from archivefs.cli.context import Context, global_options
+from archivefs.cli.render import run_guarded
+
+POLICIES = click.Choice(["raise", "restore", "wait"])
+
+
+def daemon_argv(ctx: Context, given: list[str]) -> list[str]:
+    """The foreground command a ``--daemon`` mount runs: this one, without ``--daemon``,
+    with the global options it was given."""
+    argv = [sys.executable, "-m", "archivefs.cli", "mount", *given]
+    for flag, value in (
+        ("--endpoint-url", ctx.endpoint_url),
+        ("--profile", ctx.profile),
+        ("--account-name", ctx.account_name),
+        ("--storage-options", ctx.raw_options),
+        ("--journal", ctx.journal),
+    ):
+        if value:
+            argv += [flag, value]
+    argv += ["--restore-time-scale", repr(ctx.restore_time_scale)]
+    argv += ["--bucket-claims"] if ctx.bucket_claims else []
+    argv += ["--debug"] if ctx.debug else []
+    return argv
+
+
+@click.command("mount")
+@click.argument("url")
+@click.argument("mountpoint", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--on-archived",
+    type=POLICIES,
+    default="raise",
+    show_default=True,
+    help="Opening an archived file: raise (refused, EACCES), restore (its group requested, "
+    "then refused), wait (requested, and the open blocks until it reads).",
+)
+@click.option(
+    "--wait-timeout",
+    type=float,
+    help="--on-archived wait: seconds an open blocks at most (then ETIMEDOUT).",
+)
+@click.option(
+    "--listing-ttl",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Seconds a directory's listing answers stat and ls before it is listed again.",
+)
+@click.option(
+    "--batch-window",
+    type=click.FloatRange(min=0),
+    default=0.2,
+    show_default=True,
+    help="Seconds opens of archived files gather into one restore batch.",
+)
+@options.tier(default=None)
+@options.days(default=None)
+@options.max_cost
+@click.option("--daemon", is_flag=True, help="Detach once mounted (log: --log-file).")
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where a --daemon mount logs (default: MOUNTPOINT's name in the user cache).",
+)
+@global_options
+@click.pass_obj
+def mount_command(
+    ctx: Context,
+    url: str,
+    mountpoint: Path,
+    on_archived: str,
+    wait_timeout: float | None,
+    listing_ttl: float,
+    batch_window: float,
+    tier: str | None,
+    days: int | None,
+    max_cost: float | None,
+    daemon: bool,
+    log_file: Path | None,
+) -> None:
+    """Mount URL at MOUNTPOINT, read-only, for programs that read files.
+
+    In the foreground until Ctrl-C (or `archivefs unmount MOUNTPOINT`); the log says
+    which archived object an open refused and the command that restores it.
+
+    \b
+    Examples:
+      archivefs mount s3://bucket/run42/ /mnt/run42
+      archivefs mount s3://bucket/run42/ /mnt/run42 --on-archived wait --tier Bulk --daemon
+      getfattr -d /mnt/run42/a.nc
+    """
+    from archivefs.mount.runner import MountOptions, check_mountpoint, detach, serve
+    from archivefs.paths import cache_dir
+
+    def body() -> None:
+        path = check_mountpoint(mountpoint)
+        if daemon:
+            given = [url, str(path), "--on-archived", on_archived]
+            given += ["--listing-ttl", repr(listing_ttl), "--batch-window", repr(batch_window)]
+            for flag, value in (
+                ("--wait-timeout", wait_timeout),
+                ("--tier", tier),
+                ("--days", days),
+                ("--max-cost", max_cost),
+            ):
+                if value is not None:
+                    given += [flag, str(value)]
+            log_path = log_file or cache_dir() / "mounts" / f"{path.name or 'root'}.log"
+            pid = detach(daemon_argv(ctx, given), path, log_path)
+            click.echo(f"mounted {url} at {path} (pid {pid}; log {log_path})")
+            return
+        logging.basicConfig(
+            level=logging.DEBUG if ctx.debug else logging.INFO,
+            format="%(asctime)s archivefs mount: %(message)s",
+            stream=sys.stderr,
+        )
+        logging.getLogger("mfusepy").setLevel(logging.WARNING)
+        settings: dict[str, object] = {"on_archived": "raise", "max_cost": max_cost}
+        if tier is not None:
+            settings["tier"] = tier
+        if days is not None:
+            settings["days"] = days
+        fs = ctx.filesystem([url], wait_timeout=wait_timeout, **settings)
+        policy = MountOptions(on_archived, wait_timeout, listing_ttl, batch_window)  # type: ignore[arg-type]
+        serve(fs, url, path, policy)
+
+    run_guarded(ctx, body, url)
+
+
+@click.command("unmount")
+@click.argument("mountpoint")  # not checked: a dead mount cannot even be stat()ed
+@click.option("--lazy", is_flag=True, help="Detach now, even while files are open (-uz).")
+@global_options
+@click.pass_obj
+def unmount_command(ctx: Context, mountpoint: str, lazy: bool) -> None:
+    """Unmount an archivefs mount (also one whose process was killed).
+
+    \b
+    Examples:
+      archivefs unmount /mnt/run42
+    """
+    from archivefs.mount import unmount
+
+    run_guarded(ctx, lambda: unmount(mountpoint, lazy=lazy))
+
+
+COMMANDS = [mount_command, unmount_command]

@@ -1,0 +1,251 @@
+"""Mounting and unmounting: in the foreground (the CLI), in a thread (:func:`mount`), or
+detached (``archivefs mount --daemon``). Unmounting is ``fusermount3 -u``, which also
+clears the mount a killed process left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archivefs.errors import ArchiveError
+from archivefs.mount.admission import Admission, OnArchived
+from archivefs.mount.batches import DEFAULT_BATCH_WINDOW
+from archivefs.mount.listings import DEFAULT_LISTING_TTL, Listings
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from archivefs.filesystem import ArchiveFileSystem
+
+log = logging.getLogger("archivefs.mount")
+
+UNMOUNT_TIMEOUT = 30.0  # seconds fusermount3 may take
+READY_TIMEOUT = 60.0  # seconds a new mount may take to appear (a busy machine)
+
+
+@dataclass(frozen=True)
+class MountOptions:
+    """How a mount behaves (``archivefs mount``'s options; docs/mount.md)."""
+
+    on_archived: OnArchived = "raise"
+    wait_timeout: float | None = None  # --on-archived wait: longest an open blocks
+    listing_ttl: float = DEFAULT_LISTING_TTL  # seconds a directory listing answers stat
+    batch_window: float = DEFAULT_BATCH_WINDOW  # seconds opens gather into one restore
+
+
+def fuse_problem() -> str | None:
+    """Why this machine cannot mount (None: it can)."""
+    if not os.path.exists("/dev/fuse"):
+        return (
+            "/dev/fuse is missing (load the fuse module, or give the container --device /dev/fuse)"
+        )
+    if shutil.which("fusermount3") is None:
+        return "fusermount3 is missing (install Debian's fuse3 package)"
+    try:
+        import mfusepy  # noqa: F401
+    except (ImportError, OSError) as error:
+        return (
+            f"the FUSE binding does not load ({error}); pip install 'archivefs[mount]' and libfuse3"
+        )
+    return None
+
+
+def root_of(url: str) -> str:
+    """The mounted root (``bucket/prefix``) of ``url`` (``s3://bucket/prefix/``)."""
+    last = url.rsplit("::", 1)[-1]
+    return last.split("://", 1)[-1].strip("/")
+
+
+def check_mountpoint(mountpoint: str | os.PathLike[str]) -> Path:
+    """``mountpoint`` as a path, if it is an existing directory with no mount on it."""
+    path = Path(mountpoint).absolute()
+    if not path.is_dir():
+        raise ArchiveError(
+            "the mount point is not a directory.", path=str(path), fix=f"mkdir -p {path}"
+        )
+    if os.path.ismount(path):
+        raise ArchiveError(
+            "something is mounted there already.",
+            path=str(path),
+            fix=f"archivefs unmount {path} (or fusermount3 -u {path}), then mount again.",
+        )
+    return path
+
+
+def serve(
+    fs: ArchiveFileSystem,
+    url: str,
+    mountpoint: str | os.PathLike[str],
+    options: MountOptions = MountOptions(),
+) -> None:
+    """Mount ``url`` at ``mountpoint`` and answer requests until it is unmounted (Ctrl-C or
+    SIGTERM in the main thread, ``fusermount3 -u``)."""
+    import mfusepy
+
+    from archivefs.mount.operations import ArchiveOperations
+
+    problem = fuse_problem()
+    if problem:
+        raise ArchiveError(f"cannot mount: {problem}.", path=str(mountpoint))
+    path = check_mountpoint(mountpoint)
+    root = root_of(url)
+    fs.ls(root)  # a root that cannot be listed fails here, in words, not at the first ls
+    listings = Listings(fs, root, options.listing_ttl)
+
+    def restored(paths: list[str]) -> None:  # states changed: list their folders again
+        for target in paths:
+            inner = target[len(root) :].strip("/")
+            listings.forget("/" + inner.rpartition("/")[0])
+
+    admission = Admission(
+        fs,
+        options.on_archived,
+        wait_timeout=options.wait_timeout,
+        window=options.batch_window,
+        restored=restored,
+    )
+    operations = ArchiveOperations(fs, listings, admission)
+    log.info("mounted %s at %s (--on-archived %s)", url, path, options.on_archived)
+    try:
+        mfusepy.FUSE(
+            operations,
+            str(path),
+            foreground=True,
+            fsname=f"archivefs:{root}",
+            subtype="archivefs",
+        )
+    except RuntimeError as error:
+        # libfuse's loop ended by SIGINT/SIGTERM/SIGHUP reports the signal (fuse_main_real:
+        # 8); an end that left the mount point unmounted is a clean one
+        if os.path.ismount(path):
+            raise ArchiveError(f"the FUSE loop failed ({error}).", path=str(path)) from error
+    log.info("unmounted %s", path)
+
+
+def unmount(mountpoint: str | os.PathLike[str], *, lazy: bool = False) -> None:
+    """Unmount ``mountpoint`` (``fusermount3 -u``; ``lazy``: ``-uz``, detached now and
+    gone once nothing uses it). Also clears the mount of a process that was killed."""
+    flags = "-uz" if lazy else "-u"
+    try:
+        done = subprocess.run(
+            ["fusermount3", flags, str(mountpoint)],
+            capture_output=True,
+            text=True,
+            timeout=UNMOUNT_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        raise ArchiveError(
+            "fusermount3 did not finish.", path=str(mountpoint), fix="run it with -uz."
+        ) from error
+    if done.returncode != 0:
+        raise ArchiveError(
+            f"could not unmount: {done.stderr.strip()}",
+            path=str(mountpoint),
+            fix="close the programs using it (fuser -m MOUNTPOINT) or unmount with --lazy.",
+        )
+
+
+def wait_mounted(mountpoint: Path, alive: Any, timeout: float = READY_TIMEOUT) -> bool:
+    """Wait until ``mountpoint`` is a mount (True) or ``alive()`` turns false (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.ismount(mountpoint):
+            return True
+        if not alive():
+            return False
+        time.sleep(0.02)
+    return False
+
+
+@contextlib.contextmanager
+def mount(
+    url: str,
+    mountpoint: str | os.PathLike[str],
+    *,
+    fs: ArchiveFileSystem | None = None,
+    on_archived: OnArchived = "raise",
+    wait_timeout: float | None = None,
+    listing_ttl: float = DEFAULT_LISTING_TTL,
+    batch_window: float = DEFAULT_BATCH_WINDOW,
+    storage_options: dict[str, Any] | None = None,
+) -> Iterator[Path]:
+    """Mount ``url`` at ``mountpoint`` for the ``with`` block (served by a thread of this
+    process) and unmount at its end.
+
+    ``fs``: the ArchiveFileSystem to read through (its budget, tier, journal...); else one
+    over ``url``'s store with ``storage_options``. The other options are
+    :class:`MountOptions`'.
+
+    Examples
+    --------
+    ```python
+    with archivefs.mount("s3://bucket/run42/", "/mnt/run42") as root:
+        print(sorted(p.name for p in root.iterdir()))
+    ```
+    """
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.providers import url_protocol
+
+    if fs is None:
+        fs = ArchiveFileSystem(target_protocol=url_protocol(url), target_options=storage_options)
+    options = MountOptions(on_archived, wait_timeout, listing_ttl, batch_window)
+    path = check_mountpoint(mountpoint)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            serve(fs, url, path, options)
+        except BaseException as error:
+            failed.append(error)
+
+    thread = threading.Thread(target=run, name=f"archivefs mount {path}", daemon=True)
+    thread.start()
+    if not wait_mounted(path, thread.is_alive):
+        if os.path.ismount(path):
+            unmount(path, lazy=True)
+        thread.join(UNMOUNT_TIMEOUT)
+        if failed:
+            raise failed[0]
+        raise ArchiveError("the mount did not appear in time.", path=str(path))
+    try:
+        yield path
+    finally:
+        try:
+            unmount(path)
+        except ArchiveError:
+            unmount(path, lazy=True)  # a program still has a file open: detach now
+        thread.join(UNMOUNT_TIMEOUT)
+
+
+def detach(argv: Sequence[str], mountpoint: Path, log_file: Path) -> int:
+    """Start ``argv`` (a foreground ``archivefs mount``) in its own session, logging to
+    ``log_file``, and return its pid once the mount is there (else raise, with its log)."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "ab") as sink:
+        process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+            start_new_session=True,
+        )
+    if wait_mounted(mountpoint, lambda: process.poll() is None):
+        return process.pid
+    if process.poll() is None:
+        process.kill()
+    process.wait(UNMOUNT_TIMEOUT)
+    tail = log_file.read_text(errors="replace").strip().splitlines()[-5:]
+    raise ArchiveError(
+        "the mount did not start: " + " / ".join(tail),
+        path=str(mountpoint),
+        fix=f"see {log_file}, or run the same command without --daemon.",
+    )

@@ -1,0 +1,497 @@
+"""``archivefs mount``: mounted for real (FUSE), driven by unmodified programs.
+
+Each test starts the installed ``archivefs mount`` console script as a subprocess (or the
+Python context manager in a thread) over the emulated archive, runs ordinary programs on
+the mount point, and counts what reached the server. Every subprocess that touches the
+mount point has a timeout, and the fixture always unmounts (``fusermount3 -uz``), so a
+failing test never leaves a hung mount behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import archivefs
+from archivefs.mount.runner import fuse_problem
+from tests.support.providers import Provider, request_counts, restore_requests
+from tests.support.providers import seed as seed_provider
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from archivefs.testing import EmulatedArchive
+
+pytestmark = pytest.mark.skipif(
+    fuse_problem() is not None, reason=f"cannot mount here: {fuse_problem()}"
+)
+
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
+TIMEOUT = 120  # seconds any program run on the mount may take (a busy 2-core machine)
+ENV = {
+    **os.environ,
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def run(*argv: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a program (on the mount) with a timeout; its output as text."""
+    done = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    if check:
+        assert done.returncode == 0, f"{argv}: {done.stderr}"
+    return done
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+@dataclass
+class Mounted:
+    """A running ``archivefs mount``: its mount point, process and log."""
+
+    root: Path
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    extra: list[str] = field(default_factory=list)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def mount_cli(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> Iterator[Callable[..., Mounted]]:
+    """``start(*options, prefix="")``: ``archivefs mount s3://BUCKET/PREFIX MNT OPTIONS``
+    as a subprocess, returned once mounted; unmounted and stopped at teardown."""
+    started: list[Mounted] = []
+
+    def start(*options: str, prefix: str = "") -> Mounted:
+        root = tmp_path / f"mnt{len(started)}"
+        root.mkdir()
+        log_path = tmp_path / f"mount{len(started)}.log"
+        argv = [ARCHIVEFS, "mount", f"s3://{bucket}/{prefix}", str(root), *options,
+                "--endpoint-url", archive.endpoint_url, "--journal", str(tmp_path / "j.sqlite"),
+                "--restore-time-scale", str(1 / 3600)]  # fmt: skip
+        with open(log_path, "wb") as sink:
+            process = subprocess.Popen(argv, stdout=sink, stderr=sink, env=ENV)
+        mounted = Mounted(root, process, log_path)
+        started.append(mounted)
+        wait_for(lambda: os.path.ismount(root) or process.poll() is not None)
+        assert os.path.ismount(root), mounted.log()
+        return mounted
+
+    yield start
+    for mounted in started:
+        subprocess.run(["fusermount3", "-uz", str(mounted.root)], capture_output=True,
+                       timeout=30, check=False)  # fmt: skip
+        if mounted.process.poll() is None:
+            mounted.process.terminate()
+        try:
+            mounted.process.wait(30)
+        except subprocess.TimeoutExpired:
+            mounted.process.kill()
+            mounted.process.wait(30)
+
+
+def seed(archive: EmulatedArchive, bucket: str) -> dict[str, bytes]:
+    files = {
+        "data/a.txt": b"alpha\n" * 1000,
+        "data/b.bin": bytes(range(256)) * 4096,  # 1 MiB
+        "data/sub/c.txt": b"gamma\n",
+        "top.txt": b"top\n",
+    }
+    archive.put_objects(bucket, files)
+    return files
+
+
+def test_programs_list_stat_and_read_the_mounted_tree(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """ls -l, stat, cat, cp, md5sum and tar read the objects as ordinary files; stat of
+    every file is answered from its directory's listing: no HEAD at all."""
+    files = seed(archive, bucket)
+    mounted = mount_cli()
+    archive.requests.clear()
+    listing = run("ls", "-lR", mounted.root).stdout
+    assert "top.txt" in listing
+    assert "c.txt" in listing
+    sizes = run("stat", "-c", "%n %s %F", *(mounted.root / k for k in files)).stdout.splitlines()
+    assert sizes == [f"{mounted.root / k} {len(v)} regular file" for k, v in files.items()]
+    counts = archive.requests.per_op()
+    assert counts.get("HEAD", 0) == 0, counts
+    assert counts.get("LIST", 0) == 3, counts  # one listing per directory: /, data, data/sub
+    assert run("cat", mounted.root / "data/a.txt").stdout.encode() == files["data/a.txt"]
+    run("cp", mounted.root / "data/b.bin", tmp_path / "b.bin")
+    assert (tmp_path / "b.bin").read_bytes() == files["data/b.bin"]
+    digests = run("md5sum", mounted.root / "data/b.bin").stdout.split()[0]
+    assert digests == hashlib.md5(files["data/b.bin"]).hexdigest()
+    run("tar", "-C", mounted.root, "-cf", tmp_path / "t.tar", "data")
+    names = run("tar", "-tf", tmp_path / "t.tar").stdout.split()
+    assert sorted(names) == ["data/", "data/a.txt", "data/b.bin", "data/sub/", "data/sub/c.txt"]
+    assert archive.requests.per_op().get("HEAD", 0) == 0
+
+
+def test_writes_fail_with_erofs(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    seed(archive, bucket)
+    mounted = mount_cli()
+    archive.requests.clear()
+    for argv in (
+        ["touch", mounted.root / "new.txt"],
+        ["sh", "-c", f"echo x > {mounted.root / 'top.txt'}"],
+        ["mkdir", mounted.root / "d"],
+        ["rm", mounted.root / "top.txt"],
+        ["mv", mounted.root / "top.txt", mounted.root / "moved.txt"],
+    ):
+        done = run(*argv, check=False)
+        assert done.returncode != 0, argv
+        assert "Read-only file system" in done.stderr, (argv, done.stderr)
+    assert set(archive.requests.per_op()) <= {"LIST", "GET"}  # nothing written or deleted
+
+
+def test_ctrl_c_unmounts_cleanly(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """SIGINT (Ctrl-C) ends the foreground mount: unmounted, exit status 0, the log says so."""
+    seed(archive, bucket)
+    mounted = mount_cli()
+    mounted.process.send_signal(signal.SIGINT)
+    assert mounted.process.wait(TIMEOUT) == 0, mounted.log()
+    assert not os.path.ismount(mounted.root)
+    assert "unmounted" in mounted.log()
+    assert list(mounted.root.iterdir()) == []
+
+
+def test_a_killed_mount_is_cleared_by_unmount(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """kill -9 leaves a dead mount ("Transport endpoint is not connected"); `archivefs
+    unmount` (fusermount3 -u) clears it, and the directory can be mounted again."""
+    seed(archive, bucket)
+    mounted = mount_cli()
+    mounted.process.send_signal(signal.SIGKILL)
+    mounted.process.wait(TIMEOUT)
+    dead = run("ls", mounted.root, check=False)
+    assert dead.returncode != 0
+    assert "Transport endpoint is not connected" in dead.stderr
+    run(ARCHIVEFS, "unmount", mounted.root)
+    assert not os.path.ismount(mounted.root)
+    assert list(mounted.root.iterdir()) == []
+
+
+def test_daemon_detaches_and_unmount_ends_it(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """--daemon returns once mounted; the detached process serves until `archivefs unmount`."""
+    seed(archive, bucket)
+    root = tmp_path / "mnt"
+    root.mkdir()
+    log = tmp_path / "daemon.log"
+    try:
+        done = subprocess.run(
+            [ARCHIVEFS, "mount", f"s3://{bucket}/data/", str(root), "--daemon", "--log-file",
+             str(log), "--endpoint-url", archive.endpoint_url],
+            capture_output=True, text=True, timeout=TIMEOUT, env=ENV, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert os.path.ismount(root)
+        pid = int(done.stdout.split("(pid ")[1].split(";")[0])
+        assert run("cat", root / "sub/c.txt").stdout == "gamma\n"
+        run(ARCHIVEFS, "unmount", root)
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid))
+        assert "mounted s3://" in log.read_text()
+    finally:
+        subprocess.run(["fusermount3", "-uz", str(root)], capture_output=True, timeout=30,
+                       check=False)  # fmt: skip
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return True
+
+
+def test_python_context_manager_mounts_in_a_thread(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """``archivefs.mount(...)`` serves the tree from a thread of this process for the block
+    and unmounts at its end."""
+    files = seed(archive, bucket)
+    root = tmp_path / "mnt"
+    root.mkdir()
+    with archivefs.mount(
+        f"s3://{bucket}/data", root, storage_options=archive.storage_options()
+    ) as mounted:
+        assert os.path.ismount(mounted)
+        assert sorted(p.name for p in mounted.iterdir()) == ["a.txt", "b.bin", "sub"]
+        assert (mounted / "b.bin").read_bytes() == files["data/b.bin"]
+        assert os.stat(mounted / "sub/c.txt").st_size == 6
+    assert not os.path.ismount(root)
+
+
+def test_netcdf_programs_and_xarray_read_through_the_mount(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """ncdump, h5dump and xarray.open_dataset open a netCDF4 file on the mount by its path."""
+    xr = pytest.importorskip("xarray")
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("h5netcdf")
+    local = tmp_path / "t.nc"
+    xr.Dataset({"temp": (("x",), np.arange(10.0))}).to_netcdf(local, engine="h5netcdf")
+    archive.put_objects(bucket, {"nc/t.nc": local.read_bytes()})
+    mounted = mount_cli()
+    path = mounted.root / "nc/t.nc"
+    dump = run("ncdump", "-v", "temp", path).stdout
+    assert "temp = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ;" in dump
+    assert 'DATASET "temp"' in run("h5dump", "-H", path).stdout
+    script = (
+        "import sys, xarray; "
+        "ds = xarray.open_dataset(sys.argv[1], engine='h5netcdf'); "
+        "print(float(ds.temp.sum()))"
+    )
+    assert run(sys.executable, "-c", script, path).stdout.strip() == "45.0"
+
+
+def cat_all(paths: list[Path]) -> list[subprocess.CompletedProcess[bytes]]:
+    """``cat`` of every path at once (concurrent opens), each with a timeout."""
+    processes = [
+        subprocess.Popen(["cat", str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for p in paths
+    ]
+    done = []
+    for process in processes:
+        out, err = process.communicate(timeout=TIMEOUT)
+        done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
+    return done
+
+
+def bundle(archive: EmulatedArchive, bucket: str, tmp_path: Path, files: dict[str, bytes]) -> None:
+    """``files`` as members of one GLACIER bundle under ``s3://BUCKET/b/``."""
+    src = tmp_path / "src"
+    for name, data in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+    done = subprocess.run(
+        [ARCHIVEFS, "bundle", str(src), f"s3://{bucket}/b", "--storage-class", "GLACIER",
+         "--endpoint-url", archive.endpoint_url],
+        capture_output=True, text=True, timeout=TIMEOUT, env=ENV, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_raise_refuses_an_archived_open_with_eacces_and_says_how_to_restore(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """--on-archived raise (the default): open fails at once with EACCES (never EIO), the
+    log names the object, its class and the restore command; nothing is requested."""
+    archive.put_objects(bucket, {"cold/x.nc": b"x" * 100}, storage_class="GLACIER")
+    mounted = mount_cli()
+    assert run("stat", "-c", "%s", mounted.root / "cold/x.nc").stdout == "100\n"
+    archive.requests.clear()
+    done = run("cat", mounted.root / "cold/x.nc", check=False)
+    assert done.returncode == 1
+    assert "Permission denied" in done.stderr
+    assert archive.requests.count("RestoreObject") == 0
+    assert archive.requests.count("GET") == 0  # refused from the listing's state
+    log = mounted.log()
+    assert f"s3://{bucket}/cold/x.nc: archived in GLACIER" in log
+    assert f"`archivefs restore s3://{bucket}/cold/x.nc --tier Bulk`" in log
+
+
+def test_restore_requests_concurrent_opens_in_one_batch_one_request_per_group(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """--on-archived restore: concurrent opens of two bundle members and two objects fail
+    with EACCES, and are one restore call: one request for the bundle, one per object;
+    opening them again while they restore sends nothing more (the journal)."""
+    archive.set_restore_delay(600)
+    bundle(archive, bucket, tmp_path, {"m1.txt": b"one", "m2.txt": b"two"})
+    archive.put_objects(bucket, {"o/a.txt": b"a", "o/b.txt": b"b"}, storage_class="DEEP_ARCHIVE")
+    mounted = mount_cli("--on-archived", "restore", "--batch-window", "3", "--tier", "Bulk")
+    paths = [mounted.root / p for p in ("b/m1.txt", "b/m2.txt", "o/a.txt", "o/b.txt")]
+    run("stat", *paths)  # listed before the opens, so the batch holds only restores
+    archive.requests.clear()
+    for done in cat_all(paths):
+        assert done.returncode == 1
+        assert b"Permission denied" in done.stderr
+    restores = archive.requests.matching(op="RestoreObject")
+    keys = sorted(r.key for r in restores)
+    assert len(keys) == 3, keys
+    assert keys[1:] == ["o/a.txt", "o/b.txt"]
+    assert keys[0].startswith("b/.archivefs/")  # the members' one bundle
+    assert mounted.log().count("restoring 4 file(s) in one batch") == 1
+    assert "its restore was requested" in mounted.log()
+    archive.requests.clear()
+    assert run("cat", paths[0], check=False).returncode == 1
+    assert archive.requests.count("RestoreObject") == 0
+
+
+def test_wait_blocks_concurrent_opens_until_their_batch_is_restored(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """--on-archived wait: concurrent opens block, one batch is restored (one request per
+    object), and each program then reads its bytes."""
+    archive.set_restore_delay(1.0)
+    files = {f"w/{i}.txt": f"file {i}\n".encode() for i in range(3)}
+    archive.put_objects(bucket, files, storage_class="GLACIER")
+    mounted = mount_cli("--on-archived", "wait", "--batch-window", "3", "--wait-timeout", "300")
+    paths = [mounted.root / k for k in files]
+    run("stat", *paths)
+    archive.requests.clear()
+    done = cat_all(paths)
+    assert [d.stdout for d in done] == list(files.values()), [d.stderr for d in done]
+    assert archive.requests.count("RestoreObject") == 3
+    assert mounted.log().count("restoring 3 file(s) in one batch and waiting") == 1
+
+
+def test_wait_timeout_fails_the_open_with_etimedout(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    archive.set_restore_delay(600)
+    archive.put_objects(bucket, {"w/slow.txt": b"s"}, storage_class="GLACIER")
+    mounted = mount_cli("--on-archived", "wait", "--batch-window", "0", "--wait-timeout", "1")
+    done = run("cat", mounted.root / "w/slow.txt", check=False)
+    assert done.returncode == 1
+    assert "Connection timed out" in done.stderr
+    assert archive.requests.count("RestoreObject") == 1
+
+
+def test_max_cost_refuses_the_restore_with_edquot(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """--max-cost is the filesystem's budget: a restore above it is never sent; the open
+    fails with EDQUOT and the log says the estimate and the budget."""
+    archive.put_objects(bucket, {"big/x.bin": b"x" * 1000}, storage_class="DEEP_ARCHIVE")
+    mounted = mount_cli("--on-archived", "wait", "--batch-window", "0", "--max-cost", "0")
+    done = run("cat", mounted.root / "big/x.bin", check=False)
+    assert done.returncode == 1
+    assert "Disk quota exceeded" in done.stderr
+    assert archive.requests.count("RestoreObject") == 0
+    assert "budget" in mounted.log().lower()
+
+
+def xattrs(path: Path) -> dict[str, str]:
+    """``getfattr -d`` of ``path``: its user.archivefs.* attributes."""
+    out = run("getfattr", "-d", "-m", "user.archivefs", "--absolute-names", path).stdout
+    found = {}
+    for line in out.splitlines():
+        if "=" in line:
+            name, _, value = line.partition("=")
+            found[name] = value.strip('"')
+    return found
+
+
+def test_getfattr_shows_the_archive_state_and_setfattr_restores(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """getfattr -d shows class, state, group and estimate from the listing; setfattr of
+    user.archivefs.restore restores a file (one request), a directory's subtree (one call,
+    one request per group) and refuses a tier S3 lacks with EINVAL."""
+    archive.set_restore_delay(600)
+    bundle(archive, bucket, tmp_path, {"m1.txt": b"one", "m2.txt": b"two"})
+    archive.put_objects(bucket, {f"d/{i}.txt": b"d" for i in range(3)}, storage_class="GLACIER")
+    archive.put_objects(bucket, {"hot.txt": b"h"})
+    mounted = mount_cli()
+    member = xattrs(mounted.root / "b/m1.txt")
+    assert member["user.archivefs.storage_class"] == "GLACIER"
+    assert member["user.archivefs.state"] == "archived"
+    assert member["user.archivefs.group"].startswith(f"s3://{bucket}/b/.archivefs/")
+    assert "1 restore request(s)" in member["user.archivefs.estimate"]
+    assert "USD" in member["user.archivefs.estimate"]
+    hot = xattrs(mounted.root / "hot.txt")
+    assert hot["user.archivefs.state"] == "hot"
+    assert hot["user.archivefs.group"] == f"s3://{bucket}/hot.txt"
+    assert "0 restore request(s)" in hot["user.archivefs.estimate"]
+
+    archive.requests.clear()
+    run("setfattr", "-n", "user.archivefs.restore", "-v", "Bulk", mounted.root / "b/m1.txt")
+    (request,) = archive.requests.matching(op="RestoreObject")
+    assert f"s3://{bucket}/{request.key}" == member["user.archivefs.group"]
+    assert xattrs(mounted.root / "b/m2.txt")["user.archivefs.state"] == "restoring"
+
+    archive.requests.clear()
+    run("setfattr", "-n", "user.archivefs.restore", "-v", "Bulk", mounted.root / "d")
+    assert sorted(r.key for r in archive.requests.matching(op="RestoreObject")) == [
+        f"d/{i}.txt" for i in range(3)
+    ]
+    assert {xattrs(mounted.root / f"d/{i}.txt")["user.archivefs.state"] for i in range(3)} == {
+        "restoring"
+    }
+    wrong = run("setfattr", "-n", "user.archivefs.restore", "-v", "High", mounted.root / "hot.txt",
+                check=False)  # fmt: skip
+    assert wrong.returncode != 0
+    assert "Invalid argument" in wrong.stderr
+    unknown = run("getfattr", "-n", "user.archivefs.nothing", mounted.root / "hot.txt", check=False)
+    assert "No such attribute" in unknown.stderr
+
+
+def test_a_restored_file_shows_its_expiry_and_reads(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """Once restored, the state is `restored`, user.archivefs.restore_expiry is the copy's
+    expiry, and the default policy (raise) opens it."""
+    archive.put_objects(bucket, {"r/x.txt": b"restored bytes"}, storage_class="GLACIER")
+    mounted = mount_cli()
+    assert "user.archivefs.restore_expiry" not in xattrs(mounted.root / "r/x.txt")
+    run("setfattr", "-n", "user.archivefs.restore", "-v", "Expedited", mounted.root / "r/x.txt")
+    found = xattrs(mounted.root / "r/x.txt")
+    assert found["user.archivefs.state"] == "restored"
+    assert found["user.archivefs.restore_expiry"].startswith("20")
+    assert run("cat", mounted.root / "r/x.txt").stdout == "restored bytes"
+
+
+def test_every_provider_mounts_lists_reads_and_refuses_archived(
+    provider: Provider, tmp_path: Path
+) -> None:
+    """On each provider's emulator (S3/moto, Azurite, GCS, the Oracle fake, radosgw),
+    mounted by ``archivefs.mount(fs=...)``: ls -lR, stat, cat and md5sum read the tree with
+    no HEAD; an archived file's open fails with EACCES (nothing requested) and getfattr
+    shows its class and state."""
+    files = {"p/a.txt": b"alpha\n", "p/sub/b.bin": bytes(range(256)) * 300}
+    seed_provider(provider, files, provider.spec.hot_class)
+    cold = provider.spec.cold_class
+    if cold is not None:
+        seed_provider(provider, {"p/cold.txt": b"cold"}, cold)
+    root = tmp_path / "mnt"
+    root.mkdir()
+    url = f"{provider.spec.protocol}://{provider.bucket}/p"
+    with archivefs.mount(url, root, fs=provider.fs()) as mounted:
+        provider.server.requests.clear()
+        listing = run("ls", "-lR", mounted).stdout
+        assert "a.txt" in listing
+        assert "b.bin" in listing
+        sizes = run("stat", "-c", "%s", mounted / "a.txt", mounted / "sub/b.bin").stdout.split()
+        assert sizes == [str(len(files["p/a.txt"])), str(len(files["p/sub/b.bin"]))]
+        assert request_counts(provider).get(provider.spec.head_op, 0) == 0
+        assert run("cat", mounted / "a.txt").stdout == "alpha\n"
+        digest = run("md5sum", mounted / "sub/b.bin").stdout.split()[0]
+        assert digest == hashlib.md5(files["p/sub/b.bin"]).hexdigest()
+        if cold is not None:
+            done = run("cat", mounted / "cold.txt", check=False)
+            assert "Permission denied" in done.stderr
+            assert restore_requests(provider) == 0
+            found = xattrs(mounted / "cold.txt")
+            assert found["user.archivefs.state"] == "archived"
+            assert found["user.archivefs.storage_class"] == cold
+    assert not os.path.ismount(root)
