@@ -239,6 +239,26 @@ def test_open_mfdataset_of_plain_objects_lists_once(
         ads.open_mfdataset([urls[0], urls[0] + "x"], fs=fs)
 
 
+def test_open_mfdataset_takes_xarrays_parallel_and_opens_the_same_dataset(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    """``parallel=True`` (an ``xarray.open_mfdataset`` option) was passed on to
+    ``combine_nested``, which raised TypeError; it opens the files through dask."""
+    count = 4
+    folder = _netcdf_files(tmp_path, count)
+    urls = []
+    for file in sorted(folder.iterdir()):
+        archive.put_object(bucket, f"nc/{file.name}", file.read_bytes())
+        urls.append(f"s3://{bucket}/nc/{file.name}")
+    opts = dict(options)
+    fs = ads.ArchiveFileSystem(target_options=opts.pop("storage_options"), **opts)
+    serial = ads.open_mfdataset(urls, fs=fs, combine="nested", concat_dim="time")
+    archive.requests.clear()
+    ds = ads.open_mfdataset(urls, fs=fs, combine="nested", concat_dim="time", parallel=True)
+    assert archive.requests.counts() == {"GET": count}  # listing cached; no HEAD; a GET a file
+    xr.testing.assert_identical(ds.load(), serial.load())
+
+
 def test_restore_aware_without_a_client_polls_on_the_tier_aware_schedule(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
 ) -> None:

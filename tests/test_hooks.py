@@ -9,7 +9,14 @@ import pytest
 
 from archivefs import BudgetExceededError, ObjectArchivedError
 from archivefs.hooks import Hooks, Progress
-from archivefs.model import Action, ObjectState, PlannedGroup, RestoreState, StorageClass
+from archivefs.model import (
+    Action,
+    ObjectState,
+    PlannedGroup,
+    RestoreState,
+    RestoreTier,
+    StorageClass,
+)
 from archivefs.plans import Plan
 from archivefs.pricing import Estimate, estimate, load_price_sheet
 
@@ -118,6 +125,27 @@ def test_budget_boundary_and_message() -> None:
         "Fix: raise the budget (max_cost= on the filesystem, --max-cost on the command line), "
         "choose a cheaper tier (Bulk), or restore fewer objects."
     )
+
+
+@pytest.mark.parametrize(
+    ("provider", "tier", "advice"),
+    [
+        ("s3", "Bulk", "or restore fewer objects."),
+        ("azure", "High", "choose a cheaper rehydrate priority (Standard), or restore fewer"),
+        ("azure", "Standard", "the command line), or restore fewer objects."),
+        ("oracle", "Standard", "the command line), or restore fewer objects."),
+    ],
+)
+def test_a_refused_budget_suggests_the_providers_own_cheaper_speed(
+    provider: str, tier: str, advice: str
+) -> None:
+    """Azure refuses Bulk: each provider's advice names a speed it has, if one is cheaper."""
+    plan, est = _plan_and_estimate()
+    plan = plan.replace(tier=RestoreTier.parse(tier, provider))
+    with pytest.raises(BudgetExceededError) as info:
+        Hooks(max_cost=0.05).approve(plan, lambda p: est)
+    assert advice in str(info.value)
+    assert "Bulk" not in str(info.value)
 
 
 def test_estimate_hooks_run_in_order_and_veto_names_the_hook() -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from archivefs.errors import BudgetExceededError
 from archivefs.ledger import ClusterLedger, Ledger, LocalLedger, Tally, cluster_client
 from archivefs.model import RestoreState
+from archivefs.providers import provider_named
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -276,11 +277,7 @@ class Hooks:
             "line"
             + (", fs.hooks.set_budget() on a filesystem in use" if spent else "")
             + "), "
-            + (
-                "choose a cheaper tier (Bulk), or restore fewer objects."
-                if restores
-                else "or read fewer objects."
-            ),
+            + (_cheaper_restores(plan) if restores else "or read fewer objects."),
             estimate=total,
             budget=self.max_cost,
         )
@@ -320,3 +317,11 @@ def _check_budget(max_cost: float | None) -> None:
             f"max_cost must be a finite amount >= 0, got {max_cost!r}; "
             "pass max_cost=None for no budget."
         )
+
+
+def _cheaper_restores(plan: Plan) -> str:
+    """A refused restore's advice: the provider's cheaper speed when it has one."""
+    spec = provider_named(plan.tier.provider)
+    cheaper = spec.cheaper_speed(str(plan.tier))
+    speed = f"choose a cheaper {spec.speed_word} ({cheaper}), " if cheaper else ""
+    return f"{speed}or restore fewer objects."

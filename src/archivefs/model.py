@@ -247,7 +247,7 @@ class RestoreTier(_ProviderValue):
         if provider is not None and provider != "s3":
             spec = providers[0]
             raise InvalidRestoreRequestError(
-                f"{spec.name} has no {spec.speed_word} {name!r}.",
+                spec.unknown_speed(str(name)),
                 fix=f"use one of: {', '.join(spec.speeds) or '(none)'}.",
             )
         raise InvalidRestoreRequestError(

@@ -136,7 +136,7 @@ PROVIDERS: dict[str, ProviderSpec] = {
             list_op="ListObjects",
             head_op="HeadObject", sheet="oci-us-ashburn-1",
             cli_foreign_option=("account_name", "ocifs"),
-            cli_foreign_tier=("Bulk", "has no restore speed (Oracle has one) 'Bulk'"),
+            cli_foreign_tier=("Bulk", "oracle has one restore speed, 'Standard'; not 'Bulk'"),
             fee_classes={"InfrequentAccess": (0.01, 0.00034)},
         ),
         # Ceph RGW stores the S3 archive classes but answers RestoreObject with 501

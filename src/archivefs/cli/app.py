@@ -9,8 +9,10 @@ Errors print one line saying what to fix; ``--debug`` shows the traceback.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+import textwrap
 from typing import Any
 
 import click
@@ -75,10 +77,10 @@ class ArchivefsGroup(click.Group):
 @click.version_option(package_name="archivefs")
 @click.pass_context
 def main(click_ctx: click.Context) -> None:
-    """Read archived S3 data (Glacier, Deep Archive) without surprises.
+    """Read archived data (S3 Glacier and Deep Archive, Azure Archive, GCS cold classes,
+    Oracle Archive, Ceph RGW) without surprises.
 
-    Global options (--endpoint-url, --profile, --storage-options, --journal,
-    --restore-time-scale, --json, --debug) go before or after the command.
+    GLOBAL_OPTIONS
 
     \b
     Examples:
@@ -89,6 +91,22 @@ def main(click_ctx: click.Context) -> None:
     """
     click_ctx.ensure_object(Context)
 
+
+def _global_options_paragraph(group: click.Group) -> str:
+    """The help's sentence naming the group's own options, from their declarations,
+    wrapped here (click would break ``--storage-options`` at its hyphen)."""
+    names = [
+        param.opts[0]
+        for param in group.params
+        if isinstance(param, click.Option) and param.name not in ("version", "help")
+    ]
+    sentence = f"Global options ({', '.join(names)}) go before or after the command."
+    return "\b\n" + textwrap.fill(sentence, 76, break_on_hyphens=False)
+
+
+main.help = inspect.cleandoc(main.help or "").replace(
+    "GLOBAL_OPTIONS", _global_options_paragraph(main)
+)
 
 for command in (
     *listing.COMMANDS,

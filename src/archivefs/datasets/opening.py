@@ -136,6 +136,7 @@ def open_mfdataset(
     combine: str = "by_coords",
     concat_dim: str | None = None,
     read_whole_below: int = READ_WHOLE_BELOW,
+    parallel: bool = False,
     **kwargs: Any,
 ) -> Any:
     """Open many archived netCDF/HDF5 files as one lazy dataset.
@@ -148,7 +149,8 @@ def open_mfdataset(
     and parsed from memory, since HDF5 headers take many small reads; larger
     files are read lazily.
     ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, and
-    ``chunks``, as in ``xarray.open_mfdataset``.
+    ``chunks``, as in ``xarray.open_mfdataset``. ``parallel=True`` parses the
+    files' headers concurrently with ``dask.delayed``, as xarray's does.
 
     Example::
 
@@ -164,14 +166,35 @@ def open_mfdataset(
     fs, _ = _split_url(first, fs, storage_options, archive_options)
     sizes = _sizes(fs, paths)
     contents = _fetch_whole(fs, {p: n for p, n in sizes.items() if n < read_whole_below})
-    parts = []
-    for path, size in sizes.items():
-        data = contents.get(path)
-        source: Any = io.BytesIO(data) if data is not None else fs.open(path, "rb", size=size)
-        parts.append(_open_source(source, fs, path, engine=engine, chunks=chunks))
+    parts = _open_parts(fs, sizes, contents, engine=engine, chunks=chunks, parallel=parallel)
     if combine == "nested":
         return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
     return xr.combine_by_coords(parts, **xr_kwargs)
+
+
+def _open_parts(
+    fs: ArchiveFileSystem,
+    sizes: dict[str, int],
+    contents: dict[str, bytes],
+    *,
+    engine: str,
+    chunks: Any,
+    parallel: bool,
+) -> list[Any]:
+    """One lazy dataset per file, in ``sizes``' order; with ``parallel``, opened by dask."""
+
+    def one(path: str, size: int) -> Any:
+        data = contents.get(path)
+        source: Any = io.BytesIO(data) if data is not None else fs.open(path, "rb", size=size)
+        return _open_source(source, fs, path, engine=engine, chunks=chunks)
+
+    if not parallel:
+        return [one(path, size) for path, size in sizes.items()]
+    from dask.base import compute
+    from dask.delayed import delayed
+
+    tasks = [delayed(one)(path, size) for path, size in sizes.items()]
+    return list(compute(*tasks))  # type: ignore[no-untyped-call]
 
 
 def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:

@@ -96,6 +96,7 @@ AZURE = ProviderSpec(
     default_class="Hot",
     speeds=PRIORITIES,
     speed_word="rehydrate priority",
+    cheapest_speed="Standard",
     restore_verb="Set Blob Tier",
     takes_days=False,
     targets=TARGETS,

@@ -111,6 +111,9 @@ class ProviderSpec:
     price_sheet: str = field(kw_only=True)
     # what the command line's --endpoint-url, --profile and --account-name mean here
     command_line: CommandLineOptions = field(kw_only=True, default=CommandLineOptions())
+    # the speed that restores for the least (S3: Bulk; Azure: Standard): what a refused
+    # budget suggests; None where there is one speed or none
+    cheapest_speed: str | None = field(kw_only=True, default=None)
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""
@@ -127,6 +130,17 @@ class ProviderSpec:
         """The restore speed called ``name`` in this provider's spelling (case ignored)."""
         lowered = name.lower()
         return next((s for s in self.speeds if s.lower() == lowered), None)
+
+    def cheaper_speed(self, speed: str) -> str | None:
+        """This provider's cheapest speed when ``speed`` is another (a budget's advice)."""
+        cheapest = self.cheapest_speed
+        return cheapest if cheapest and self.find_speed(speed) != cheapest else None
+
+    def unknown_speed(self, name: str) -> str:
+        """The problem of a speed this provider lacks, in its own words."""
+        if len(self.speeds) == 1:
+            return f"{self.name} has one {self.speed_word}, {self.speeds[0]!r}; not {name!r}."
+        return f"{self.name} has no {self.speed_word} {name!r}."
 
     def find_target(self, name: str) -> str | None:
         lowered = name.lower()

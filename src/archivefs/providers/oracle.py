@@ -106,7 +106,7 @@ ORACLE = ProviderSpec(
     ),
     default_class="Standard",
     speeds=(SPEED,),
-    speed_word="restore speed (Oracle has one)",
+    speed_word="restore speed",
     restore_verb="RestoreObjects",
     takes_days=True,  # sent as hours: see duration_unit
     duration_unit="hours",

@@ -53,6 +53,7 @@ S3 = ProviderSpec(
     default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD
     speeds=("Expedited", "Standard", "Bulk"),
     speed_word="tier",
+    cheapest_speed="Bulk",
     restore_verb="RestoreObject",
     takes_days=True,
     # s3fs's explicit keys, botocore's names for them, and an SSE-C key

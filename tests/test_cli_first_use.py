@@ -1,0 +1,40 @@
+"""What a new user meets first, through the installed ``archivefs`` script: the top-level
+help, listings of local directories, headers, price sheets named and shown."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from archivefs.cli import main
+
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
+
+
+def archivefs(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [ARCHIVEFS, *args], capture_output=True, text=True, timeout=600, check=False, **kwargs
+    )
+
+
+def test_top_level_help_names_every_provider_and_every_global_option() -> None:
+    done = archivefs("--help")
+    assert done.returncode == 0, done.stderr
+    declared = [
+        p.opts[0]
+        for p in main.params
+        if isinstance(p, click.Option) and p.name not in ("version", "help")
+    ]
+    assert "--account-name" in declared
+    assert "--bucket-claims" in declared
+    sentence = " ".join(done.stdout.split("Global options (", 1)[1].split(")", 1)[0].split())
+    assert sentence == ", ".join(declared)
+    summary = " ".join(done.stdout.split("\n\n", 2)[1].split())
+    assert "S3 data" not in summary
+    for provider in ("S3", "Azure", "GCS", "Oracle", "Ceph RGW"):
+        assert provider in summary
