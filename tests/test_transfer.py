@@ -288,3 +288,32 @@ def test_every_provider_refuses_an_object_changed_between_parts(
     with pytest.raises(ArchiveError, match="changed while it was downloaded"):
         afs.get_file(f"{bucket}/obj", str(target), callback=ReplacedAfterFirstPart())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("obj")]
+
+
+def test_prefetch_to_reports_every_byte_of_large_members_downloaded_at_once(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
+) -> None:
+    """Issue 48: members over one part are downloaded concurrently, and each one's bytes are
+    added to the report (they once overwrote one running total: one file's size reported)."""
+    from archivefs.catalog import ByPrefix
+    from archivefs.member_reads import BLOCK
+    from tests.reliability._support import bundle, s3
+
+    files = {f"d/big{i}.bin": os.urandom(BLOCK + MiB + i) for i in range(3)}
+    files["d/small.bin"] = b"s" * 1000
+    for name, data in files.items():
+        (tmp_path / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / name).write_bytes(data)
+    root = f"{bucket}/packed"
+    bundle(tmp_path / "src", s3(archive), root, policy=ByPrefix(depth=1, target_size=2**40))
+    archive.put_object(bucket, "plain.bin", os.urandom(2 * MiB + 7))
+    afs = make_fs()
+    paths = [f"{root}/{name}" for name in files] + [f"{bucket}/plain.bin"]
+    result = afs.prefetch(paths, to=tmp_path / "out")
+    assert result.copied is not None
+    written = {p: (tmp_path / "out" / p).stat().st_size for p in paths}
+    assert written == {f"{root}/{n}": len(d) for n, d in files.items()} | {
+        f"{bucket}/plain.bin": 2 * MiB + 7
+    }
+    assert result.copied.bytes_written == sum(written.values())
+    assert len(result.copied.files) == 5

@@ -153,9 +153,13 @@ class Transfers:
         async def member(where: Location, target: str | os.PathLike[str]) -> None:
             nonlocal written
             try:
-                written += await self.download_member(where, target, callback)
+                # awaited first, then added: `written += await ...` would read the total
+                # before the download and so lose what concurrent members added meanwhile
+                length = await self.download_member(where, target, callback)
             except Exception as error:
                 failed.append(error)
+                return
+            written += length
 
         for where, target in small:
             if _length(where) == 0:
