@@ -37,6 +37,28 @@ def test_importing_the_package_stays_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_the_read_path_imports_no_journal_or_price_sheets() -> None:
+    """Issue 49: a command that only reads (get, cat) does not import the journal's SQLite,
+    pydantic or the price sheets (the restore and catalog packages load names on use)."""
+    code = (
+        "import sys\n"
+        "from archivefs import ArchiveFileSystem\n"
+        "import archivefs.access.assembly\n"
+        "ArchiveFileSystem(target_options={'anon': True}, journal=False)\n"
+        "heavy = {'pydantic', 'sqlite3', 'yaml', 'archivefs.restore.journal', "
+        "'archivefs.pricing', 'archivefs.catalog.writer', 'xarray', 'dask'}\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.grouping import ByPrefix as own
+    from archivefs.restore import Journal
+    from archivefs.restore.journal import Journal as journal
+
+    assert (ByPrefix, Journal) == (own, journal)  # the packages' names still load
+
+
 def test_the_notebooks_extra_holds_a_jupyter_front_end_and_nbconvert() -> None:
     """docs/getting-started.md: the extra is all you need to open and run the notebooks."""
     import re

@@ -288,3 +288,87 @@ def test_every_provider_refuses_an_object_changed_between_parts(
     with pytest.raises(ArchiveError, match="changed while it was downloaded"):
         afs.get_file(f"{bucket}/obj", str(target), callback=ReplacedAfterFirstPart())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("obj")]
+
+
+def test_prefetch_to_reports_every_byte_of_large_members_downloaded_at_once(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
+) -> None:
+    """Issue 48: members over one part are downloaded concurrently, and each one's bytes are
+    added to the report (they once overwrote one running total: one file's size reported)."""
+    from archivefs.catalog import ByPrefix
+    from archivefs.member_reads import BLOCK
+    from tests.reliability._support import bundle, s3
+
+    files = {f"d/big{i}.bin": os.urandom(BLOCK + MiB + i) for i in range(3)}
+    files["d/small.bin"] = b"s" * 1000
+    for name, data in files.items():
+        (tmp_path / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / name).write_bytes(data)
+    root = f"{bucket}/packed"
+    bundle(tmp_path / "src", s3(archive), root, policy=ByPrefix(depth=1, target_size=2**40))
+    archive.put_object(bucket, "plain.bin", os.urandom(2 * MiB + 7))
+    afs = make_fs()
+    paths = [f"{root}/{name}" for name in files] + [f"{bucket}/plain.bin"]
+    result = afs.prefetch(paths, to=tmp_path / "out")
+    assert result.copied is not None
+    written = {p: (tmp_path / "out" / p).stat().st_size for p in paths}
+    assert written == {f"{root}/{n}": len(d) for n, d in files.items()} | {
+        f"{bucket}/plain.bin": 2 * MiB + 7
+    }
+    assert result.copied.bytes_written == sum(written.values())
+    assert len(result.copied.files) == 5
+
+
+@pytest.mark.parametrize("known_by", ["listing", "head", "prefetch_plan"])
+def test_parts_of_an_object_a_listing_or_head_described_all_start_at_once(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Callable[..., ArchiveFileSystem],
+    tmp_path: Path,
+    known_by: str,
+) -> None:
+    """Issue 49: with the size and ETag known, no part waits for the first part's headers:
+    every part reaches the server before the first part's answer can have left it."""
+    data = os.urandom(3 * MiB + 5)
+    archive.put_object(bucket, "d/obj", data)
+    afs = make_fs(part_size=MiB)
+    out = tmp_path / "out"
+    if known_by == "listing":
+        afs.ls(f"{bucket}/d")
+    elif known_by == "head":
+        afs.info(f"{bucket}/d/obj")
+    archive.requests.clear()
+    archive.set_latency(1.0)
+    try:
+        if known_by == "prefetch_plan":
+            afs.prefetch(f"{bucket}/d/obj", to=out)
+            written = out / bucket / "d" / "obj"
+        else:
+            afs.get(f"{bucket}/d/obj", str(out / "obj"))
+            written = out / "obj"
+    finally:
+        archive.set_latency(0.0)
+    assert written.read_bytes() == data
+    gets = [r for r in archive.requests.records if r.op == "GET" and r.key == "d/obj"]
+    assert len(gets) == 4  # one per MiB part, none sent twice
+    first_answered = min(r.time for r in gets) + 1.0  # the server held every answer 1 s
+    assert all(r.time < first_answered for r in gets), [r.time - gets[0].time for r in gets]
+    heads = 0 if known_by == "listing" else 1  # the one HEAD is the path's check, not the part's
+    assert archive.requests.count("HEAD", key="d/obj") == heads
+
+
+def test_parts_of_an_object_changed_since_it_was_listed_are_read_again_from_the_new_one(
+    archive: EmulatedArchive, bucket: str, make_fs: Callable[..., ArchiveFileSystem], tmp_path: Path
+) -> None:
+    """A listing's ETag that no longer holds: the pinned parts are refused (412), and the
+    object is downloaded again as an unknown one, its first part saying size and ETag."""
+    archive.put_object(bucket, "d/obj", os.urandom(3 * MiB + 5))
+    afs = make_fs(part_size=MiB)
+    afs.ls(f"{bucket}/d")  # size and ETag of the first version, cached
+    new = os.urandom(3 * MiB + 9)
+    archive.put_object(bucket, "d/obj", new)
+    archive.requests.clear()
+    afs.get(f"{bucket}/d/obj", str(tmp_path / "obj"))
+    assert (tmp_path / "obj").read_bytes() == new
+    gets = [r for r in archive.requests.records if r.op == "GET" and r.key == "d/obj"]
+    assert sorted(r.status for r in gets) == [206] * 4 + [412] * 4

@@ -28,11 +28,12 @@ from archivefs.member_reads import BLOCK
 from archivefs.s3compat import split_version
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Mapping
 
     from fsspec.callbacks import Callback
 
     from archivefs.catalog.table import MemberInfo
+    from archivefs.model import ObjectState
 
 
 import re
@@ -82,10 +83,13 @@ class LocalCopies:
         directory: str | Path,
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
+        known: Mapping[str, ObjectState] | None = None,
     ) -> CopyReport:
         """Write each of ``paths`` (``bucket/key`` of files, readable now) below ``directory``.
 
-        All targets are checked before the first byte is fetched.
+        All targets are checked before the first byte is fetched. ``known``: plain
+        objects' states as a plan's probe saw them (their size and ETag let every part
+        of a large one start at once).
         """
         base = Path(directory)
         base.mkdir(parents=True, exist_ok=True)
@@ -95,17 +99,20 @@ class LocalCopies:
         semaphore = asyncio.Semaphore(concurrency)
         located = await asyncio.gather(*(self.parts.catalogs.locate(path) for path in targets))
         members = [(where, targets[where.path]) for where in located if where.member is not None]
-        plain = [where.path for where in located if where.member is None]
+        plain = [where for where in located if where.member is None]
+        known = known or {}
         for parent in {target.parent for target in targets.values()}:
             parent.mkdir(parents=True, exist_ok=True)
 
-        async def one(path: str, target: Path) -> None:
+        async def one(where: Location, target: Path) -> None:
+            path = where.path
+            state = known.get(path) or self.transfers.reads.known_state(path, where)
             async with semaphore:
-                size = await self.transfers.download_object(path, target)
+                size = await self.transfers.download_object(path, target, known=state)
                 report.files.append(target)
                 report.bytes_written += size
 
-        await asyncio.gather(*(one(path, targets[path]) for path in plain))
+        await asyncio.gather(*(one(where, targets[where.path]) for where in plain))
         report.bytes_written += await self.transfers.write_members(members)
         report.files += [target for _, target in members]
         report.files.sort()
@@ -147,7 +154,8 @@ class LocalCopies:
                 await self.transfers.download_member(where, lpath, callback)
                 return
             if not kwargs:  # else (options for the target): the target's own get
-                await self.transfers.download_object(rpath, lpath, callback)
+                known = self.transfers.reads.known_state(rpath, where)  # a listing's, a HEAD's
+                await self.transfers.download_object(rpath, lpath, callback, known=known)
                 return
             await self.transfers.policy.guarded(
                 rpath,

@@ -115,9 +115,13 @@ class Lister:
                 if entry["name"] == path and not self._expiry_unlisted(entry):
                     return dict(entry)
         try:
-            return described_entry(await self.parts.store.head(path))
+            state = await self.parts.store.head(path)
         except ObjectNotFoundError:
             pass
+        else:
+            if state.readable:  # a read that follows needs no HEAD of its own (its size, ETag)
+                self.parts.note_readable(state)
+            return described_entry(state)
         if await self.parts.store.is_directory(path):
             return directory_entry(path)
         raise ObjectNotFoundError(

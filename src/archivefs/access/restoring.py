@@ -187,7 +187,9 @@ class Restoring:
         for key in result.submitted.sent:
             self.parts.invalidate_cache(key)
         if directory is not None:
-            result.copied = await self.copies.to_directory(plan.paths, directory)
+            # plain objects as the plan's probe saw them: size and ETag (restores keep both)
+            known = {g.key: g.state for g in plan.groups if g.paths == (g.key,) and g.state.etag}
+            result.copied = await self.copies.to_directory(plan.paths, directory, known=known)
         return result
 
     async def prefetch_to_hot_store(

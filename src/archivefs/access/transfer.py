@@ -47,7 +47,12 @@ from archivefs.access.reads import Reads
 from archivefs.errors import ArchiveError, ChecksumMismatchError, InvalidOptionsError
 from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
 from archivefs.stores.base import StreamsRanges
-from archivefs.stores.translate import is_precondition_failed, s3_error_code
+from archivefs.stores.translate import (
+    is_archived_error,
+    is_precondition_failed,
+    raise_translated,
+    s3_error_code,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -55,6 +60,7 @@ if TYPE_CHECKING:
     from fsspec.callbacks import Callback
 
     from archivefs.catalog.view import Location
+    from archivefs.model import ObjectState
     from archivefs.stores.base import RangeStream
 
 PARTIAL_MARK = ".archivefs-partial-"
@@ -153,9 +159,13 @@ class Transfers:
         async def member(where: Location, target: str | os.PathLike[str]) -> None:
             nonlocal written
             try:
-                written += await self.download_member(where, target, callback)
+                # awaited first, then added: `written += await ...` would read the total
+                # before the download and so lose what concurrent members added meanwhile
+                length = await self.download_member(where, target, callback)
             except Exception as error:
                 failed.append(error)
+                return
+            written += length
 
         for where, target in small:
             if _length(where) == 0:
@@ -178,15 +188,18 @@ class Transfers:
         path: str,
         target: str | os.PathLike[str],
         callback: Callback = DEFAULT_CALLBACK,
+        known: ObjectState | None = None,
     ) -> int:
         """Write the plain object ``path`` to ``target`` in ranged parts; return its size.
 
-        One GET for an object of up to ``part_size`` bytes. The first part's response
-        headers say the object's size and ETag: the other parts start then, while the
-        first part's body still arrives (with a store that hands over headers first,
-        :class:`~archivefs.stores.base.StreamsRanges`; else once the first part is
-        read). Reads go through the read policy (an archived object raises, restores
-        or waits).
+        One GET for an object of up to ``part_size`` bytes. ``known``: what a listing or
+        HEAD already said of it; with its size and ETag (and a store that streams
+        ranges, :class:`~archivefs.stores.base.StreamsRanges`), every part starts at
+        once, each pinned to that ETag. Else, or when they turn out stale (the object
+        changed, or is archived again), the first part's response headers say the
+        object's size and ETag and the other parts start then, while the first part's
+        body still arrives (else once the first part is read). Reads go through the
+        read policy (an archived object raises, restores or waits).
         """
         limit = self._parts_limit()
         store = self.parts.store
@@ -204,12 +217,65 @@ class Transfers:
         partial = partial_path(target)
         try:
             with open(partial, "xb") as out:
-                size = await self._object_parts(out.fileno(), path, open_part, limit, callback)
+                size = None
+                if (
+                    isinstance(store, StreamsRanges)
+                    and known is not None
+                    and known.etag
+                    and known.size > self.part_size
+                ):
+                    size = await self._known_parts(
+                        out.fileno(), path, store, (known.size, known.etag), limit, callback
+                    )
+                if size is None:  # not known, or stale: the first part says size and ETag
+                    size = await self._object_parts(out.fileno(), path, open_part, limit,
+                                                    callback)  # fmt: skip
             os.replace(partial, target)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 partial.unlink()
             raise
+        return size
+
+    async def _known_parts(
+        self,
+        fd: int,
+        path: str,
+        store: StreamsRanges,
+        known: tuple[int, str],
+        limit: asyncio.Semaphore,
+        callback: Callback,
+    ) -> int | None:
+        """Write the object ``path`` of the ``known`` size and ETag to ``fd``, every part
+        started at once, each pinned to that ETag; its size, or None (nothing written
+        that counts, ``fd`` emptied) when the object is no longer that one or reads no
+        more (the caller then downloads it as an unknown object, through the read policy).
+        """
+        size, etag = known
+
+        async def part(start: int, end: int) -> None:
+            async with limit:
+                try:
+                    stream = await store.stream_range(path, start, end, if_match=etag)
+                except Exception as error:
+                    if is_precondition_failed(error) or is_archived_error(error):
+                        raise _Stale from error
+                    raise_translated(error, path, action="read")
+                try:
+                    if stream.total_size not in (None, size):
+                        raise _Stale
+                    await _drain(stream, fd, start, end, callback, path)
+                finally:
+                    stream.close()
+
+        callback.set_size(size)
+        try:
+            await _run_parts(range(0, size, self.part_size), size, self.part_size, part,
+                             self.part_concurrency)  # fmt: skip
+        except _Stale:
+            os.ftruncate(fd, 0)
+            callback.absolute_update(0)
+            return None
         return size
 
     async def _object_parts(
@@ -330,6 +396,10 @@ class Transfers:
                 partial.unlink()
             raise
         return member.length
+
+
+class _Stale(Exception):
+    """A part showed that what a listing or HEAD said of an object no longer holds."""
 
 
 class _Whole:

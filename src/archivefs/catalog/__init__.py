@@ -1,19 +1,47 @@
-"""Restorable groups: the bundle format, the catalog, grouping policies, layout, writer."""
+"""Restorable groups: the bundle format, the catalog, grouping policies, layout, writer.
+
+Import-light: the names below load their modules on first use (PEP 562), so
+importing :mod:`archivefs.catalog.layout` (the reserved prefix, which every read
+checks) does not import the catalog's numpy tables.
+"""
 
 from __future__ import annotations
 
-from archivefs.catalog.bundle import Entry, Source, check_member, read_entries, write_bundle
-from archivefs.catalog.grouping import (
-    ByChunkNeighbourhood,
-    ByKey,
-    ByPrefix,
-    GroupingPolicy,
-    SourceItem,
-    chunk_key,
-)
-from archivefs.catalog.index import Catalog
-from archivefs.catalog.names import normalize_member_name, safe_target_path
-from archivefs.catalog.table import BundleInfo, MemberInfo
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from archivefs.catalog.bundle import Entry, Source, check_member, read_entries, write_bundle
+    from archivefs.catalog.grouping import (
+        ByChunkNeighbourhood,
+        ByKey,
+        ByPrefix,
+        GroupingPolicy,
+        SourceItem,
+        chunk_key,
+    )
+    from archivefs.catalog.index import Catalog
+    from archivefs.catalog.names import normalize_member_name, safe_target_path
+    from archivefs.catalog.table import BundleInfo, MemberInfo
+
+_LAZY = {
+    "BundleInfo": "archivefs.catalog.table",
+    "ByChunkNeighbourhood": "archivefs.catalog.grouping",
+    "ByKey": "archivefs.catalog.grouping",
+    "ByPrefix": "archivefs.catalog.grouping",
+    "Catalog": "archivefs.catalog.index",
+    "Entry": "archivefs.catalog.bundle",
+    "GroupingPolicy": "archivefs.catalog.grouping",
+    "MemberInfo": "archivefs.catalog.table",
+    "Source": "archivefs.catalog.bundle",
+    "SourceItem": "archivefs.catalog.grouping",
+    "check_member": "archivefs.catalog.bundle",
+    "chunk_key": "archivefs.catalog.grouping",
+    "normalize_member_name": "archivefs.catalog.names",
+    "read_entries": "archivefs.catalog.bundle",
+    "safe_target_path": "archivefs.catalog.names",
+    "write_bundle": "archivefs.catalog.bundle",
+}
 
 __all__ = [
     "BundleInfo",
@@ -33,3 +61,17 @@ __all__ = [
     "safe_target_path",
     "write_bundle",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'archivefs.catalog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
