@@ -291,7 +291,7 @@ def test_estimate_paths_and_what_if(run: Any, archive: EmulatedArchive, bucket: 
     bad_size = run("estimate", "--objects", "3", "--size", "lots", "--storage-class", "GLACIER")
     assert bad_size.exit_code == EXIT_USAGE
     missing_sheet = run("estimate", f"s3://{bucket}/e/*", "--price-sheet", "nowhere.yaml")
-    assert missing_sheet.exit_code == EXIT_ERROR
+    assert missing_sheet.exit_code == EXIT_USAGE  # a file the user named: wrong usage
     assert "no such price sheet" in missing_sheet.output
 
 

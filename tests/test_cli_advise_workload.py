@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from archivefs.cli import EXIT_ERROR, EXIT_USAGE, main
+from archivefs.cli import EXIT_USAGE, main
 from archivefs.pricing import available_workloads, plan_archive
 from archivefs.pricing.chart import annual_chart
 
@@ -82,12 +86,105 @@ def test_workload_mistakes_are_one_clear_line(tmp_path: Path) -> None:
     assert "--objects" in nothing.output
     assert "--workload" in nothing.output
     missing = CliRunner().invoke(main, ["advise", "--workload", str(tmp_path / "none.yaml")])
-    assert missing.exit_code == EXIT_ERROR
+    assert missing.exit_code == EXIT_USAGE
     assert "no such workload file" in missing.output
     assert "ngas-hybrid" in missing.output
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ndata: {total: 1TiB}\nplacements: []\n", encoding="utf-8")
     invalid = CliRunner().invoke(main, ["advise", "--workload", str(bad)])
-    assert invalid.exit_code == EXIT_ERROR
+    assert invalid.exit_code == EXIT_USAGE
     assert f"{bad}: field data" in invalid.output
     assert "Fix:" in invalid.output
+
+
+# Hostile files (issue 47, item 2), each as the installed console script reads it.
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
+WORKLOAD = "name: x\ndata:\n  total: {total}\n  objects: 1\nplacements:\n  - name: p\n    classes: {{STANDARD: 100%}}\n"  # noqa: E501
+
+
+def _laughs(levels: int, leaf: str) -> str:
+    """Nested aliases: ``levels`` lists of nine aliases to the list before (9^levels leaves)."""
+    text = f"[&a0 [{','.join([leaf] * 9)}]"
+    for i in range(1, levels + 1):
+        text += f", &a{i} [{','.join([f'*a{i - 1}'] * 9)}]"
+    return text + "]"
+
+
+VALUES = {  # written where a size (a workload's data.total) or a price (a sheet's) goes
+    "billion laughs": _laughs(8, "x"),
+    "a 7 MB repr": _laughs(5, "x" * 10),
+    "a 60 kB repr within the bounds": _laughs(3, "x" * 10),
+    "an alias naming its own list": "&a [1, *a]",
+    "aliases nesting past the depth": "["
+    + ", ".join(f"&a{i} [{f'*a{i - 1}' if i else 1}]" for i in range(40))
+    + "]",
+    ".inf": ".inf",
+    ".nan": ".nan",
+    "400 digits": "1" + "0" * 400,
+    "400 digits in a size": "'1" + "0" * 400 + " TiB'",
+    "1e400": "1.0e+400",
+    "10^400": "10^400",
+    "5,000 digits": "1" * 5000,
+    "100,000 deep": "[" * 100_000 + "]" * 100_000,
+}
+SHEET = (files("archivefs.pricing") / "sheets" / "aws-us-east-1.yaml").read_text("utf-8")
+HOSTILE = {
+    "--workload": {
+        **{case: WORKLOAD.format(total=value) for case, value in VALUES.items()},
+        "per_hour .inf": WORKLOAD.format(total="1TiB") + "requests: [{name: f, per_hour: .inf}]\n",
+        "fixed_monthly 1e308": WORKLOAD.format(total="1TiB") + "fixed_monthly: {a: 1.0e+308}\n",
+        "a 300 KiB file": WORKLOAD.format(total="1TiB") + f"description: {'x' * 300_000}\n",
+    },
+    "--price-sheet": {
+        **{
+            case: SHEET.replace("storage_per_gb_month: 0.023", f"storage_per_gb_month: {value}")
+            for case, value in VALUES.items()
+        },
+        "1e300 per GB": SHEET.replace("storage_per_gb_month: 0.023", "storage_per_gb_month: 1e300"),
+        "a 300 KiB file": f"{SHEET}# {'x' * 300_000}\n",
+    },
+}
+
+
+def _limited() -> None:
+    """The child's address space capped at 1 GiB: an unbounded load fails fast here."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+
+@pytest.mark.parametrize("option", ["--workload", "--price-sheet"])
+def test_hostile_files_are_refused_in_one_short_line(tmp_path: Path, option: str) -> None:
+    for case, text in HOSTILE[option].items():
+        path = tmp_path / "hostile.yaml"
+        path.write_text(text, encoding="utf-8")
+        args = [option, str(path)]
+        if option == "--price-sheet":
+            args += ["--objects", "1", "--size", "1GiB"]
+        completed = subprocess.run(
+            [ARCHIVEFS, "advise", *args], capture_output=True, text=True, timeout=120,
+            preexec_fn=_limited,
+        )  # fmt: skip
+        said = completed.stdout + completed.stderr
+        assert completed.returncode == EXIT_USAGE, (case, said[-500:])
+        assert completed.stdout == "", case
+        assert said.startswith(f"archivefs: error: {path}: "), case
+        assert said.count("\n") == 1, case
+        assert len(said) < 400, (case, len(said))
+        assert not {"inf", "nan", "Traceback"} & set(said.replace(",", " ").split()), case
+
+
+def test_a_price_sheet_past_the_bounds_is_refused_by_the_one_loader(tmp_path: Path) -> None:
+    from archivefs.errors import PriceSheetError, WorkloadError
+    from archivefs.pricing import load_price_sheet, load_workload
+    from archivefs.pricing.comparison import load_any_sheet
+
+    path = tmp_path / "laughs.yaml"
+    path.write_text(WORKLOAD.format(total=_laughs(8, "x")), encoding="utf-8")
+    for load, error in (
+        (load_price_sheet, PriceSheetError),
+        (load_any_sheet, PriceSheetError),
+        (load_workload, WorkloadError),
+    ):
+        with pytest.raises(error, match="more than 50,000 values with aliases expanded"):
+            load(path)

@@ -316,7 +316,7 @@ def test_cli_mistakes_get_one_clear_line(tmp_path: Path) -> None:
     bad = CliRunner().invoke(
         main, [*base, "--price-sheet", "study-2081-tokio", "--reads-per-month", "1"]
     )
-    assert bad.exit_code == EXIT_ERROR
+    assert bad.exit_code == EXIT_USAGE  # a sheet that cannot be used: wrong usage
     assert "study-2081-tokio: no such price sheet" in bad.output
     assert "study-2018-tokyo" in bad.output  # the fix lists the sheets there are
     no_reads = CliRunner().invoke(main, [*base, "--price-sheet", "study-2018-tokyo"])

@@ -12,6 +12,7 @@ import click
 from archivefs.cli.context import (
     EXIT_BUDGET,
     EXIT_ERROR,
+    EXIT_USAGE,
     EXIT_WAITING,
     Context,
     fail,
@@ -20,7 +21,9 @@ from archivefs.errors import (
     ArchiveError,
     BudgetExceededError,
     ObjectNotFoundError,
+    PriceSheetError,
     RestoreTimeoutError,
+    WorkloadError,
 )
 from archivefs.progress import ProgressDisplay, human_bytes
 
@@ -50,6 +53,10 @@ def run_guarded(ctx: Context, action: Any, subject: str = "") -> Any:
         if ctx.debug:
             raise
         fail(str(error), EXIT_WAITING, error)
+    except (PriceSheetError, WorkloadError) as error:  # a file the user named: wrong usage
+        if ctx.debug:
+            raise
+        fail(str(error), EXIT_USAGE, error)
     except (ArchiveError, ValueError, OSError) as error:
         if ctx.debug:
             raise

@@ -8,6 +8,7 @@ and then moves it; it is linear in ``a`` too (see :func:`lifecycle_option`).
 
 from __future__ import annotations
 
+import math
 from itertools import combinations
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,7 @@ def break_even(
     if per_access_a == per_access_b:
         return None
     point = (monthly_b - monthly_a) / (per_access_a - per_access_b)
-    return point if point > 0 else None
+    return point if 0 < point < math.inf else None  # lines too near parallel never cross
 
 
 class Option(BaseModel):

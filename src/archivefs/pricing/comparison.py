@@ -21,7 +21,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from archivefs.errors import PriceSheetError
@@ -33,33 +32,33 @@ from archivefs.pricing.sheet import (
     sheet_provider,
     validate_sheet,
 )
+from archivefs.pricing.sizes import MAX_BYTES, Days, Price
+from archivefs.pricing.yaml_files import YAMLError, load_yaml, read_text
 from archivefs.providers import PROVIDERS, Access
-
-Price = Annotated[float, Field(ge=0)]
 
 
 class ComparedClass(BaseModel):
     """One provider's class in a comparison: its storage price and minimum days."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     label: str
     access: Access
     storage_per_gb_month: Price
-    min_storage_days: Annotated[int, Field(ge=0)] = 0
+    min_storage_days: Days = 0
 
 
 class ComparisonSheet(BaseModel):
     """Storage prices of several providers' classes, from one source and date."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str
     source: str
     date: str
     region: str
     currency: str = "USD"
-    bytes_per_gb: Annotated[int, Field(gt=0)] = 2**30
+    bytes_per_gb: Annotated[int, Field(gt=0, le=MAX_BYTES)] = 2**30
     not_included: list[str] = Field(default_factory=list)
     access_prices: dict[str, str] = Field(default_factory=dict)
     classes: dict[str, ComparedClass]
@@ -208,8 +207,8 @@ def load_any_sheet(name_or_path: str | Path) -> PriceSheet | ComparisonSheet:
             fix=f"give a YAML file path or one of: {', '.join(sorted(known))}.",
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = load_yaml(read_text(path))
+    except (OSError, ValueError, YAMLError):  # UnicodeDecodeError is a ValueError
         data = None  # the loader below reports it properly
     if _names_providers(data):
         return load_comparison_sheet(path)

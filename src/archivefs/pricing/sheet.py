@@ -12,7 +12,6 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -25,18 +24,19 @@ from pydantic import (
 
 from archivefs.errors import ArchiveError, PriceSheetError
 from archivefs.model import RestoreTier, StorageClass, check_tier
+from archivefs.pricing.sizes import MAX_BYTES, Bytes, Days, Price
+from archivefs.pricing.yaml_files import YAMLError, load_yaml, one_line, problem, read_text
 from archivefs.providers import PROVIDERS
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-Price = Annotated[float, Field(ge=0)]
 SheetModel = TypeVar("SheetModel", bound=BaseModel)
 DEFAULT_SHEET = PROVIDERS["s3"].price_sheet  # each provider names its own (providers/)
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class RestorePrice(_Strict):
@@ -58,10 +58,10 @@ class ClassPrice(_Strict):
     """Prices of one storage class."""
 
     storage_per_gb_month: Price
-    min_storage_days: Annotated[int, Field(ge=0)] = 0
-    min_billable_object_bytes: Annotated[int, Field(ge=0)] = 0
-    overhead_bytes_at_class: Annotated[int, Field(ge=0)] = 0
-    overhead_bytes_at_standard: Annotated[int, Field(ge=0)] = 0
+    min_storage_days: Days = 0
+    min_billable_object_bytes: Bytes = 0
+    overhead_bytes_at_class: Bytes = 0
+    overhead_bytes_at_standard: Bytes = 0
     put_per_1000: Price = 0.0
     get_per_1000: Price = 0.0
     retrieval_per_gb: Price = 0.0
@@ -72,7 +72,7 @@ class ClassPrice(_Strict):
 class EgressTier(_Strict):
     """Egress price up to a cumulative volume (``None``: everything beyond)."""
 
-    up_to_gb: Annotated[float, Field(gt=0)] | None
+    up_to_gb: Annotated[float, Field(gt=0, le=MAX_BYTES)] | None
     per_gb: Price
 
 
@@ -82,7 +82,7 @@ class PriceSheet(_Strict):
     name: str
     provider: str | None = None
     currency: str = "USD"
-    bytes_per_gb: Annotated[int, Field(gt=0)] = 2**30
+    bytes_per_gb: Annotated[int, Field(gt=0, le=MAX_BYTES)] = 2**30
     classes: dict[StorageClass, ClassPrice]
     restored_copy_class: StorageClass = Field(default=StorageClass.STANDARD, validate_default=True)
     egress: dict[str, list[EgressTier]]
@@ -253,8 +253,8 @@ def read_sheet_text(
             fix=f"give a YAML file path or one of: {', '.join(shipped)}.",
         )
     try:
-        return path.read_text(encoding="utf-8"), source
-    except (OSError, UnicodeDecodeError) as error:
+        return read_text(path), source
+    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise PriceSheetError(
             f"cannot read the {kind} ({error}).", path=source, fix="check the file."
         ) from error
@@ -270,13 +270,15 @@ def validate_sheet(
     fields: str,
     error_type: type[ArchiveError] = PriceSheetError,
 ) -> SheetModel:
-    """Parse YAML ``text`` into ``model``; errors (``error_type``) name the file, the field
-    and the fix."""
+    """Parse YAML ``text`` into ``model`` (within the loader's bounds, yaml_files.py);
+    errors (``error_type``) name the file, the field and the fix in one short line."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
+        data = load_yaml(text)
+    except YAMLError as error:
         raise error_type(
-            f"not valid YAML ({error}).", path=source, fix="fix the YAML syntax."
+            f"not valid YAML, or past a bound ({problem(error)}).",
+            path=source,
+            fix="fix the YAML (docs/guarantees.md gives the bounds).",
         ) from None
     if not isinstance(data, dict):
         raise error_type(f"a {kind} must be a YAML mapping.", path=source, fix=start)
@@ -284,9 +286,9 @@ def validate_sheet(
         return model.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        field = one_line(".".join(str(p) for p in first["loc"]) or "(top level)")
         raise error_type(
-            f"field {field}: {first['msg']} ({len(error.errors())} problem(s) in all).",
+            f"field {field}: {one_line(first['msg'])} ({error.error_count()} problem(s) in all).",
             path=source,
             fix=f"correct the field; {fields}",
         ) from None

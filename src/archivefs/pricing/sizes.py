@@ -1,8 +1,23 @@
-"""Sizes and shares as people write them in workload files: ``40MiB``, ``1.5 TB``, ``80%``."""
+"""Sizes and shares as people write them in workload files (``40MiB``, ``1.5 TB``, ``80%``),
+and the bounds every number of a sheet or workload keeps, so that every figure computed
+from them is finite (docs/guarantees.md)."""
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Annotated
+
+from pydantic import Field
+
+from archivefs.pricing.yaml_files import shown
+
+MAX_BYTES = 2**80  # 1 YiB: a size, a count of objects or bytes
+MAX_AMOUNT = 1e12  # a price, a rate, a number of days or hours
+Price = Annotated[float, Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)]
+Amount = Price  # a rate or a number of days that may be fractional
+Bytes = Annotated[int, Field(ge=0, le=MAX_BYTES)]
+Days = Annotated[int, Field(ge=0, le=int(MAX_AMOUNT))]
 
 UNITS = {
     "": 1,
@@ -23,19 +38,24 @@ _SIZE = re.compile(r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*")
 
 def parse_size(value: object) -> int:
     """Bytes from ``123``, ``"40MiB"``, ``"1.5 TB"`` or ``"500TiB"`` (TiB = 2^40 bytes)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a size; write e.g. 40MiB, 500TiB or 123")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"{value} is negative; a size is at least 0 bytes")
-        return value
-    if isinstance(value, float) and value >= 0:
-        return round(value)
-    match = _SIZE.fullmatch(str(value))
-    if not match or match.group(2).lower() not in UNITS:
-        raise ValueError(f"{value!r} is not a size; write e.g. 40MiB, 500TiB or 123")
-    number = float(match.group(1).replace("_", "").replace(",", ""))
-    return round(number * UNITS[match.group(2).lower()])
+    number: int | float
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"{shown(value)} is not a size; write e.g. 40MiB, 500TiB or 123")
+    if isinstance(value, int | float):
+        number = value
+    else:
+        match = _SIZE.fullmatch(value[:100])
+        if not match or match.group(2).lower() not in UNITS:
+            raise ValueError(f"{shown(value)} is not a size; write e.g. 40MiB, 500TiB or 123")
+        number = float(match.group(1).replace("_", "").replace(",", ""))
+        number *= UNITS[match.group(2).lower()]
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError("a size is a finite number of bytes; write e.g. 40MiB or 500TiB")
+    if number < 0:
+        raise ValueError(f"{shown(value)} is negative; a size is at least 0 bytes")
+    if number > MAX_BYTES:
+        raise ValueError(f"{shown(value)} is more than 1 YiB (2^80 bytes), the largest size")
+    return round(number)
 
 
 def parse_share(value: object, whole: int) -> int:
@@ -45,8 +65,8 @@ def parse_share(value: object, whole: int) -> int:
         try:
             percent = float(text[:-1])
         except ValueError:
-            raise ValueError(f"{value!r} is not a percentage; write e.g. 80%") from None
-        if not 0 <= percent <= 100:
-            raise ValueError(f"{value!r}: a share is between 0% and 100%")
+            raise ValueError(f"{shown(value)} is not a percentage; write e.g. 80%") from None
+        if not 0 <= percent <= 100:  # NaN and infinities fail this too
+            raise ValueError(f"{shown(value)}: a share is between 0% and 100%")
         return round(whole * percent / 100)
     return parse_size(value)

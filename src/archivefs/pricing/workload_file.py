@@ -17,15 +17,17 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from archivefs.errors import WorkloadError
 from archivefs.model import RestoreTier
 from archivefs.pricing.sheet import validate_sheet
-from archivefs.pricing.sizes import parse_share, parse_size
+from archivefs.pricing.sizes import MAX_BYTES, Amount, Days, Price, parse_share, parse_size
+from archivefs.pricing.yaml_files import read_text
 
 Size = Annotated[int, BeforeValidator(parse_size)]
-Price = Annotated[float, Field(ge=0)]
 ON_PREMISES = "on_premises"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Data(_Strict):
@@ -33,7 +35,7 @@ class Data(_Strict):
 
     total: Size
     object_size: Size | None = None
-    objects: Annotated[int, Field(gt=0)] | None = None
+    objects: Annotated[int, Field(gt=0, le=MAX_BYTES)] | None = None
     size_distribution: list[Size] | None = None
 
     @model_validator(mode="after")
@@ -75,7 +77,7 @@ class Restore(_Strict):
     """How archived data is restored before a download."""
 
     tier: str = "Standard"
-    days: Annotated[int, Field(ge=1)] = 1
+    days: Annotated[Days, Field(ge=1)] = 1
 
 
 class Egress(_Strict):
@@ -90,7 +92,7 @@ class RequestLoad(_Strict):
     """A steady stream of requests, e.g. fixity checks."""
 
     name: str
-    per_hour: Annotated[float, Field(ge=0)]
+    per_hour: Amount
     kind: Literal["get", "put"] = "get"
     storage_class: str | None = Field(default=None, alias="class")
 
@@ -100,7 +102,7 @@ class Transition(_Strict):
 
     from_class: str = Field(alias="from")
     to_class: str = Field(alias="to")
-    after_days: Annotated[float, Field(ge=0)]
+    after_days: Amount
 
 
 class Placement(_Strict):
@@ -201,8 +203,8 @@ def load_workload(name_or_path: str | Path) -> ArchiveWorkload:
             fix=f"give a YAML file path or one of: {', '.join(available_workloads())}.",
         )
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_text(path)
+    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise WorkloadError(
             f"cannot read it ({error}).", path=source, fix="check the file."
         ) from error
