@@ -221,6 +221,15 @@ class BundleChangedError(ChecksumMismatchError):
     """The object at a bundle's key is not the bundle the catalog recorded (size or ETag)."""
 
 
+class ReferencesError(CatalogError):
+    """A file's stored chunk references that cannot be read or used (damaged, newer format)."""
+
+
+class ObjectChangedError(ChecksumMismatchError):
+    """An object is no longer the one its references describe (size or ETag differ): its
+    bytes are refused before any is used, never read as if they were the old ones."""
+
+
 class PriceSheetError(ArchiveError, ValueError):
     """A price sheet that cannot be loaded or fails validation."""
 

@@ -2,7 +2,9 @@
 
 Bundling ``SRC`` into ``bucket/prefix`` makes member ``SRC/a/b.nc`` appear at
 ``bucket/prefix/a/b.nc``; the bundles are ``bucket/prefix/.archivefs/bundles/
-<name>.zip`` and the catalog ``bucket/prefix/.archivefs/catalog/``. Each bucket
+<name>.zip``, the catalog ``bucket/prefix/.archivefs/catalog/`` and the kerchunk
+references of netCDF/HDF5 file ``a/b.nc`` ``bucket/prefix/.archivefs/references/
+a/b.nc.json`` (outside any catalog root, the bucket is the root). Each bucket
 keeps a small registry, ``bucket/.archivefs/catalogs.json``, of the roots that
 have a catalog, so a filesystem finds them with one request per bucket.
 """
@@ -22,6 +24,15 @@ def bundle_path(root: str, name: str) -> str:
 
 def catalog_dir(root: str) -> str:
     return f"{root.rstrip('/')}/{RESERVED}/catalog"
+
+
+def references_dir(root: str) -> str:
+    return f"{root.rstrip('/')}/{RESERVED}/references"
+
+
+def references_path(root: str, relative: str) -> str:
+    """Where the kerchunk references of file ``root/relative`` are kept."""
+    return f"{references_dir(root)}/{relative.strip('/')}.json"
 
 
 def registry_path(bucket: str) -> str:
