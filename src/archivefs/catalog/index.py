@@ -32,7 +32,7 @@ from archivefs.catalog.table import BundleInfo, CatalogTable
 from archivefs.errors import CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.providers import PROVIDERS
-from archivefs.stores import remove_object
+from archivefs.stores import forget_listings, remove_object
 from archivefs.stores.conditional import read_versioned, write_versioned
 
 if TYPE_CHECKING:
@@ -51,6 +51,11 @@ ORPHAN_GRACE = 3600.0
 """Seconds a catalog file no pointer names is left alone before a save deletes it: it
 may be a concurrent save's, not yet named by the pointer that save is about to write."""
 POINTER_CHECKSUM = "pointer_sha256"  # the pointer's own checksum (pointers since 0.2)
+MAX_POINTER_BYTES = 16 << 20
+"""The largest catalog pointer read (about 10^8 members at the default shard size: a
+shard entry takes about 300 bytes). A larger one is refused before it is parsed."""
+MAX_FILE_BYTES = shards.MAX_SHARD_BYTES
+"""The largest catalog file (a shard, or a format-1 catalog) read."""
 
 
 class Catalog(CatalogTable):
@@ -81,6 +86,9 @@ class Catalog(CatalogTable):
     def from_bytes(cls, data: bytes, bundles: Sequence[BundleInfo], *, source: str) -> Catalog:
         try:
             arrays = np.load(io.BytesIO(data), allow_pickle=False)
+            inflated = sum(i.file_size for i in arrays.zip.infolist())
+            if inflated > MAX_FILE_BYTES:  # members read stop at their declared sizes
+                raise ValueError(f"it declares {inflated:,} bytes, more than {MAX_FILE_BYTES:,}")
             catalog = cls.__new__(cls)
             catalog.plain = {}
             blob = arrays["paths"].tobytes().decode("utf-8")
@@ -152,7 +160,7 @@ class Catalog(CatalogTable):
         pointer another writer saves while this one writes its shards wins, and this
         save raises :class:`CatalogConflictError`.
         """
-        current = read_versioned(fs, f"{directory.rstrip('/')}/{POINTER}")
+        current = _read_versioned_pointer(fs, f"{directory.rstrip('/')}/{POINTER}")
         previous = None
         if current is not None:
             with contextlib.suppress(CatalogError):  # damaged: replaced, its files kept
@@ -186,7 +194,7 @@ class Catalog(CatalogTable):
         commit again (a pointer whose ``save_id`` is this one's is this save, landed).
         """
         path = f"{directory.rstrip('/')}/{POINTER}"
-        current = read_versioned(fs, path)
+        current = _read_versioned_pointer(fs, path)
         version = current[1] if current else None
         if version != (over.version if over else None):
             raise _conflict(path)
@@ -211,7 +219,7 @@ class Catalog(CatalogTable):
         """
         path = f"{directory.rstrip('/')}/{POINTER}"
         for _ in range(_LOAD_TRIES):
-            current = read_versioned(fs, path)
+            current = _read_versioned_pointer(fs, path)
             if current is None:
                 return cls(), None
             raw, version = current
@@ -226,7 +234,10 @@ class Catalog(CatalogTable):
                 )
             try:
                 catalog = cls._from_parsed(fs, directory, pointer)
-            except _ShardGone:
+            except _ShardGone as gone:
+                again = _read_versioned_pointer(fs, path)
+                if again is not None and again[1] == version:
+                    raise _damaged(gone.path) from None  # nothing moved: a shard is lost
                 continue  # a newer save removed what this pointer named: read again
             generation = _generation(pointer)
             return catalog, CatalogVersion(version, generation, str(pointer.get("save_id", "")))
@@ -323,9 +334,10 @@ class Catalog(CatalogTable):
                     with contextlib.suppress(FileNotFoundError):
                         remove_object(fs, f"{base}/{name}")
         _remove_orphans(fs, base, {e["file"] for e in entries}, orphan_grace)
+        forget_listings(fs, base)  # that listing must not answer anyone's later reads
         # the version the store gave this pointer; "" (matches nothing, so the next commit
         # re-reads and merges) if another writer's save already followed it
-        written = read_versioned(fs, path)
+        written = _read_versioned_pointer(fs, path)
         ours = written is not None and _save_id(written[0]) == save_id
         first = f"{base}/{entries[0]['file']}" if entries else path
         return CatalogVersion(written[1] if ours and written else "", generation, save_id, first)
@@ -340,11 +352,7 @@ class Catalog(CatalogTable):
                 return cls._from_parsed(fs, directory, pointer)
             except _ShardGone as gone:
                 if _read_pointer(fs, directory, missing_ok=True) == pointer:
-                    raise CatalogError(
-                        "the catalog pointer names a file that does not exist.",
-                        path=gone.path,
-                        fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
-                    ) from None
+                    raise _damaged(gone.path) from None
         raise CatalogError(
             "the catalog kept changing while it was read.",
             path=f"{directory.rstrip('/')}/{POINTER}",
@@ -358,19 +366,17 @@ class Catalog(CatalogTable):
         base = directory.rstrip("/")
         names = [e["file"] for e in pointer["shards"]] if "shards" in pointer else [pointer["file"]]
         paths = [f"{base}/{name}" for name in names]
-        # one call for all of them: object stores fetch them concurrently (s3fs, gcsfs, adlfs)
-        found = fs.cat(paths, on_error="return") if len(paths) > 1 else {}
+        # one call for all of them (object stores fetch them concurrently: s3fs, gcsfs,
+        # adlfs), each a ranged read of at most the bound (and so never sized through a
+        # listing cache: s3fs sizes a whole-object read from its dircache first)
+        found = bounded_reads(fs, paths, MAX_FILE_BYTES)
         datas = []
-        for path in paths:
-            data = found.get(path, found.get(fs._strip_protocol(path)))
-            try:
-                if not isinstance(data, bytes):
-                    if isinstance(data, Exception) and not isinstance(data, FileNotFoundError):
-                        raise data
-                    data = fs.cat_file(path)  # absent from a batch answer: ask alone
-                datas.append(data)
-            except FileNotFoundError:
+        for path, data in zip(paths, found, strict=True):
+            if isinstance(data, FileNotFoundError):
                 raise _ShardGone(path) from None
+            if isinstance(data, BaseException):
+                raise data
+            datas.append(data)
         if "shards" in pointer:
             parts = [cls.from_shard(pointer, i, data, directory) for i, data in enumerate(datas)]
             catalog = cls.join(parts, pointer, directory)
@@ -619,10 +625,50 @@ def _add_pointer_fields(catalog: Catalog, pointer: dict[str, Any], directory: st
         catalog.plain_provider = str(provider)
 
 
+def _damaged(path: str) -> CatalogError:
+    return CatalogError(
+        "the catalog pointer names a file that does not exist, and the pointer did not "
+        "change while it was read: the catalog is damaged (no other writer moved it on).",
+        path=path,
+        fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+    )
+
+
+def bounded_reads(fs: Any, paths: Sequence[str], limit: int) -> list[bytes | BaseException]:
+    """Each of ``paths`` whole, in one ranged read of at most ``limit + 1`` bytes (all at
+    once where the store can); a larger object is a :class:`CatalogError` in its place,
+    a missing one its ``FileNotFoundError``."""
+    if not paths:
+        return []
+    n = len(paths)
+    try:
+        found = fs.cat_ranges(list(paths), [0] * n, [limit + 1] * n, on_error="return")
+    except FileNotFoundError as error:  # one path: raised, not returned
+        found = [error]
+    out: list[bytes | BaseException] = []
+    for path, data in zip(paths, found, strict=True):
+        if isinstance(data, bytes | bytearray) and len(data) > limit:
+            data = CatalogError(
+                f"the catalog file is larger than {limit:,} bytes, the most archivefs reads "
+                "of one; it was not read.",
+                path=path,
+                fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+            )
+        out.append(bytes(data) if isinstance(data, bytes | bytearray) else data)
+    return out
+
+
+def _read_versioned_pointer(fs: Any, path: str) -> tuple[bytes, str] | None:
+    """The pointer's bytes and version, read within :data:`MAX_POINTER_BYTES`."""
+    return read_versioned(fs, path, limit=MAX_POINTER_BYTES, too_large=CatalogError)
+
+
 def _read_pointer(fs: Any, directory: str, *, missing_ok: bool) -> dict[str, Any] | None:
     path = f"{directory.rstrip('/')}/{POINTER}"
     try:
-        raw = fs.cat_file(path)
+        [raw] = bounded_reads(fs, [path], MAX_POINTER_BYTES)
+        if isinstance(raw, BaseException):
+            raise raw
     except FileNotFoundError:
         if missing_ok:
             return None
@@ -635,7 +681,14 @@ def _read_pointer(fs: Any, directory: str, *, missing_ok: bool) -> dict[str, Any
 
 
 def parse_pointer(raw: bytes, path: str) -> dict[str, Any]:
-    """The catalog pointer's JSON, checked for format."""
+    """The catalog pointer's JSON, checked for size (:data:`MAX_POINTER_BYTES`) and format."""
+    if len(raw) > MAX_POINTER_BYTES:
+        raise CatalogError(
+            f"the catalog pointer is larger than {MAX_POINTER_BYTES:,} bytes, the most "
+            "archivefs reads of one; it was not parsed.",
+            path=path,
+            fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+        )
     try:
         pointer = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as error:

@@ -122,9 +122,17 @@ class OpenCatalog:
     async def _fetch_shard(self, index: int) -> bytes:
         name = self._entries[index]["file"]
         try:
-            return await self.fetch(f"{self.directory}/{name}")
+            data = await self.fetch(f"{self.directory}/{name}")
         except FileNotFoundError as error:
             raise FileNotFoundError(name) from error
+        if len(data) > shards.MAX_SHARD_BYTES:  # refused before it is inflated or parsed
+            raise CatalogError(
+                f"the catalog shard is larger than {shards.MAX_SHARD_BYTES:,} bytes, the most "
+                "archivefs reads of one; it was not read.",
+                path=f"{self.directory}/{name}",
+                fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+            )
+        return data
 
 
 async def _pointer(directory: str, fetch: Callable[[str], Awaitable[bytes]]) -> dict[str, Any]:

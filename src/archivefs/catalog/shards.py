@@ -50,6 +50,10 @@ their saves keep cutting at it, so an append still rewrites only what it changes
 _TOP = "\U0010ffff"  # sorts after every character
 MAGIC = b"AFSHARD1"  # the first bytes of every shard file (format 1 of shards)
 _RAW = frozenset({"sha"})  # arrays stored as they are (SHA-256 digests do not compress)
+MAX_SHARD_BYTES = 64 << 20
+"""The most bytes a shard may take, as stored and once inflated (a default shard of at
+most 8,192 rows is well under 2 MiB; 64 MiB leaves room for long paths and for catalogs
+saved with a larger ``shard_members``). A larger one is refused, never read whole."""
 SHARD_FILE = re.compile(r"shard-[0-9a-f]{32}\.bin")  # the only names a shard entry may give
 _REBUILD = "rebuild it from the bundles: `archivefs catalog rebuild`."
 
@@ -158,7 +162,16 @@ def encode_shard(arrays: Mapping[str, np.ndarray[Any, Any]]) -> bytes:
 
 
 def decode_shard(data: bytes, source: str) -> dict[str, np.ndarray[Any, Any]]:
-    """A shard's arrays (read-only views); a damaged file is a CatalogError."""
+    """A shard's arrays (read-only views); a damaged file, or one larger than
+    :data:`MAX_SHARD_BYTES` stored or inflated, is a CatalogError (inflating stops at
+    the bound: a small file that would inflate to gigabytes costs at most the bound)."""
+    if len(data) > MAX_SHARD_BYTES:
+        raise CatalogError(
+            f"the catalog shard is larger than {MAX_SHARD_BYTES >> 20} MiB, the most a shard "
+            "may take; it was not read.",
+            path=source,
+            fix=_REBUILD,
+        )
     try:
         if data[: len(MAGIC)] != MAGIC:
             raise ValueError("not a catalog shard")
@@ -167,7 +180,7 @@ def decode_shard(data: bytes, source: str) -> dict[str, np.ndarray[Any, Any]]:
         header = json.loads(data[at : at + size])
         raw_bytes = sum(int(n) for _, _, n in header["raw"])
         end = len(data) - raw_bytes
-        packed = zlib.decompress(data[at + size : end])
+        packed = _inflate(data[at + size : end], sum(int(n) for _, _, n in header["arrays"]))
         out: dict[str, np.ndarray[Any, Any]] = {}
         for sections, buffer in ((header["arrays"], packed), (header["raw"], data[end:])):
             offset = 0
@@ -185,6 +198,21 @@ def decode_shard(data: bytes, source: str) -> dict[str, np.ndarray[Any, Any]]:
         raise CatalogError(
             f"the catalog shard cannot be read ({error}).", path=source, fix=_REBUILD
         ) from error
+
+
+def _inflate(body: bytes, declared: int) -> bytes:
+    """``body`` inflated: exactly the ``declared`` bytes of the shard's header, at most
+    :data:`MAX_SHARD_BYTES` (ValueError past either)."""
+    if not 0 <= declared <= MAX_SHARD_BYTES:
+        raise ValueError(
+            f"its header declares {declared} bytes of arrays, more than the "
+            f"{MAX_SHARD_BYTES >> 20} MiB a shard may take"
+        )
+    inflater = zlib.decompressobj()
+    packed = inflater.decompress(body, declared + 1)  # max_length 0 would mean no bound
+    if len(packed) > declared or inflater.unconsumed_tail or not inflater.eof:
+        raise ValueError(f"it inflates past the {declared} bytes its header declares")
+    return packed
 
 
 def check_entries(entries: object, path: str) -> list[dict[str, Any]]:

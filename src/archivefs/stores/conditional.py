@@ -53,10 +53,18 @@ MAX_SHARED_BYTES = 256 << 20  # a catalog pointer of 10^9 members is about 60 Mi
 _IN_PROCESS = threading.Lock()  # stores with no conditional write of their own
 
 
-def read_versioned(fs: Any, path: str) -> tuple[bytes, str] | None:
-    """``(bytes, version)`` of ``path``, or ``None`` when there is no such object."""
+def read_versioned(
+    fs: Any,
+    path: str,
+    *,
+    limit: int = MAX_SHARED_BYTES,
+    too_large: type[ArchiveError] = ArchiveError,
+) -> tuple[bytes, str] | None:
+    """``(bytes, version)`` of ``path``, or ``None`` when there is no such object; an
+    object larger than ``limit`` bytes is not read whole: ``too_large`` is raised."""
     fs, path = _unwrapped(fs, path)
-    return run_blocking(fs, read_versioned_async(fs, path))  # type: ignore[no-any-return]
+    reading = read_versioned_async(fs, path, limit=limit, too_large=too_large)
+    return run_blocking(fs, reading)  # type: ignore[no-any-return]
 
 
 def write_versioned(fs: Any, path: str, data: bytes, version: str | None) -> bool:
@@ -69,26 +77,39 @@ def write_versioned(fs: Any, path: str, data: bytes, version: str | None) -> boo
     return bool(run_blocking(fs, write_versioned_async(fs, path, data, version)))
 
 
-async def read_versioned_async(fs: Any, path: str) -> tuple[bytes, str] | None:
+async def read_versioned_async(
+    fs: Any,
+    path: str,
+    *,
+    limit: int = MAX_SHARED_BYTES,
+    too_large: type[ArchiveError] = ArchiveError,
+) -> tuple[bytes, str] | None:
     """:func:`read_versioned` for code on the filesystem's event loop."""
     fs, path = _unwrapped(fs, path)
     if _has_store(fs):
-        tagged = await _store(fs).read_tagged(path, limit=MAX_SHARED_BYTES)
+        tagged = await _store(fs).read_tagged(path, limit=limit)
         if tagged is None:
             return None
         if not tagged.whole:
-            raise ArchiveError(
-                f"the object is larger than {MAX_SHARED_BYTES >> 20} MiB, more than archivefs "
-                "keeps in one shared object, so it was not read.",
-                path=path,
-                fix="check what wrote it: catalog pointers and registries are far smaller.",
-            )
+            raise _too_large(path, limit, too_large)
         return tagged.data, tagged.etag
     try:
-        data = await _cat(fs, path)
+        data = await _cat(fs, path, limit + 1)
     except FileNotFoundError:
         return None
+    if len(data) > limit:
+        raise _too_large(path, limit, too_large)
     return data, _digest(data)
+
+
+def _too_large(path: str, limit: int, error: type[ArchiveError]) -> ArchiveError:
+    return error(
+        f"the object is larger than {limit:,} bytes, more than archivefs keeps in it, so "
+        "it was not read.",
+        path=path,
+        fix="check what wrote it: archivefs's own catalog pointers and registries are far "
+        "smaller; `archivefs catalog rebuild` writes a catalog pointer again.",
+    )
 
 
 async def write_versioned_async(fs: Any, path: str, data: bytes, version: str | None) -> bool:
@@ -128,10 +149,12 @@ def _has_store(fs: Any) -> bool:
     return provider_speaking(fs) is not None
 
 
-async def _cat(fs: Any, path: str) -> bytes:
+async def _cat(fs: Any, path: str, end: int | None = None) -> bytes:
+    """``path``'s bytes (its first ``end`` with ``end``: a ranged read)."""
+    start = None if end is None else 0
     if getattr(fs, "async_impl", False):
-        return bytes(await fs._cat_file(path))
-    return bytes(fs.cat_file(path))
+        return bytes(await fs._cat_file(path, start=start, end=end))
+    return bytes(fs.cat_file(path, start=start, end=end))
 
 
 def _store(fs: Any) -> ColdStore:
