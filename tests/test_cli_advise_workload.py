@@ -186,7 +186,7 @@ def test_a_price_sheet_past_the_bounds_is_refused_by_the_one_loader(tmp_path: Pa
         (load_any_sheet, PriceSheetError),
         (load_workload, WorkloadError),
     ):
-        with pytest.raises(error, match="more than 50,000 values with aliases expanded"):
+        with pytest.raises(error, match="more than 20,000 values with aliases expanded"):
             load(path)
 
 
