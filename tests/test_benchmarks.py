@@ -56,6 +56,14 @@ def _submission(submission: dict[str, Any]) -> None:
         assert submission["summary"][variant]["requests"]["min"] == 200
 
 
+def _restore_faults(faults: dict[str, Any]) -> None:
+    n = faults["parameters"]["objects"]
+    for variant in faults["summary"].values():  # every key accepted once, faults or not
+        assert variant["keys_accepted"]["min"] == n
+        assert variant["max_accepted_per_key"]["max"] == 1
+    assert faults["summary"]["archivefs_faults"]["faulted"]["min"] > 0
+
+
 def _catalog_listing(listing: dict[str, Any]) -> None:
     assert listing["parameters"]["s3_entries"] == listing["parameters"]["catalog_entries"]
 
@@ -160,6 +168,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "demo": _demo,
     "line_rate": _line_rate,
     "netcdf_wan": _netcdf_wan,
+    "restore_faults": _restore_faults,
 }
 
 

@@ -186,5 +186,30 @@ def test_a_price_sheet_past_the_bounds_is_refused_by_the_one_loader(tmp_path: Pa
         (load_any_sheet, PriceSheetError),
         (load_workload, WorkloadError),
     ):
-        with pytest.raises(error, match="more than 50,000 values with aliases expanded"):
+        with pytest.raises(error, match="more than 20,000 values with aliases expanded"):
             load(path)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--reads-per-month", "inf", "--price-sheet", "aws-us-east-1", "--price-sheet",
+         "azure-eastus"],
+        ["--reads-per-month", "nan", "--price-sheet", "aws-us-east-1", "--price-sheet",
+         "azure-eastus"],
+        ["--lifecycle-after-days", "nan"],
+        ["--lifecycle-after-days", "inf"],
+        ["--objects", "1" + "0" * 50],
+        ["--size", "1.0e400"],
+        ["--size", "1" + "0" * 400 + "TiB"],
+    ],
+)  # fmt: skip
+def test_numbers_on_the_command_line_are_finite_or_wrong_usage(args: list[str]) -> None:
+    """click's FLOAT takes inf and nan: they printed tables of inf costs with exit 0."""
+    base = {"--objects": "1", "--size": "1GiB"}
+    for option in ("--objects", "--size"):
+        if option not in args:
+            args = [option, base[option], *args]
+    result = CliRunner().invoke(main, ["advise", *args])
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "per month" not in result.output  # no table was printed

@@ -25,7 +25,7 @@ from archivefs.progress import human_bytes
     metavar="FILE.png",
     help="With --workload: draw each placement's annual cost as stacked bars to FILE.png.",
 )
-@click.option("--objects", type=int, help="Number of objects.")
+@click.option("--objects", type=options.COUNT, help="Number of objects.")
 @click.option("--size", help="Size of each object, e.g. 40MiB (or give --total-size).")
 @click.option("--total-size", help="Size of all objects together, e.g. 100TiB (or --size).")
 @click.option(
@@ -36,7 +36,9 @@ from archivefs.progress import human_bytes
 )
 @click.option("--tier", default="Standard", show_default=True, help="Restore tier for archives.")
 @options.egress
-@click.option("--lifecycle-after-days", type=float, help="Also: first class, then last, after N d.")
+@click.option(
+    "--lifecycle-after-days", type=options.AMOUNT, help="Also: first class, then last, after N d."
+)
 @click.option(
     "--price-sheet",
     multiple=True,
@@ -45,7 +47,7 @@ from archivefs.progress import human_bytes
 )
 @click.option(
     "--reads-per-month",
-    type=float,
+    type=options.AMOUNT,
     help="Across providers: full reads per month, or the fraction of the data read per "
     "month (0.01 = 1%); the ranking is at this frequency.",
 )

@@ -16,10 +16,8 @@ def parse_size_option(text: str) -> int:
 
     try:
         return parse_size(text)
-    except ValueError:
-        raise click.BadParameter(
-            f"{text!r} is not a size; write e.g. 40MiB, 1.5GB or 123."
-        ) from None
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 @click.command("estimate")
@@ -29,7 +27,9 @@ def parse_size_option(text: str) -> int:
 @options.egress
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @options.price_sheet
-@click.option("--objects", type=int, help="What-if: number of objects (no bucket needed).")
+@click.option(
+    "--objects", type=options.COUNT, help="What-if: number of objects (no bucket needed)."
+)
 @click.option("--size", help="What-if: size of each object, e.g. 40MiB.")
 @click.option("--storage-class", help="What-if: their storage class, e.g. GLACIER.")
 @global_options

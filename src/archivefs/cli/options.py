@@ -4,10 +4,12 @@ the ones ``--help`` shows, so two commands that take an option take it the same 
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from archivefs.pricing.sizes import MAX_AMOUNT, MAX_BYTES
 from archivefs.providers import PROVIDERS
 
 if TYPE_CHECKING:
@@ -15,6 +17,35 @@ if TYPE_CHECKING:
 
 DAYS = click.IntRange(min=1)
 """``--days``: a whole number of days, at least 1 (a usage error, exit 2, otherwise)."""
+
+
+class _Count(click.types.IntParamType):
+    """A whole number from 0 to ``MAX_BYTES`` (shown as INTEGER, as click's own)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not 0 <= number <= MAX_BYTES:
+            self.fail(f"{value!r} is not a whole number from 0 to 2^80.", param, ctx)
+        return number
+
+
+COUNT = _Count()
+"""``--objects``: a whole number up to 2^80, the bound a workload file's counts keep."""
+
+
+class _Amount(click.types.FloatParamType):
+    """A finite number from 0 to ``MAX_AMOUNT`` (click's FLOAT takes ``inf`` and ``nan``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not (math.isfinite(number) and 0 <= number <= MAX_AMOUNT):
+            self.fail(f"{value!r} is not a finite number from 0 to {MAX_AMOUNT:g}.", param, ctx)
+        return number
+
+
+AMOUNT = _Amount()
+"""A rate or a number of days for a cost (``--reads-per-month``): finite, so every figure
+printed from it is (docs/guarantees.md)."""
 
 SHEET_HELP = "Name or YAML (default: the provider's own: {}).".format(
     ", ".join(f"{p.price_sheet} for {p.protocols[0]}://" for p in PROVIDERS.values())

@@ -5,7 +5,10 @@ A file is read up to :data:`MAX_FILE_BYTES`; its YAML is composed at most
 aliases are expanded (an alias counts as every node it names, so nested aliases,
 the "billion laughs", are refused while the file is read, before anything walks
 them; an alias to a node that contains it is refused too). docs/guarantees.md
-states these bounds. :func:`shown` is the short form of a value for messages.
+states these bounds. libyaml (PyYAML's C parser) reads the events when PyYAML has
+it, so a file within the bounds parses in well under a second; the composing, where
+the bounds are counted, is PyYAML's own. :func:`shown` is the short form of a value
+for messages.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.resolver import Resolver
 
 MAX_FILE_BYTES = 256 * 1024  # the shipped sheets are under 7 KiB
 MAX_DEPTH = 32  # a price sheet nests 6 levels deep
-MAX_NODES = 50_000  # scalars, lists and mappings, each alias counted as what it names
+MAX_NODES = 20_000  # scalars, lists and mappings, each alias counted as what it names
 MAX_SHOWN = 80  # characters of a value quoted in a message
 
 _SHORT = reprlib.Repr()
@@ -44,17 +50,17 @@ def shown(value: object) -> str:
     return text if len(text) <= MAX_SHOWN + 3 else f"{text[:MAX_SHOWN]}..."
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, counting depth and expanded nodes as it composes."""
+class _Bounded(Composer):
+    """PyYAML's composer, counting depth and expanded nodes as it composes."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+    def __init__(self) -> None:
+        super().__init__()
         self._depth = 0
         self._nodes = 0
         self._sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded nodes, height)
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+        event: Any = self.peek_event()  # type: ignore[attr-defined]  # the parser's
         if isinstance(event, AliasEvent):
             node = super().compose_node(parent, index)
             measured = self._sizes.get(id(node))
@@ -94,6 +100,39 @@ class _BoundedLoader(yaml.SafeLoader):
         raise YamlBoundError(f"nested more than {MAX_DEPTH} levels deep ({_at(event)})")
 
 
+class _PureLoader(
+    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _Bounded, SafeConstructor,
+    Resolver,
+):  # fmt: skip
+    """PyYAML's pure-Python events, the bounded composer, safe types (without libyaml)."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        _Bounded.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+
+
+_Loader: type[_PureLoader] = _PureLoader
+try:
+    from yaml._yaml import CParser
+
+    class _FastLoader(_Bounded, CParser, SafeConstructor, Resolver):
+        """libyaml's events (fast, not recursive), the bounded composer, safe types."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _Bounded.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+    _Loader = _FastLoader  # type: ignore[assignment]  # the same interface, in C
+except ImportError:  # PyYAML built without libyaml (its wheels have it)
+    pass
+
+
 def _at(event: Any) -> str:
     mark = event.start_mark
     return f"line {mark.line + 1}, column {mark.column + 1}"
@@ -111,11 +150,14 @@ def problem(error: yaml.YAMLError) -> str:
     return one_line(str(error))
 
 
-def load_yaml(text: str) -> Any:
-    """Parse one YAML document within the bounds above (:class:`yaml.YAMLError` past them)."""
+def load_yaml(text: str, *, pure: bool = False) -> Any:
+    """Parse one YAML document within the bounds above (:class:`yaml.YAMLError` past them).
+
+    ``pure``: PyYAML's pure-Python parser even where libyaml is there (it is slower:
+    about a second per 10,000 values on a busy machine)."""
     if len(text) > MAX_FILE_BYTES:
         raise YamlBoundError(f"longer than {MAX_FILE_BYTES:,} characters")
-    loader = _BoundedLoader(text)
+    loader = (_PureLoader if pure else _Loader)(text)
     try:
         return loader.get_single_data()
     except ValueError as error:  # e.g. an integer past Python's digit limit

@@ -6,8 +6,10 @@ journal never send the same restore twice, and a crashed run knows exactly
 which requests might have gone out. ``RestoreAlreadyInProgress`` counts as
 success; permanent errors are reported per group without stopping the rest.
 
-Retries are layered once: the client's own (botocore's adaptive mode, see
-``stores/s3.py``) retries each request; the submitter never sends a request
+Retries are layered once: the client's own (botocore's standard mode, see
+``stores/s3.py``; tenacity in ``stores/retry.py`` for Azure and Oracle) retries each
+request, each after its own back-off, so a batch is never serialised behind one
+throttled request; the submitter never sends a request
 again. What it adds is shared by every request in flight: a store that still
 throttles after the client's retries pauses all further sends (a pause that
 grows while throttling lasts and ends with the first success), and after

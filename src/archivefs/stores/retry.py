@@ -2,16 +2,17 @@
 
 Azure's and Oracle's SDKs retry with long backoffs (15 s, 60 s) that stall a
 batch submission; their adapters switch the SDK's retries off and retry here
-instead, with short growing pauses. (S3 keeps botocore's adaptive mode as its
-one retry layer: see ``stores/s3.py``.)
+instead, with short growing pauses, through tenacity. (S3 keeps botocore's
+standard mode as its one retry layer: see ``stores/s3.py``.)
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from archivefs.stores.translate import is_transient
 
@@ -61,13 +62,16 @@ class StoreRetry:
         return base * (1 + random.random() / 2)  # jitter, not security
 
     async def call(self, request: Callable[[], Awaitable[T]]) -> T:
-        """``request()``, tried again after transient failures, up to ``attempts`` tries."""
-        attempt = 1
-        while True:
-            try:
-                return await request()
-            except Exception as error:
-                if attempt >= self.attempts or not is_transient(error):
-                    raise
-            attempt += 1
-            await asyncio.sleep(self.pause(attempt))
+        """``request()``, tried again after transient failures, up to ``attempts`` tries;
+        the last error is raised as it is."""
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=lambda state: self.pause(state.attempt_number + 1),
+            retry=retry_if_exception(is_transient),
+            reraise=True,
+        )
+
+        async def attempt() -> T:  # a coroutine function: tenacity awaits what it returns
+            return await request()
+
+        return await retrying(attempt)

@@ -53,7 +53,8 @@ def _serve(conn: Connection, options: dict[str, Any]) -> None:
                 conn.send(("ok", None))
                 return
             try:
-                owner = archive.requests if target == "requests" else archive
+                owners = {"requests": archive.requests, "faults": archive.faults}
+                owner = owners.get(target, archive)
                 if name.startswith("set:"):
                     setattr(owner, name[4:], args[0])
                     value = None
@@ -128,12 +129,42 @@ class RemoteRequestLog:
         return int(self._archive._call("requests", "__len__"))
 
 
+class RemoteFaults:
+    """The child's :class:`~archivefs.testing.FaultInjector`, driven over the pipe
+    (the same methods: throttle, error, reset_connection, clear, injected)."""
+
+    def __init__(self, archive: RemoteArchive) -> None:
+        self._archive = archive
+
+    def throttle(self, **options: Any) -> None:
+        """Answer ``503 SlowDown`` instead of serving (``FaultInjector.throttle``)."""
+        self._archive._call("faults", "throttle", **options)
+
+    def error(self, status: int = 500, code: str = "InternalError", **options: Any) -> None:
+        """Answer ``status`` with an S3 error ``code`` (``FaultInjector.error``)."""
+        self._archive._call("faults", "error", status, code, **options)
+
+    def reset_connection(self, **options: Any) -> None:
+        """Drop the connection (``FaultInjector.reset_connection``)."""
+        self._archive._call("faults", "reset_connection", **options)
+
+    def clear(self) -> None:
+        """Remove every rule and set :attr:`injected` back to 0."""
+        self._archive._call("faults", "clear")
+
+    @property
+    def injected(self) -> int:
+        """How many faults have been injected since the last :meth:`clear`."""
+        return int(self._archive._call("faults", "get:injected"))
+
+
 class RemoteArchive(S3Endpoint):
     """An :class:`~archivefs.testing.EmulatedArchive` in its own process (for benchmarks).
 
     Takes the same keyword arguments as ``EmulatedArchive`` (``restore_delay``,
     ``seconds_per_day``, ``restore_status_in_listings``, ``region``, ``port``,
-    ``latency``) and offers the same harness methods, except fault injection.
+    ``latency``) and offers the same harness methods, fault injection included
+    (:attr:`faults`, a :class:`RemoteFaults`).
 
     Examples
     --------
@@ -155,6 +186,7 @@ class RemoteArchive(S3Endpoint):
         self._process: BaseProcess | None = None
         self._endpoint: str | None = None
         self.requests = RemoteRequestLog(self)
+        self.faults = RemoteFaults(self)
 
     def __repr__(self) -> str:
         return f"RemoteArchive({self._endpoint or 'not started'}, {self._options})"
