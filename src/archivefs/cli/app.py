@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from archivefs.cli import advise, bundle, emulator, estimate, listing, restore
+from archivefs.cli import advise, bundle, emulator, estimate, index, listing, restore
 from archivefs.cli.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -96,6 +96,7 @@ for command in (
     *estimate.COMMANDS,
     *advise.COMMANDS,
     *bundle.COMMANDS,
+    *index.COMMANDS,
     *emulator.COMMANDS,
 ):
     main.add_command(command)
