@@ -14,26 +14,11 @@ from archivefs.catalog import references as refs_mod
 from archivefs.catalog.layout import references_path
 from archivefs.errors import ObjectChangedError, ReferencesError
 from archivefs.stores.conditional import run_blocking
+from tests.support.netcdf import write_netcdf
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("kerchunk")
 pytest.importorskip("h5netcdf")
-
-
-def write_netcdf(path: Path, *, start: int = 0, steps: int = 8) -> xr.Dataset:
-    """A netCDF4 file: compressed 2x5 chunks, a fill value, scale/offset, coordinates."""
-    ds = xr.Dataset(
-        {
-            "t": (("time", "x"), np.arange(steps * 5, dtype="f4").reshape(steps, 5) + start),
-            "q": (("time", "x"), np.linspace(0, 1, steps * 5).reshape(steps, 5)),
-        },
-        coords={"time": np.arange(start, start + steps), "lat": ("x", np.linspace(-2, 2, 5))},
-        attrs={"title": "test"},
-    )
-    ds["t"].encoding.update(chunksizes=(2, 5), zlib=True, _FillValue=-999.0)
-    ds["q"].encoding.update(dtype="i2", scale_factor=0.001, add_offset=0.5, _FillValue=-1)
-    ds.to_netcdf(path, engine="h5netcdf")
-    return ds
 
 
 def test_file_kind_from_signatures() -> None:

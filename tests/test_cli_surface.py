@@ -38,6 +38,7 @@ COMMANDS = [
     ["catalog"],
     ["catalog", "show"],
     ["catalog", "rebuild"],
+    ["index"],
 ]
 
 DEMO = "s3://archivefs-demo/climate"

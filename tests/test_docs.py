@@ -92,7 +92,8 @@ assert archive.requests.count("RestoreObject") == 1  # one month of one instrume
 archive.requests.clear()
 ds = ads.open_mfdataset(february, fs=fs, combine="by_coords")
 counts = archive.requests.counts()
-assert counts == {"GET": 1}, counts  # 28 neighbouring members: one ranged GET, no HEAD
+# 28 neighbouring members: one ranged GET, no HEAD; one LIST: no stored references
+assert counts == {"LIST": 1, "GET": 1}, counts
 assert ds["tb"].sizes["time"] == 672
 assert ds["tb"].attrs["units"] == "K"
 assert 249 < float(ds["tb"].mean()) < 251

@@ -24,6 +24,7 @@ knows).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from dataclasses import dataclass
@@ -243,27 +244,22 @@ async def save_references(fs: Any, path: str, refs: dict[str, Any]) -> bool:
     )
 
 
+LOAD_CONCURRENCY = 32  # references read at once
+
+
 async def load_references(fs: Any, paths: list[str]) -> dict[str, dict[str, Any] | None]:
-    """The stored references at each of ``paths`` (``None``: there are none), read at once."""
-    if not paths:
-        return {}
-    found = await fs._cat(paths, on_error="return")
-    if not isinstance(found, dict):
-        found = {paths[0]: found}
-    out: dict[str, dict[str, Any] | None] = {}
-    for path in paths:
-        value = found.get(fs._strip_protocol(path), found.get(path))
-        if isinstance(value, FileNotFoundError) or value is None:
-            out[path] = None
-        elif isinstance(value, BaseException):
-            raise ReferencesError(
-                f"the stored references could not be read ({value}).",
-                path=path,
-                fix="check the credentials and the endpoint, then try again.",
-            ) from value
-        else:
-            out[path] = parse_references(bytes(value), path)
-    return out
+    """The stored references at each of ``paths`` (``None``: there are none), read at once
+    through each store's own read (``stores.conditional``): absence is ``None``, any other
+    failure raises."""
+    gate = asyncio.Semaphore(LOAD_CONCURRENCY)
+
+    async def one(path: str) -> dict[str, Any] | None:
+        async with gate:
+            found = await read_versioned_async(fs, path)
+        return None if found is None else parse_references(found[0], path)
+
+    loaded = await asyncio.gather(*(one(p) for p in paths))
+    return dict(zip(paths, loaded, strict=True))
 
 
 def check_targets(refs: dict[str, Any], current: dict[str, tuple[int, str] | None]) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from archivefs.cli import advise, bundle, emulator, estimate, listing, mount, restore
+from archivefs.cli import advise, bundle, emulator, estimate, index, listing, mount, restore
 from archivefs.cli.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -114,6 +114,7 @@ for command in (
     *estimate.COMMANDS,
     *advise.COMMANDS,
     *bundle.COMMANDS,
+    *index.COMMANDS,
     *emulator.COMMANDS,
     *mount.COMMANDS,
 ):

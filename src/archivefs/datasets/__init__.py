@@ -6,10 +6,13 @@ xarray that pass an :class:`ArchiveFileSystem` in; metadata is read at once
 lazy selection's Dask graph down to the chunk reads it will make, maps them
 to the exact chunk objects (zarr) or files (netCDF/HDF5), and plans their
 restore without sending anything; :func:`prefetch` then restores them.
+:func:`index_files` keeps kerchunk references of netCDF4/HDF5 files that read now,
+so that they open, plan and read later without a restore of the whole file.
 
 The package: ``opening`` (the open helpers), ``graph`` (which chunks a lazy
 selection reads), ``ahead`` (plan and restore a selection before ``compute()``),
-``aware`` (restore-aware graphs: each read waits for its own group).
+``aware`` (restore-aware graphs: each read waits for its own group), ``indexing``
+(references of files in a bucket), ``referenced`` (open a file from its references).
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from archivefs.datasets.ahead import plan_dataset, prefetch
 from archivefs.datasets.aware import _wait_until_readable as _wait_until_readable  # tests
 from archivefs.datasets.aware import coordination_stats, restore_aware
 from archivefs.datasets.graph import LAYER_PREFIX, Window, chunk_paths, chunk_reads
+from archivefs.datasets.indexing import IndexedFile, IndexReport, index_files
 from archivefs.datasets.opening import (
     READ_WHOLE_BELOW,
     open_dataset,
     open_mfdataset,
     open_zarr,
 )
-from archivefs.errors import ArchiveError
+from archivefs.errors import ArchiveError, ObjectChangedError
 from archivefs.filesystem import ArchiveFileSystem
 
 __all__ = [
@@ -32,10 +36,14 @@ __all__ = [
     "READ_WHOLE_BELOW",
     "ArchiveError",
     "ArchiveFileSystem",
+    "IndexReport",
+    "IndexedFile",
+    "ObjectChangedError",
     "Window",
     "chunk_paths",
     "chunk_reads",
     "coordination_stats",
+    "index_files",
     "open_dataset",
     "open_mfdataset",
     "open_zarr",

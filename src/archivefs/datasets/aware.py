@@ -15,7 +15,15 @@ from archivefs.model import ObjectState
 if TYPE_CHECKING:
     pass
 from archivefs.datasets.ahead import _nothing_to_plan
-from archivefs.datasets.graph import _SOURCES, _ArrayLayout, _dask_arrays, _task_window, chunk_paths
+from archivefs.datasets.graph import (
+    _SOURCES,
+    _ArrayLayout,
+    _dask_arrays,
+    _layout_of,
+    _ReferencedLayout,
+    _task_window,
+    chunk_paths,
+)
 
 # -- a restore-aware graph -------------------------------------------------------------------
 
@@ -100,7 +108,7 @@ def _rewire(
     import dask.array as da
     from dask._task_spec import Task, TaskRef
 
-    layouts: dict[tuple[int, str, str], _ArrayLayout] = {}
+    layouts: dict[tuple[int, str, str], _ArrayLayout | _ReferencedLayout] = {}
 
     def rewired(array: Any) -> Any:
         graph = dict(array.__dask_graph__())
@@ -115,10 +123,7 @@ def _rewire(
             if source.array is None:
                 paths = [source.path]
             else:
-                cache = (id(source.fs), source.path, source.array)
-                if cache not in layouts:
-                    layouts[cache] = _ArrayLayout.read(source.fs, source.path, source.array)
-                paths = list(layouts[cache].keys_for(window))
+                paths = list(_layout_of(source, layouts).keys_for(window))
             refs = []
             for path in paths:
                 if path not in group_of:

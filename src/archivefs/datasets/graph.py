@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archivefs.filesystem import ArchiveFileSystem
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
 
 LAYER_PREFIX = "open_dataset-"
@@ -22,6 +22,9 @@ class _Source:
     fs: ArchiveFileSystem
     path: str  # the zarr store or the file
     array: str | None  # array path inside a zarr store; None: a whole file
+    # a file opened through its kerchunk references: zarr key -> [url, offset, length]
+    # (or inline bytes); ``array`` is then the array's name in them
+    refs: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
 
 
 _SOURCES: dict[str, _Source] = {}  # dask layer name -> source
@@ -98,11 +101,32 @@ def _zarr_source(value: Any) -> _Source | None:
         store = getattr(value, "store", None)
         if store is not None and isinstance(getattr(store, "fs", None), ArchiveFileSystem):
             return _Source(_blocking(store.fs), str(store.path).rstrip("/"), str(value.path))
+        found = _referenced_source(store, value)
+        if found is not None:
+            return found
         inner = getattr(value, "array", None)
         value = inner if inner is not None else getattr(value, "_array", None)
         if value is None:
             return None
     return None
+
+
+def _referenced_source(store: Any, value: Any) -> _Source | None:
+    """The source of a zarr array read through fsspec's ``ReferenceFileSystem`` whose
+    targets are read by an :class:`ArchiveFileSystem` (``remote_protocol="archive"``, or
+    ``fs={"s3": archive_fs}``)."""
+    from fsspec.implementations.reference import ReferenceFileSystem
+
+    rfs = getattr(store, "fs", None)
+    if not isinstance(rfs, ReferenceFileSystem):
+        return None
+    remotes = [getattr(f, "sync_fs", f) for f in rfs.fss.values()]  # AsyncFileSystemWrapper
+    archive = next((f for f in remotes if isinstance(f, ArchiveFileSystem)), None)
+    if archive is None:
+        return None
+    prefix = str(store.path).strip("/")
+    array = "/".join(p for p in (prefix, str(value.path).strip("/")) if p)
+    return _Source(_blocking(archive), f"reference:{id(rfs)}", array, rfs.references)
 
 
 def _blocking(fs: ArchiveFileSystem) -> ArchiveFileSystem:
@@ -140,20 +164,81 @@ def chunk_paths(obj: Any) -> dict[ArchiveFileSystem, list[str]]:
         chunk_paths(ds["t2m"].isel(time=0))   # {fs: ['bucket/store.zarr/t2m/c/0/0/0', ...]}
     """
     out: dict[ArchiveFileSystem, set[str]] = {}
-    metadata: dict[tuple[int, str, str], _ArrayLayout] = {}
+    metadata: dict[tuple[int, str, str], _ArrayLayout | _ReferencedLayout] = {}
     for layer, windows in chunk_reads(obj).items():
         source = _SOURCES[layer]
         paths = out.setdefault(source.fs, set())
         if source.array is None:
             paths.add(source.path)
             continue
-        cache_key = (id(source.fs), source.path, source.array)
-        if cache_key not in metadata:
-            metadata[cache_key] = _ArrayLayout.read(source.fs, source.path, source.array)
-        layout = metadata[cache_key]
+        layout = _layout_of(source, metadata)
         for window in windows:
             paths.update(layout.keys_for(window))
     return {fs: sorted(paths) for fs, paths in out.items()}
+
+
+def _layout_of(
+    source: _Source, cache: dict[tuple[int, str, str], _ArrayLayout | _ReferencedLayout]
+) -> _ArrayLayout | _ReferencedLayout:
+    """How a chunk window of ``source``'s array becomes the objects it reads (cached)."""
+    assert source.array is not None
+    key = (id(source.fs), source.path, source.array)
+    if key not in cache:
+        if source.refs is not None:
+            cache[key] = _ReferencedLayout.read(source.fs, source.refs, source.array)
+        else:
+            cache[key] = _ArrayLayout.read(source.fs, source.path, source.array)
+    return cache[key]
+
+
+@dataclass(frozen=True)
+class _ReferencedLayout:
+    """A referenced array's chunk grid, and where each chunk lies (its references)."""
+
+    fs: ArchiveFileSystem
+    refs: Mapping[str, Any]
+    array: str
+    chunk_shape: tuple[int, ...]
+    separator: str
+
+    @classmethod
+    def read(cls, fs: ArchiveFileSystem, refs: Mapping[str, Any], array: str) -> _ReferencedLayout:
+        meta = _loaded(refs[f"{array}/.zarray"])
+        return cls(fs, refs, array, tuple(meta["chunks"]), meta.get("dimension_separator", "."))
+
+    def keys_for(self, window: Window) -> Iterator[str]:
+        """The objects (bucket/key) holding the chunks of ``window`` (inline ones: none)."""
+        for path, _, _ in self.ranges_for(window):
+            yield path
+
+    def ranges_for(self, window: Window) -> Iterator[tuple[str, int, int]]:
+        """``(object, offset, length)`` of each chunk of ``window`` that points into one
+        (inline chunks and chunks with no reference, zarr's fill values, read nothing)."""
+        ranges = [
+            range(start // size, (max(stop, start + 1) - 1) // size + 1)
+            for (start, stop), size in zip(window, self.chunk_shape, strict=True)
+        ]
+        for index in _product(ranges):
+            key = f"{self.array}/" + (self.separator.join(map(str, index)) if index else "0")
+            value = self.refs.get(key)
+            if isinstance(value, list | tuple) and value:
+                path = self.fs._strip_protocol(str(value[0]))
+                if len(value) == 3:
+                    yield path, int(value[1]), int(value[2])
+                else:  # a whole-object reference
+                    yield path, 0, -1
+
+
+def _loaded(value: Any) -> dict[str, Any]:
+    """A zarr metadata document from a reference value (text, bytes or base64 text)."""
+    import base64
+
+    if isinstance(value, str):
+        value = value.encode()
+    if isinstance(value, bytes) and value.startswith(b"base64:"):
+        value = base64.b64decode(value[7:])
+    loaded: dict[str, Any] = json.loads(value)
+    return loaded
 
 
 @dataclass(frozen=True)

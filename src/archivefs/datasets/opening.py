@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
+from archivefs.datasets.referenced import check_unchanged, find_references, open_referenced
 
 READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
 
@@ -93,21 +94,34 @@ def open_dataset(
     fs: ArchiveFileSystem | None = None,
     engine: str = "h5netcdf",
     chunks: Any = None,
+    references: bool = True,
     **kwargs: Any,
 ) -> Any:
-    """Open one archived netCDF/HDF5 file lazily (``xarray.open_dataset`` over a file object).
+    """Open one archived netCDF/HDF5 file lazily.
 
-    The file must read (hot or restored) for its header: restore archived
-    files first (``fs.restore(urls, wait=True)``); once opened, ``plan_dataset``
-    of a selection names the whole file (netCDF/HDF5 plans are per file).
+    A file with stored references (``archivefs index``, ``archivefs bundle``) opens
+    from them alone, archived or not: no restore, no request to the file; its chunks
+    are read through this filesystem when computed, and ``plan_dataset`` of a
+    selection names the objects or bundles holding exactly its chunks. An object
+    changed since it was indexed is refused (``ObjectChangedError``).
+
+    Without references (or with ``references=False``) the file must read (hot or
+    restored) for its header (``xarray.open_dataset`` over a file object): restore
+    archived files first (``fs.restore(urls, wait=True)``); a plan then names the
+    whole file.
 
     Example::
 
-        fs.restore("s3://bucket/run42/a.nc", wait=True)
-        ds = ads.open_dataset("s3://bucket/run42/a.nc", fs=fs)
+        ds = ads.open_dataset("s3://bucket/run42/a.nc", fs=fs)     # indexed: no restore
+        ads.plan_dataset(ds["t2m"].isel(time=slice(0, 90)))
     """
     archive_options, xr_kwargs = _split_kwargs(kwargs)
     fs, path = _split_url(url, fs, storage_options, archive_options)
+    if references:
+        refs = find_references(fs, [path])[path]
+        if refs is not None:
+            check_unchanged(fs, [refs])
+            return open_referenced(fs, path, refs, chunks=chunks, **xr_kwargs)
     handle = fs.open(path, "rb")
     return _open_source(handle, fs, path, engine=engine, chunks=chunks, **xr_kwargs)
 
@@ -137,6 +151,7 @@ def open_mfdataset(
     concat_dim: str | None = None,
     read_whole_below: int = READ_WHOLE_BELOW,
     parallel: bool = False,
+    references: bool = True,
     **kwargs: Any,
 ) -> Any:
     """Open many archived netCDF/HDF5 files as one lazy dataset.
@@ -150,7 +165,10 @@ def open_mfdataset(
     files are read lazily.
     ``combine="by_coords"`` (default) or ``"nested"`` with ``concat_dim``, and
     ``chunks``, as in ``xarray.open_mfdataset``. ``parallel=True`` parses the
-    files' headers concurrently with ``dask.delayed``, as xarray's does.
+    files' headers concurrently with ``dask.delayed``, as xarray's does. Files with
+    stored references open from them, as in :func:`open_dataset` (all references are
+    read at once, the objects checked unchanged by one listing per folder); the
+    others as above.
 
     Example::
 
@@ -165,8 +183,17 @@ def open_mfdataset(
     first = paths if isinstance(paths, str) else (paths[0] if paths else "")
     fs, _ = _split_url(first, fs, storage_options, archive_options)
     sizes = _sizes(fs, paths)
-    contents = _fetch_whole(fs, {p: n for p, n in sizes.items() if n < read_whole_below})
-    parts = _open_parts(fs, sizes, contents, engine=engine, chunks=chunks, parallel=parallel)
+    found = find_references(fs, list(sizes)) if references else {}
+    indexed = {p: refs for p, refs in found.items() if refs is not None}
+    check_unchanged(fs, list(indexed.values()))
+    plain = {p: n for p, n in sizes.items() if p not in indexed}
+    contents = _fetch_whole(fs, {p: n for p, n in plain.items() if n < read_whole_below})
+    opened = _open_parts(fs, plain, contents, engine=engine, chunks=chunks, parallel=parallel)
+    by_path = dict(zip(plain, opened, strict=True))
+    parts = [
+        open_referenced(fs, p, indexed[p], chunks=chunks) if p in indexed else by_path[p]
+        for p in sizes
+    ]
     if combine == "nested":
         return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
     return xr.combine_by_coords(parts, **xr_kwargs)

@@ -1,0 +1,66 @@
+"""``archivefs index``: kerchunk references of netCDF4/HDF5 files that read now."""
+
+from __future__ import annotations
+
+import click
+
+from archivefs.cli import options
+from archivefs.cli.context import EXIT_ERROR, Context, fail, global_options, read_paths
+from archivefs.cli.render import echo_json, run_guarded
+from archivefs.progress import human_bytes
+
+
+@click.command("index")
+@options.paths
+@click.option(
+    "--inline-threshold",
+    default=500,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Chunks smaller than this many bytes are kept inline (coordinates always are).",
+)
+@global_options
+@click.pass_obj
+def index_command(
+    ctx: Context, urls: tuple[str, ...], from_file: str | None, inline_threshold: int
+) -> None:
+    """Describe where every chunk of netCDF4/HDF5 files lies, so that they open and
+    plan later without a restore.
+
+    Reads only each file's metadata and coordinates (files that read now: hot or
+    restored) and keeps kerchunk references beside the catalog
+    (.archivefs/references/). An archived file is not read: it is reported with the
+    restore that would let it be indexed, the others are indexed, and the command
+    exits non-zero.
+
+    \b
+    Examples:
+      archivefs index s3://bucket/run42/*.nc
+      archivefs index --from-file files.txt --json
+    """
+    from archivefs.datasets.indexing import index_files
+
+    paths = read_paths(urls, from_file)
+    report = run_guarded(
+        ctx, lambda: index_files(paths, fs=ctx.filesystem(paths), inline_threshold=inline_threshold)
+    )
+    if ctx.as_json:
+        echo_json(report.as_json())
+    else:
+        for done in report.indexed:
+            state = "indexed" if done.written else "unchanged"
+            click.echo(
+                f"{state}  {done.path}  {done.chunks} chunks, {done.inline} inline; read "
+                f"{human_bytes(done.bytes_read)} of {human_bytes(done.size)}"
+            )
+    if report.failed:
+        first = next(iter(report.failed.values()))
+        for error in report.failed.values():
+            click.echo(f"archivefs: error: {error}", err=True)
+        if ctx.as_json:  # the report is the JSON output: the exit code says it failed
+            raise SystemExit(EXIT_ERROR)
+        fail(f"{len(report.failed)} of {len(report.failed) + len(report.indexed)} files were "
+             f"not indexed (first: {first.path}).", EXIT_ERROR)  # fmt: skip
+
+
+COMMANDS = [index_command]

@@ -1,0 +1,133 @@
+"""Open netCDF4/HDF5 files through their kerchunk references: no restore, no archived read.
+
+A file with references (``archivefs index``, or ``archivefs bundle``) opens from them
+alone: its metadata and coordinates are in the references (hot), every chunk read
+goes through fsspec's ``ReferenceFileSystem`` to the :class:`ArchiveFileSystem`
+(its read policy, coalescing and counting), and a plan of a selection names the
+objects or bundles that hold exactly its chunks (``graph._ReferencedLayout``).
+Before a dataset is made, each object the references point into is compared with
+what its listing says now (size, ETag): a changed one is refused.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import TYPE_CHECKING, Any
+
+from fsspec.asyn import sync
+
+from archivefs.catalog.layout import RESERVED, references_path
+from archivefs.catalog.references import check_targets, load_references, targets_of
+from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
+from archivefs.errors import ArchiveError
+from archivefs.stores.base import split_path
+from archivefs.stores.conditional import run_blocking
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from archivefs.filesystem import ArchiveFileSystem
+
+
+def references_location(fs: ArchiveFileSystem, path: str) -> str:
+    """Where the references of file ``path`` are kept: beside the catalog of the root that
+    holds it, else under the bucket's own ``.archivefs/``."""
+    path = fs._strip_protocol(path)
+    found = fs.catalog_root_for(path)
+    if found is not None:
+        root = found[0].rstrip("/")
+    else:
+        root, _ = split_path(path, fs.provider)
+    return references_path(root, path[len(root) + 1 :])
+
+
+def _reference_filesystem() -> type:
+    """fsspec's ``ReferenceFileSystem`` that lets archivefs's errors through as they are
+    (``ObjectArchivedError`` names the object, the estimate and the restore), where
+    fsspec would wrap them in its ``ReferenceNotReachable``."""
+    from fsspec.implementations.reference import ReferenceFileSystem, ReferenceNotReachable
+
+    class ArchiveReferences(ReferenceFileSystem):  # type: ignore[misc]
+        async def _cat_file(self, path: str, start: Any = None, end: Any = None, **kw: Any) -> Any:
+            try:
+                return await super()._cat_file(path, start=start, end=end, **kw)
+            except ReferenceNotReachable as error:
+                if isinstance(error.__cause__, ArchiveError):
+                    raise error.__cause__ from None
+                raise
+
+    return ArchiveReferences
+
+
+def find_references(
+    fs: ArchiveFileSystem, paths: Sequence[str]
+) -> dict[str, dict[str, Any] | None]:
+    """Each file's stored references (``None``: it has none): one recursive listing of the
+    references folder the files share (per catalog root or bucket), then a GET of each
+    that exists, at once. Files without references cost that one listing."""
+    locations = {p: references_location(fs, p) for p in paths}
+    folders: dict[str, list[str]] = {}
+    for location in locations.values():
+        top = location.split(f"/{RESERVED}/references/", 1)[0]
+        folders.setdefault(top, []).append(location)
+    existing: set[str] = set()
+    for wanted in folders.values():
+        common = posixpath.commonpath([posixpath.dirname(w) for w in wanted])
+        listing = sync(fs.loop, fs.store.list, common, recursive=True)
+        existing.update(state.path for state in listing.files)
+    present = sorted(set(locations.values()) & existing)
+    loaded = run_blocking(fs.fs, load_references(fs.fs, present)) if present else {}
+    return {p: loaded.get(locations[p]) for p in paths}
+
+
+def check_unchanged(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> None:
+    """Refuse references whose objects changed (``ObjectChangedError``): sizes and ETags
+    from one listing per folder, never a HEAD or GET of an archived object."""
+    folders: dict[str, set[str]] = {}
+    for refs in found:
+        for target in targets_of(refs):
+            path = fs._strip_protocol(target.url)
+            folders.setdefault(fs._parent(path), set()).add(target.url)
+    current: dict[str, tuple[int, str] | None] = {}
+    for folder, urls in folders.items():
+        listed = {e["name"]: e for e in fs.ls(folder, detail=True)}
+        for url in urls:
+            entry = listed.get(fs._strip_protocol(url))
+            current[url] = None if entry is None else (int(entry["size"]), str(entry.get("ETag")))
+    for refs in found:
+        check_targets(refs, current)
+
+
+def open_referenced(
+    fs: ArchiveFileSystem, path: str, refs: dict[str, Any], *, chunks: Any, **xr_kwargs: Any
+) -> Any:
+    """``xarray.open_dataset`` of file ``path`` from its references (checked unchanged by
+    the caller), registered so that plans name the objects its chunks lie in."""
+    import xarray as xr
+    import zarr
+    from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+
+    # zarr reads on its own event loop: the archive filesystem's calls run on a thread
+    # there (each on the filesystem's own loop), so reads, counts and budget are fs's
+    remote = AsyncFileSystemWrapper(fs, asynchronous=True)
+    rfs = _reference_filesystem()(
+        fo=refs,
+        fs={fs.store_protocol: remote},
+        asynchronous=True,
+        skip_instance_cache=True,
+        max_gap=0,  # no bytes between chunks: the archive filesystem coalesces its own reads
+    )
+    store = zarr.storage.FsspecStore(rfs, read_only=True, path="")
+    ds = xr.open_dataset(
+        store,  # type: ignore[arg-type]  # a zarr store: the zarr engine takes it
+        engine="zarr",
+        consolidated=False,
+        chunks=chunks if chunks is not None else {},
+        **xr_kwargs,
+    )
+    ds.encoding["archivefs"] = {"path": path, "references": True}
+    for name, variable in ds.variables.items():
+        layer = getattr(variable.data, "name", None)
+        if isinstance(layer, str) and layer.startswith(LAYER_PREFIX):
+            _SOURCES[layer] = _Source(fs, path, str(name), rfs.references)
+    return ds

@@ -1,0 +1,34 @@
+"""netCDF4 files for the reference tests: chunked, compressed, encoded, with coordinates."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+STEPS = 8  # time steps per file
+CHUNK_ROWS = 2  # time steps per chunk of "t"
+
+
+def write_netcdf(path: Path, *, start: int = 0, steps: int = STEPS, x: int = 5) -> Any:
+    """A netCDF4 file of ``steps`` time steps from ``start``; returns its dataset.
+
+    ``t``: float32 in compressed chunks of :data:`CHUNK_ROWS` rows, a fill value;
+    ``q``: int16 packed with scale/offset (contiguous); ``time``, ``lat``: coordinates."""
+    import xarray as xr
+
+    ds = xr.Dataset(
+        {
+            "t": (("time", "x"), np.arange(steps * x, dtype="f4").reshape(steps, x) + start),
+            "q": (("time", "x"), np.linspace(0, 1, steps * x).reshape(steps, x)),
+        },
+        coords={"time": np.arange(start, start + steps), "lat": ("x", np.linspace(-2, 2, x))},
+        attrs={"title": "test"},
+    )
+    ds["t"].encoding.update(chunksizes=(CHUNK_ROWS, x), zlib=True, _FillValue=-999.0)
+    ds["q"].encoding.update(dtype="i2", scale_factor=0.001, add_offset=0.5, _FillValue=-1)
+    ds.to_netcdf(path, engine="h5netcdf")
+    return ds

@@ -1,0 +1,280 @@
+"""Archived netCDF4/HDF5 files that open, plan and read through their kerchunk references.
+
+Files are indexed while they read (``index_files`` / ``archivefs index``), then made
+archived; every claim is counted at the server: opening sends no restore and no
+request to an archived file, a plan names exactly the files holding the selected
+chunks, reads fetch only the referenced ranges, values equal the originals.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from archivefs.cli import EXIT_ERROR, main
+from archivefs.errors import ObjectArchivedError, ObjectChangedError
+from tests.support.netcdf import CHUNK_ROWS, STEPS, write_netcdf
+from tests.support.providers import provider_params, reads, seed
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
+    from tests.support.providers import Provider
+
+xr = pytest.importorskip("xarray")
+pytest.importorskip("kerchunk")
+pytest.importorskip("h5netcdf")
+ads = pytest.importorskip("archivefs.datasets")
+pytestmark = pytest.mark.timeout(600)
+
+FILES = 3
+
+
+def make_files(tmp_path: Path, n: int = FILES) -> dict[str, tuple[bytes, Any]]:
+    """``nc/part<i>.nc`` -> (its bytes, its dataset): consecutive time steps."""
+    out = {}
+    for i in range(n):
+        local = tmp_path / f"part{i}.nc"
+        ds = write_netcdf(local, start=i * STEPS)
+        out[f"nc/part{i}.nc"] = (local.read_bytes(), ds)
+    return out
+
+
+def originals(tmp_path: Path, n: int = FILES) -> Any:
+    paths = [tmp_path / f"part{i}.nc" for i in range(n)]
+    return xr.open_mfdataset(paths, engine="h5netcdf", combine="by_coords")
+
+
+@pytest.mark.parametrize("provider", provider_params(), indirect=True)
+def test_index_reads_only_what_reads_now_and_others_read_the_references(
+    provider: Provider, tmp_path: Path
+) -> None:
+    files = make_files(tmp_path)
+    seed(provider, {k: v[0] for k, v in files.items()}, provider.spec.hot_class)
+    if provider.spec.restores:
+        seed(provider, {"nc/cold.nc": files["nc/part0.nc"][0]}, provider.spec.chunk_class)
+    fs = provider.fs()
+    provider.server.requests.clear()
+    glob = f"{provider.spec.protocol}://{provider.bucket}/nc/*.nc"
+    report = ads.index_files(glob, fs=fs, inline_threshold=0)
+    assert sorted(f.path for f in report.indexed) == [
+        f"{provider.bucket}/nc/part{i}.nc" for i in range(FILES)
+    ]
+    if provider.spec.restores:
+        (error,) = report.failed.values()
+        assert isinstance(error, ObjectArchivedError)
+        assert f"archivefs restore {provider.spec.protocol}://{provider.bucket}/nc/cold.nc" in str(
+            error
+        )
+        assert reads(provider, "nc/cold.nc") == 0  # never read, not even its header
+    else:
+        assert report.ok
+    for done in report.indexed:
+        assert done.written
+        assert done.references.startswith(f"{provider.bucket}/.archivefs/references/nc/")
+        assert 0 < done.bytes_read <= done.size
+        assert done.chunks >= STEPS // CHUNK_ROWS  # t's chunks point into the file
+    assert ads.index_files(report.indexed[0].path, fs=fs).indexed[0].written is False
+
+    # the references are kerchunk JSON that fsspec reads without archivefs
+    raw = provider.raw()
+    for i in range(FILES):
+        refs = json.loads(
+            raw.cat_file(f"{provider.bucket}/.archivefs/references/nc/part{i}.nc.json")
+        )
+        rfs = fsspec.filesystem(
+            "reference", fo=refs, fs={provider.spec.protocol: raw}, skip_instance_cache=True
+        )
+        for row in range(0, STEPS, CHUNK_ROWS):  # each chunk: HDF5's own stored bytes
+            stored_chunk = _stored_chunk(tmp_path / f"part{i}.nc", row)
+            assert rfs.cat_file(f"t/{row // CHUNK_ROWS}.0") == stored_chunk
+        if provider.name == "oracle":
+            continue  # zarr rebuilds the raw ocifs from JSON, and its retry object has none
+        opened = xr.open_dataset(rfs.get_mapper(""), engine="zarr", consolidated=False)
+        on_disk = xr.open_dataset(tmp_path / f"part{i}.nc", engine="h5netcdf")
+        xr.testing.assert_identical(opened.load(), on_disk.load())
+
+    # and archivefs opens them from the references, equal to xarray on the original files
+    urls = [f"{provider.spec.protocol}://{provider.bucket}/nc/part{i}.nc" for i in range(FILES)]
+    combined = ads.open_mfdataset(urls, fs=provider.fs(), combine="by_coords")
+    xr.testing.assert_identical(combined.load(), originals(tmp_path).load())
+
+
+@pytest.fixture
+def archived(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> dict[str, tuple[bytes, Any]]:
+    """Three netCDF4 files indexed while hot, then archived (GLACIER, the same bytes)."""
+    files = make_files(tmp_path)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
+    assert ads.index_files(f"s3://{bucket}/nc/*.nc", fs=make_fs(), inline_threshold=0).ok
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="GLACIER")
+    archive.requests.clear()
+    return files
+
+
+def nc_requests(archive: EmulatedArchive) -> list[Any]:
+    return [r for r in archive.requests.matching() if (r.key or "").startswith("nc/")]
+
+
+def test_archived_files_open_plan_and_read_through_references(
+    archive: EmulatedArchive,
+    bucket: str,
+    tmp_path: Path,
+    make_fs: Any,
+    archived: dict[str, tuple[bytes, Any]],
+) -> None:
+    fs = make_fs()
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(FILES)]
+    ds = ads.open_mfdataset(urls, fs=fs, combine="by_coords")
+    assert nc_requests(archive) == []  # no GET, no HEAD of an archived file
+    assert archive.requests.count("RestoreObject") == 0
+    expected = originals(tmp_path)
+    xr.testing.assert_identical(ds.coords.to_dataset(), expected.coords.to_dataset())
+    assert ds.attrs == expected.attrs
+    assert {n: v.attrs for n, v in ds.variables.items()} == {
+        n: v.attrs for n, v in expected.variables.items()
+    }
+
+    # time steps 6..9: chunk rows 3 of part0 and 0 of part1 -> exactly those two files
+    selection = ds["t"].isel(time=slice(6, 10))
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan) == [f"{bucket}/nc/part0.nc", f"{bucket}/nc/part1.nc"]
+    assert {g.action.value for g in plan} == {"restore"}
+    assert archive.requests.count("RestoreObject") == 0
+    with pytest.raises(ObjectArchivedError, match="part"):
+        selection.compute()
+
+    result = ads.prefetch(selection, wait=True, timeout=600)
+    assert result.requests_sent == 2
+    assert archive.requests.count("RestoreObject") == 2
+    archive.requests.clear()
+    np.testing.assert_array_equal(selection.values, expected["t"].isel(time=slice(6, 10)).values)
+    gets = archive.requests.matching(op="GET")
+    nc_gets = [r for r in gets if (r.key or "").startswith("nc/")]
+    assert len(nc_gets) == 2  # one ranged GET per chunk, nothing else of the files
+    assert all(r.range is not None for r in nc_gets)
+    # exactly the stored bytes of those two chunks, as HDF5 itself lays them out
+    needed = _chunk_size(tmp_path / "part0.nc", 6) + _chunk_size(tmp_path / "part1.nc", 0)
+    assert sum(r.bytes_sent for r in nc_gets) == needed
+    assert sorted(r.key for r in nc_gets) == ["nc/part0.nc", "nc/part1.nc"]
+
+
+def _stored_chunk(local: Path, row: int) -> bytes:
+    """The stored (compressed) bytes of the chunk of ``t`` holding time step ``row``."""
+    import h5py
+
+    with h5py.File(local, "r") as f:
+        _, data = f["t"].id.read_direct_chunk((row, 0))
+    return bytes(data)
+
+
+def _chunk_size(local: Path, row: int) -> int:
+    """Stored (compressed) bytes of the chunk of ``t`` holding time step ``row``."""
+    import h5py
+
+    with h5py.File(local, "r") as f:
+        size: int = f["t"].id.get_chunk_info_by_coord((row, 0)).size
+    return size
+
+
+def test_contiguous_and_packed_variables_read_bit_for_bit(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any, archived: Any
+) -> None:
+    fs = make_fs()
+    url = f"s3://{bucket}/nc/part1.nc"
+    ds = ads.open_dataset(url, fs=fs, mask_and_scale=False)
+    plan = ads.plan_dataset(ds["q"])
+    assert [g.key for g in plan] == [f"{bucket}/nc/part1.nc"]
+    ads.prefetch(ds["q"], wait=True, timeout=600)
+    plain = xr.open_dataset(tmp_path / "part1.nc", engine="h5netcdf", mask_and_scale=False)
+    assert ds["q"].dtype == plain["q"].dtype
+    np.testing.assert_array_equal(ds["q"].values, plain["q"].values)
+    decoded = ads.open_dataset(url, fs=fs)
+    xr.testing.assert_identical(decoded.load(), xr.open_dataset(tmp_path / "part1.nc").load())
+
+
+def test_a_changed_object_is_refused_before_a_byte_is_used(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any, archived: Any
+) -> None:
+    other = tmp_path / "other.nc"
+    write_netcdf(other, start=100)
+    archive.put_object(bucket, "nc/part1.nc", other.read_bytes(), storage_class="STANDARD")
+    archive.requests.clear()
+    with pytest.raises(ObjectChangedError, match="changed since") as info:
+        ads.open_dataset(f"s3://{bucket}/nc/part1.nc", fs=make_fs())
+    assert "archivefs index" in str(info.value)
+    assert not isinstance(info.value, FileNotFoundError)
+    assert [r for r in nc_requests(archive) if r.op in ("GET", "HEAD")] == []
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(FILES)]
+    with pytest.raises(ObjectChangedError, match=r"part1\.nc"):
+        ads.open_mfdataset(urls, fs=make_fs())
+
+
+def test_without_references_files_open_as_before(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    files = make_files(tmp_path, 1)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="GLACIER")
+    with pytest.raises(ObjectArchivedError):
+        ads.open_dataset(f"s3://{bucket}/nc/part0.nc", fs=make_fs())
+
+
+def test_two_writers_indexing_one_root_lose_nothing(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    files = make_files(tmp_path, 6)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
+    names = sorted(files)
+    errors: list[BaseException] = []
+
+    def run(chosen: list[str]) -> None:
+        try:
+            report = ads.index_files([f"s3://{bucket}/{n}" for n in chosen], fs=make_fs())
+            assert report.ok, report.failed
+        except BaseException as error:
+            errors.append(error)
+
+    # overlapping halves: part2 and part3 are indexed by both writers at once
+    writers = [
+        threading.Thread(target=run, args=(names[:4],)),
+        threading.Thread(target=run, args=(names[2:],)),
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert errors == []
+    stored = sorted(
+        fsspec.filesystem("s3", **archive.storage_options()).find(f"{bucket}/.archivefs/references")
+    )
+    assert stored == [f"{bucket}/.archivefs/references/{n}.json" for n in names]
+    ds = ads.open_mfdataset(f"s3://{bucket}/nc/*.nc", fs=make_fs())
+    assert ds.sizes["time"] == 6 * STEPS
+
+
+def test_cli_index_goes_on_past_an_archived_file_and_exits_non_zero(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    files = make_files(tmp_path, 2)
+    archive.put_object(bucket, "nc/part0.nc", files["nc/part0.nc"][0], storage_class="STANDARD")
+    archive.put_object(bucket, "nc/part1.nc", files["nc/part1.nc"][0], storage_class="GLACIER")
+    base = ["--storage-options", json.dumps(archive.storage_options())]
+    base += ["--journal", str(tmp_path / "j.sqlite")]
+    result = CliRunner().invoke(main, [*base, "index", f"s3://{bucket}/nc/*.nc", "--json"])
+    assert result.exit_code == EXIT_ERROR, result.output
+    report = json.loads(result.stdout)
+    assert [f["path"] for f in report["indexed"]] == [f"{bucket}/nc/part0.nc"]
+    assert list(report["failed"]) == [f"{bucket}/nc/part1.nc"]
+    assert (
+        f"archivefs restore s3://{bucket}/nc/part1.nc" in report["failed"][f"{bucket}/nc/part1.nc"]
+    )
+    text = CliRunner().invoke(main, [*base, "index", f"s3://{bucket}/nc/part0.nc"])
+    assert text.exit_code == 0, text.output
+    assert text.stdout.startswith(f"unchanged  {bucket}/nc/part0.nc  ")
