@@ -495,3 +495,56 @@ def test_every_provider_mounts_lists_reads_and_refuses_archived(
             assert found["user.archivefs.state"] == "archived"
             assert found["user.archivefs.storage_class"] == cold
     assert not os.path.ismount(root)
+
+
+def test_cache_rereads_send_no_get_survive_remounts_and_follow_changes(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """--cache: a file read whole is read again from disk (no GET), also by the next
+    mount; a changed object (new ETag in the next listing) is fetched again, never served
+    stale; a file read in part is not kept."""
+    files = seed(archive, bucket)
+    cache = tmp_path / "cache"
+    mounted = mount_cli("--cache", str(cache), "--listing-ttl", "0")
+    big = mounted.root / "data/b.bin"
+    assert run("md5sum", big).stdout.split()[0] == hashlib.md5(files["data/b.bin"]).hexdigest()
+    assert archive.requests.count("GET", key="data/b.bin") >= 1
+    archive.requests.clear()
+    run("cp", big, tmp_path / "again.bin")
+    assert (tmp_path / "again.bin").read_bytes() == files["data/b.bin"]
+    assert archive.requests.count("GET") == 0
+    assert archive.requests.count("HEAD") == 0
+
+    run(ARCHIVEFS, "unmount", mounted.root)
+    mounted.process.wait(TIMEOUT)
+    again = mount_cli("--cache", str(cache), "--listing-ttl", "0")
+    archive.requests.clear()
+    digest = run("md5sum", again.root / "data/b.bin").stdout.split()[0]
+    assert digest == hashlib.md5(files["data/b.bin"]).hexdigest()
+    assert archive.requests.count("GET", key="data/b.bin") == 0
+
+    archive.put_objects(bucket, {"data/b.bin": b"changed\n"})
+    archive.requests.clear()
+    assert run("cat", again.root / "data/b.bin").stdout == "changed\n"
+    assert archive.requests.count("GET", key="data/b.bin") == 1
+
+    archive.put_objects(bucket, {"data/big.bin": b"b" * (4 << 20)})
+    run("head", "-c", "3", again.root / "data/big.bin")
+    archive.requests.clear()
+    run("head", "-c", "3", again.root / "data/big.bin")
+    assert archive.requests.count("GET", key="data/big.bin") >= 1  # read in part: not kept
+
+
+def test_cache_evicts_the_least_recently_used_file_beyond_its_size(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_objects(bucket, {"x/1": b"1" * 600_000, "x/2": b"2" * 600_000})
+    mounted = mount_cli("--cache", str(tmp_path / "cache"), "--cache-size", "1MB")
+    run("cat", mounted.root / "x/1")
+    run("cat", mounted.root / "x/2")  # 1.2 MB > 1 MB: x/1, used least recently, goes
+    archive.requests.clear()
+    run("cat", mounted.root / "x/2")
+    assert archive.requests.count("GET") == 0
+    run("cat", mounted.root / "x/1")
+    assert archive.requests.count("GET", key="x/1") >= 1
+    assert "cache: evicted" in mounted.log()
