@@ -13,7 +13,6 @@ import functools
 import itertools
 import logging
 import os
-import threading
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,7 +21,9 @@ import mfusepy
 from archivefs.mount import xattrs
 from archivefs.mount.admission import Refused
 from archivefs.mount.attrs import stat_of
+from archivefs.mount.cache import identity
 from archivefs.mount.errnos import READ_ONLY, errno_of
+from archivefs.mount.files import OpenFiles
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
     from archivefs.mount.admission import Admission
     from archivefs.mount.cache import DiskCache, Filling
+    from archivefs.mount.files import SharedFile
     from archivefs.mount.listings import Listings
 
 log = logging.getLogger("archivefs.mount")
@@ -58,24 +60,22 @@ def as_errno(method: Callable[..., T]) -> Callable[..., T]:
 
 
 class _Handle:
-    """An open file: the filesystem's file object, read by one thread at a time; what it
-    delivers also fills the disk cache when the mount has one."""
+    """An open file: its shared file object (``files.py``); what it delivers also fills
+    the disk cache when the mount has one."""
 
-    def __init__(self, file: Any, filling: Filling | None = None) -> None:
-        self.file = file
+    def __init__(self, files: OpenFiles, shared: SharedFile, filling: Filling | None) -> None:
+        self.files = files
+        self.shared = shared
         self.filling = filling
-        self.lock = threading.Lock()
 
     def read(self, size: int, offset: int) -> bytes:
-        with self.lock:
-            self.file.seek(offset)
-            data: bytes = self.file.read(size)
-            if self.filling is not None:
-                self.filling.wrote(offset, data)
-            return data
+        data = self.shared.read(size, offset)
+        if self.filling is not None:
+            self.filling.wrote(offset, data)
+        return data
 
     def close(self) -> None:
-        self.file.close()
+        self.files.release(self.shared)
         if self.filling is not None:
             self.filling.close()
 
@@ -109,6 +109,7 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
         self.listings = listings
         self.admission = admission
         self.cache = cache
+        self.files = OpenFiles()
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
         self._handles: dict[int, _Handle | _CachedHandle] = {}
@@ -147,9 +148,13 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
                 self._handles[number] = _CachedHandle(fd)
                 return number
         self.admission.admit(target, entry)
-        file = self.fs.open(target, "rb", size=size)
+        version = identity(entry)
+        shared = self.files.acquire(
+            None if version is None else (target, version),
+            lambda: self.fs.open(target, "rb", size=size),
+        )
         filling = self.cache.filling(name, size) if self.cache and name else None
-        self._handles[number] = _Handle(file, filling)
+        self._handles[number] = _Handle(self.files, shared, filling)
         return number
 
     @as_errno
