@@ -24,7 +24,18 @@ import pytest
 
 import archivefs
 from archivefs.mount.runner import fuse_problem
-from tests.support.providers import Provider, request_counts, restore_requests
+from tests.support.providers import (
+    NO_RESTORES,
+    Provider,
+    hold_restores,
+    provider_params,
+    quick_restores,
+    request_counts,
+    restore_calls,
+    restore_requests,
+    restores_started,
+    seed_cold,
+)
 from tests.support.providers import seed as seed_provider
 
 if TYPE_CHECKING:
@@ -558,3 +569,34 @@ def test_cache_evicts_the_least_recently_used_file_beyond_its_size(
     assert archive.requests.count("GET") == 0
     run("cat", again.root / "x/1")
     assert archive.requests.count("GET", key="x/1") == 1
+
+
+@pytest.mark.parametrize("provider", provider_params(skip=NO_RESTORES), indirect=True)
+@pytest.mark.parametrize("policy", ["restore", "wait"])
+def test_every_provider_batches_concurrent_archived_opens(
+    provider: Provider, policy: str, tmp_path: Path
+) -> None:
+    """--on-archived restore and wait on each provider with restores: three concurrent
+    opens of archived files are one restore call, each object restored once, in as few
+    HTTP requests as the provider batches (an Azure Blob Batch: one); restore refuses
+    with EACCES, wait reads the bytes once the server finished."""
+    if policy == "wait":
+        quick_restores(provider)
+    else:
+        hold_restores(provider)
+    cold = seed_cold(provider, 3, prefix="p/c")
+    root = tmp_path / "mnt"
+    root.mkdir()
+    fs = provider.fs(restore_time_scale=1 / 3600)
+    url = f"{provider.spec.protocol}://{provider.bucket}/p"
+    with archivefs.mount(url, root, fs=fs, on_archived=policy, batch_window=3) as mounted:
+        paths = [mounted / path.split("/p/", 1)[1] for path in cold]
+        run("stat", *paths)
+        provider.server.requests.clear()
+        done = cat_all(paths)
+        if policy == "restore":
+            assert all(b"Permission denied" in d.stderr for d in done), done
+        else:
+            assert [d.stdout for d in done] == [f"object {i}".encode() for i in range(3)], done
+    assert sorted(restores_started(provider).values()) == [1, 1, 1]
+    assert restore_calls(provider) == provider.spec.restore_calls(3)
