@@ -600,3 +600,23 @@ def test_every_provider_batches_concurrent_archived_opens(
             assert [d.stdout for d in done] == [f"object {i}".encode() for i in range(3)], done
     assert sorted(restores_started(provider).values()) == [1, 1, 1]
     assert restore_calls(provider) == provider.spec.restore_calls(3)
+
+
+def test_listings_answer_stat_until_their_ttl_then_are_listed_again(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """A directory's listing answers stat (a name it lacks: ENOENT, no request) for
+    --listing-ttl seconds; after that the next stat lists it again and sees new objects."""
+    archive.put_objects(bucket, {"l/a.txt": b"a"})
+    root = tmp_path / "mnt"
+    root.mkdir()
+    options = archive.storage_options()
+    with archivefs.mount(f"s3://{bucket}/l", root, storage_options=options, listing_ttl=2) as m:
+        assert os.path.exists(m / "a.txt")
+        archive.put_objects(bucket, {"l/b.txt": b"b"})
+        archive.requests.clear()
+        assert not os.path.exists(m / "b.txt")  # within the TTL: the listing says no
+        assert archive.requests.count("LIST") == 0
+        wait_for(lambda: os.path.exists(m / "b.txt"), timeout=60)
+        assert archive.requests.count("LIST") >= 1
+        assert archive.requests.count("HEAD") == 0
