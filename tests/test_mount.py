@@ -620,3 +620,22 @@ def test_listings_answer_stat_until_their_ttl_then_are_listed_again(
         wait_for(lambda: os.path.exists(m / "b.txt"), timeout=60)
         assert archive.requests.count("LIST") >= 1
         assert archive.requests.count("HEAD") == 0
+
+
+def test_max_cost_refuses_a_fee_charging_read_with_edquot(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """A class that reads at once for a retrieval fee (GLACIER_IR): the read goes through
+    the filesystem's budget, so --max-cost 0 refuses it with EDQUOT before any byte is
+    fetched, and the log says why."""
+    archive.put_objects(bucket, {"ir/x.bin": b"x" * 10_000}, storage_class="GLACIER_IR")
+    mounted = mount_cli("--max-cost", "0")
+    run("stat", mounted.root / "ir/x.bin")
+    archive.requests.clear()
+    done = run("cat", mounted.root / "ir/x.bin", check=False)
+    assert done.returncode == 1
+    assert "Disk quota exceeded" in done.stderr
+    assert archive.requests.bytes_sent("GET") == 0
+    assert "budget" in mounted.log().lower()
+    free = mount_cli()  # no budget: the same read is paid and served
+    assert run("cat", free.root / "ir/x.bin").stdout == "x" * 10_000
