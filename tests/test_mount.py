@@ -639,3 +639,30 @@ def test_max_cost_refuses_a_fee_charging_read_with_edquot(
     assert "budget" in mounted.log().lower()
     free = mount_cli()  # no budget: the same read is paid and served
     assert run("cat", free.root / "ir/x.bin").stdout == "x" * 10_000
+
+
+def test_bundle_members_are_files_of_their_own_size_and_mtime_listed_from_the_catalog(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """ls -lR of 600 bundled files in 3 folders: each member a regular file with its own
+    size and modification time (from the catalog); the store gets no request per member."""
+    files = {
+        f"g{d}/f{i:03d}.txt": f"{d}-{i}".encode() * (i + 1) for d in range(3) for i in range(200)
+    }
+    bundle(archive, bucket, tmp_path, files)
+    when = int((tmp_path / "src/g1/f007.txt").stat().st_mtime)
+    mounted = mount_cli()
+    archive.requests.clear()
+    listing = run("ls", "-lR", mounted.root / "b").stdout
+    assert sum(".txt" in line for line in listing.splitlines()) == 600
+    counts = archive.requests.per_op()
+    # the catalog answers (its registry and pointer: 2 GETs; the bucket: 1 LIST); each
+    # folder's listing asks the state of the one bundle its members are in (1 HEAD)
+    assert counts == {"LIST": 1, "GET": 2, "HEAD": 3}, counts
+    member = mounted.root / "b/g1/f007.txt"
+    assert run("stat", "-c", "%s %Y %F", member).stdout.split() == [
+        str(len(files["g1/f007.txt"])),
+        str(when),
+        "regular",
+        "file",
+    ]
