@@ -56,6 +56,7 @@ MODULES = [
     "line_rate",
     "netcdf_wan",
     "restore_faults",
+    "mount",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

@@ -21,6 +21,8 @@ from benchmarks._common import (
 )
 from benchmarks.line_rate import VARIANTS
 
+from archivefs.mount.runner import fuse_problem
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -30,6 +32,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 # the Azure twins need Node and npm (Azurite), as the Azure tests do
 AZURE = shutil.which("node") is not None and shutil.which("npm") is not None
+NO_MOUNT = fuse_problem() or (None if shutil.which("ncdump") else "ncdump is missing (netcdf-bin)")
 
 
 def _status_polling(polling: dict[str, Any]) -> None:
@@ -153,6 +156,13 @@ def _netcdf_wan(wan: dict[str, Any]) -> None:
         assert row["archivefs_bytes"] == row["s3fs_default_bytes"] == row["file_bytes"]
 
 
+def _mount(mount: dict[str, Any]) -> None:
+    medians = {k: v["median"] for k, v in mount["summary"]["mount"].items()}
+    assert medians["ls_lR_LIST"] == mount["parameters"]["listing_pages"]
+    assert medians["ls_lR_HEAD"] == medians["reread_GET"] == 0
+    assert medians["ncdump_amplification"] <= 1.3
+
+
 # what each benchmark's smoke result must show beyond running and writing it
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "status_polling": _status_polling,
@@ -169,6 +179,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "line_rate": _line_rate,
     "netcdf_wan": _netcdf_wan,
     "restore_faults": _restore_faults,
+    "mount": _mount,
 }
 
 
@@ -177,6 +188,8 @@ def test_benchmark_smoke_run_writes_its_result(name: str, tmp_path: Path) -> Non
     """Each benchmark on its own (xdist spreads them), through ``python -m benchmarks``."""
     if name.startswith("azure_") and not AZURE:
         pytest.skip("the Azure benchmarks need Node and npm (Azurite)")
+    if name == "mount" and NO_MOUNT:
+        pytest.skip(f"the mount benchmark cannot mount here: {NO_MOUNT}")
     completed = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--smoke", "--out", str(tmp_path), "--no-docs",
          "--only", name],

@@ -24,7 +24,18 @@ import pytest
 
 import archivefs
 from archivefs.mount.runner import fuse_problem
-from tests.support.providers import Provider, request_counts, restore_requests
+from tests.support.providers import (
+    NO_RESTORES,
+    Provider,
+    hold_restores,
+    provider_params,
+    quick_restores,
+    request_counts,
+    restore_calls,
+    restore_requests,
+    restores_started,
+    seed_cold,
+)
 from tests.support.providers import seed as seed_provider
 
 if TYPE_CHECKING:
@@ -262,8 +273,14 @@ def test_netcdf_programs_and_xarray_read_through_the_mount(
     archive.put_objects(bucket, {"nc/t.nc": local.read_bytes()})
     mounted = mount_cli()
     path = mounted.root / "nc/t.nc"
+    run("ls", path.parent)
+    archive.requests.clear()
     dump = run("ncdump", "-v", "temp", path).stdout
     assert "temp = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ;" in dump
+    # ncdump opens the file twice; both opens read one file object (mount/files.py): the
+    # small file is fetched once, whole
+    assert archive.requests.bytes_sent("GET") == local.stat().st_size
+    assert archive.requests.count("GET") == 1
     assert 'DATASET "temp"' in run("h5dump", "-H", path).stdout
     script = (
         "import sys, xarray; "
@@ -495,3 +512,157 @@ def test_every_provider_mounts_lists_reads_and_refuses_archived(
             assert found["user.archivefs.state"] == "archived"
             assert found["user.archivefs.storage_class"] == cold
     assert not os.path.ismount(root)
+
+
+def test_cache_rereads_send_no_get_survive_remounts_and_follow_changes(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """--cache: a file read whole is read again from disk (no GET), also by the next
+    mount; a changed object (new ETag in the next listing) is fetched again, never served
+    stale; a file read in part is not kept."""
+    files = seed(archive, bucket)
+    cache = tmp_path / "cache"
+    mounted = mount_cli("--cache", str(cache), "--listing-ttl", "0")
+    big = mounted.root / "data/b.bin"
+    assert run("md5sum", big).stdout.split()[0] == hashlib.md5(files["data/b.bin"]).hexdigest()
+    assert archive.requests.count("GET", key="data/b.bin") >= 1
+    archive.requests.clear()
+    run("cp", big, tmp_path / "again.bin")
+    assert (tmp_path / "again.bin").read_bytes() == files["data/b.bin"]
+    assert archive.requests.count("GET") == 0
+    assert archive.requests.count("HEAD") == 0
+
+    run(ARCHIVEFS, "unmount", mounted.root)
+    mounted.process.wait(TIMEOUT)
+    again = mount_cli("--cache", str(cache), "--listing-ttl", "0")
+    archive.requests.clear()
+    digest = run("md5sum", again.root / "data/b.bin").stdout.split()[0]
+    assert digest == hashlib.md5(files["data/b.bin"]).hexdigest()
+    assert archive.requests.count("GET", key="data/b.bin") == 0
+
+    archive.put_objects(bucket, {"data/b.bin": b"changed\n"})
+    archive.requests.clear()
+    assert run("cat", again.root / "data/b.bin").stdout == "changed\n"
+    assert archive.requests.count("GET", key="data/b.bin") == 1
+
+    archive.put_objects(bucket, {"data/big.bin": b"b" * (4 << 20)})
+    run("head", "-c", "3", again.root / "data/big.bin")
+    kept = sorted(p.stat().st_size for p in cache.iterdir())
+    # b.bin's two versions; big.bin, read in part, is not kept
+    assert kept == sorted([len(files["data/b.bin"]), len(b"changed\n")])
+
+
+def test_cache_evicts_the_least_recently_used_file_beyond_its_size(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    archive.put_objects(bucket, {"x/1": b"1" * 600_000, "x/2": b"2" * 600_000})
+    cache = tmp_path / "cache"
+    mounted = mount_cli("--cache", str(cache), "--cache-size", "1MB")
+    run("cat", mounted.root / "x/1")
+    run("cat", mounted.root / "x/2")  # 1.2 MB > 1 MB: x/1, used least recently, goes
+    assert "cache: evicted" in mounted.log()
+    (kept,) = cache.iterdir()
+    assert kept.read_bytes() == b"2" * 600_000
+    again = mount_cli("--cache", str(cache), "--cache-size", "1MB")  # a new process
+    archive.requests.clear()
+    run("cat", again.root / "x/2")
+    assert archive.requests.count("GET") == 0
+    run("cat", again.root / "x/1")
+    assert archive.requests.count("GET", key="x/1") == 1
+
+
+@pytest.mark.parametrize("provider", provider_params(skip=NO_RESTORES), indirect=True)
+@pytest.mark.parametrize("policy", ["restore", "wait"])
+def test_every_provider_batches_concurrent_archived_opens(
+    provider: Provider, policy: str, tmp_path: Path
+) -> None:
+    """--on-archived restore and wait on each provider with restores: three concurrent
+    opens of archived files are one restore call, each object restored once, in as few
+    HTTP requests as the provider batches (an Azure Blob Batch: one); restore refuses
+    with EACCES, wait reads the bytes once the server finished."""
+    if policy == "wait":
+        quick_restores(provider)
+    else:
+        hold_restores(provider)
+    cold = seed_cold(provider, 3, prefix="p/c")
+    root = tmp_path / "mnt"
+    root.mkdir()
+    fs = provider.fs(restore_time_scale=1 / 3600)
+    url = f"{provider.spec.protocol}://{provider.bucket}/p"
+    with archivefs.mount(url, root, fs=fs, on_archived=policy, batch_window=3) as mounted:
+        paths = [mounted / path.split("/p/", 1)[1] for path in cold]
+        run("stat", *paths)
+        provider.server.requests.clear()
+        done = cat_all(paths)
+        if policy == "restore":
+            assert all(b"Permission denied" in d.stderr for d in done), done
+        else:
+            assert [d.stdout for d in done] == [f"object {i}".encode() for i in range(3)], done
+    assert sorted(restores_started(provider).values()) == [1, 1, 1]
+    assert restore_calls(provider) == provider.spec.restore_calls(3)
+
+
+def test_listings_answer_stat_until_their_ttl_then_are_listed_again(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """A directory's listing answers stat (a name it lacks: ENOENT, no request) for
+    --listing-ttl seconds; after that the next stat lists it again and sees new objects."""
+    archive.put_objects(bucket, {"l/a.txt": b"a"})
+    root = tmp_path / "mnt"
+    root.mkdir()
+    options = archive.storage_options()
+    with archivefs.mount(f"s3://{bucket}/l", root, storage_options=options, listing_ttl=2) as m:
+        assert os.path.exists(m / "a.txt")
+        archive.put_objects(bucket, {"l/b.txt": b"b"})
+        archive.requests.clear()
+        assert not os.path.exists(m / "b.txt")  # within the TTL: the listing says no
+        assert archive.requests.count("LIST") == 0
+        wait_for(lambda: os.path.exists(m / "b.txt"), timeout=60)
+        assert archive.requests.count("LIST") >= 1
+        assert archive.requests.count("HEAD") == 0
+
+
+def test_max_cost_refuses_a_fee_charging_read_with_edquot(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """A class that reads at once for a retrieval fee (GLACIER_IR): the read goes through
+    the filesystem's budget, so --max-cost 0 refuses it with EDQUOT before any byte is
+    fetched, and the log says why."""
+    archive.put_objects(bucket, {"ir/x.bin": b"x" * 10_000}, storage_class="GLACIER_IR")
+    mounted = mount_cli("--max-cost", "0")
+    run("stat", mounted.root / "ir/x.bin")
+    archive.requests.clear()
+    done = run("cat", mounted.root / "ir/x.bin", check=False)
+    assert done.returncode == 1
+    assert "Disk quota exceeded" in done.stderr
+    assert archive.requests.bytes_sent("GET") == 0
+    assert "budget" in mounted.log().lower()
+    free = mount_cli()  # no budget: the same read is paid and served
+    assert run("cat", free.root / "ir/x.bin").stdout == "x" * 10_000
+
+
+def test_bundle_members_are_files_of_their_own_size_and_mtime_listed_from_the_catalog(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """ls -lR of 600 bundled files in 3 folders: each member a regular file with its own
+    size and modification time (from the catalog); the store gets no request per member."""
+    files = {
+        f"g{d}/f{i:03d}.txt": f"{d}-{i}".encode() * (i + 1) for d in range(3) for i in range(200)
+    }
+    bundle(archive, bucket, tmp_path, files)
+    when = int((tmp_path / "src/g1/f007.txt").stat().st_mtime)
+    mounted = mount_cli()
+    archive.requests.clear()
+    listing = run("ls", "-lR", mounted.root / "b").stdout
+    assert sum(".txt" in line for line in listing.splitlines()) == 600
+    counts = archive.requests.per_op()
+    # the catalog answers (its registry and pointer: 2 GETs; the bucket: 1 LIST); each
+    # folder's listing asks the state of the one bundle its members are in (1 HEAD)
+    assert counts == {"LIST": 1, "GET": 2, "HEAD": 3}, counts
+    member = mounted.root / "b/g1/f007.txt"
+    assert run("stat", "-c", "%s %Y %F", member).stdout.split() == [
+        str(len(files["g1/f007.txt"])),
+        str(when),
+        "regular",
+        "file",
+    ]

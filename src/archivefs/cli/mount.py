@@ -64,6 +64,19 @@ def daemon_argv(ctx: Context, given: list[str]) -> list[str]:
     show_default=True,
     help="Seconds opens of archived files gather into one restore batch.",
 )
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep files read whole in this directory (LRU, survives remounts, checked by "
+    "ETag): a reread sends no GET.",
+)
+@click.option(
+    "--cache-size",
+    default="10GiB",
+    show_default=True,
+    help="The most the --cache directory holds (e.g. 50GiB).",
+)
 @options.tier(default=None)
 @options.days(default=None)
 @options.max_cost
@@ -83,6 +96,8 @@ def mount_command(
     wait_timeout: float | None,
     listing_ttl: float,
     batch_window: float,
+    cache_dir: Path | None,
+    cache_size: str,
     tier: str | None,
     days: int | None,
     max_cost: float | None,
@@ -101,7 +116,13 @@ def mount_command(
       getfattr -d /mnt/run42/a.nc
     """
     from archivefs.mount.runner import MountOptions, check_mountpoint, detach, serve
-    from archivefs.paths import cache_dir
+    from archivefs.paths import cache_dir as user_cache
+    from archivefs.pricing.sizes import parse_size
+
+    try:
+        cache_bytes = parse_size(cache_size)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="'--cache-size'") from None
 
     def body() -> None:
         path = check_mountpoint(mountpoint)
@@ -113,10 +134,12 @@ def mount_command(
                 ("--tier", tier),
                 ("--days", days),
                 ("--max-cost", max_cost),
+                ("--cache", cache_dir and cache_dir.absolute()),
+                ("--cache-size", cache_size),
             ):
                 if value is not None:
                     given += [flag, str(value)]
-            log_path = log_file or cache_dir() / "mounts" / f"{path.name or 'root'}.log"
+            log_path = log_file or user_cache() / "mounts" / f"{path.name or 'root'}.log"
             pid = detach(daemon_argv(ctx, given), path, log_path)
             click.echo(f"mounted {url} at {path} (pid {pid}; log {log_path})")
             return
@@ -132,7 +155,14 @@ def mount_command(
         if days is not None:
             settings["days"] = days
         fs = ctx.filesystem([url], wait_timeout=wait_timeout, **settings)
-        policy = MountOptions(on_archived, wait_timeout, listing_ttl, batch_window)  # type: ignore[arg-type]
+        policy = MountOptions(
+            on_archived,  # type: ignore[arg-type]
+            wait_timeout,
+            listing_ttl,
+            batch_window,
+            None if cache_dir is None else str(cache_dir),
+            cache_bytes,
+        )
         serve(fs, url, path, policy)
 
     run_guarded(ctx, body, url)

@@ -3,7 +3,7 @@
 A directory is listed whole (``fs.ls(detail=True)``: bulk listing pages, or the catalog
 for bundle members) and kept for ``ttl`` seconds; ``stat`` of any name in it is answered
 from that listing, so a tree is never described one HEAD per file. After ``ttl`` the next
-look lists the directory again (the filesystem's own listing cache of it forgotten first).
+look lists the directory again (``refresh=True``: past the filesystem's listing cache).
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ class Listings:
             if listed is not None and self.clock() - listed.at < self.ttl:
                 return listed.entries
             target = self.target(key)
-            self.fs.invalidate_cache(target)  # our TTL decides when to look again
-            found = self.fs.ls(target, detail=True)
+            # our TTL decides when to look again: refresh the listing (not the catalogs,
+            # which the filesystem's catalog_ttl keeps fresh)
+            found = self.fs.ls(target, detail=True, refresh=True)
             entries = {}
             for entry in found:
                 name = entry["name"].rstrip("/").rsplit("/", 1)[-1]

@@ -13,7 +13,6 @@ import functools
 import itertools
 import logging
 import os
-import threading
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,13 +21,17 @@ import mfusepy
 from archivefs.mount import xattrs
 from archivefs.mount.admission import Refused
 from archivefs.mount.attrs import stat_of
+from archivefs.mount.cache import identity
 from archivefs.mount.errnos import READ_ONLY, errno_of
+from archivefs.mount.files import OpenFiles
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from archivefs.filesystem import ArchiveFileSystem
     from archivefs.mount.admission import Admission
+    from archivefs.mount.cache import DiskCache, Filling
+    from archivefs.mount.files import SharedFile
     from archivefs.mount.listings import Listings
 
 log = logging.getLogger("archivefs.mount")
@@ -57,11 +60,37 @@ def as_errno(method: Callable[..., T]) -> Callable[..., T]:
 
 
 class _Handle:
-    """An open file: the filesystem's file object, read by one thread at a time."""
+    """An open file: its shared file object (``files.py``); what it delivers also fills
+    the disk cache when the mount has one."""
 
-    def __init__(self, file: Any) -> None:
-        self.file = file
-        self.lock = threading.Lock()
+    def __init__(self, files: OpenFiles, shared: SharedFile, filling: Filling | None) -> None:
+        self.files = files
+        self.shared = shared
+        self.filling = filling
+
+    def read(self, size: int, offset: int) -> bytes:
+        data = self.shared.read(size, offset)
+        if self.filling is not None:
+            self.filling.wrote(offset, data)
+        return data
+
+    def close(self) -> None:
+        self.files.release(self.shared)
+        if self.filling is not None:
+            self.filling.close()
+
+
+class _CachedHandle:
+    """An open file read from its copy in the disk cache (no request)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def read(self, size: int, offset: int) -> bytes:
+        return os.pread(self.fd, size, offset)
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
@@ -69,13 +98,21 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
 
     use_ns = True  # times in nanoseconds (mfusepy's modern form)
 
-    def __init__(self, fs: ArchiveFileSystem, listings: Listings, admission: Admission) -> None:
+    def __init__(
+        self,
+        fs: ArchiveFileSystem,
+        listings: Listings,
+        admission: Admission,
+        cache: DiskCache | None = None,
+    ) -> None:
         self.fs = fs
         self.listings = listings
         self.admission = admission
+        self.cache = cache
+        self.files = OpenFiles()
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
-        self._handles: dict[int, _Handle] = {}
+        self._handles: dict[int, _Handle | _CachedHandle] = {}
         self._numbers = itertools.count(1)
 
     def _entry(self, path: str) -> dict[str, Any]:
@@ -102,25 +139,33 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
         if entry.get("type") == "directory":
             raise mfusepy.FuseOSError(errno.EISDIR)
         target = self.listings.target(path)
-        self.admission.admit(target, entry)
-        file = self.fs.open(target, "rb", size=int(entry.get("size") or 0))
+        size = int(entry.get("size") or 0)
+        name = self.cache.name(target, entry) if self.cache is not None else None
         number = next(self._numbers)
-        self._handles[number] = _Handle(file)
+        if self.cache is not None and name is not None:
+            fd = self.cache.open(name)
+            if fd is not None:  # this version was read whole before: no request
+                self._handles[number] = _CachedHandle(fd)
+                return number
+        self.admission.admit(target, entry)
+        version = identity(entry)
+        shared = self.files.acquire(
+            None if version is None else (target, version),
+            lambda: self.fs.open(target, "rb", size=size),
+        )
+        filling = self.cache.filling(name, size) if self.cache and name else None
+        self._handles[number] = _Handle(self.files, shared, filling)
         return number
 
     @as_errno
     def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
-        handle = self._handles[fh]
-        with handle.lock:
-            handle.file.seek(offset)
-            data: bytes = handle.file.read(size)
-            return data
+        return self._handles[fh].read(size, offset)
 
     @as_errno
     def release(self, path: str, fh: int) -> int:
         handle = self._handles.pop(fh, None)
         if handle is not None:
-            handle.file.close()
+            handle.close()
         return 0
 
     @as_errno

@@ -20,6 +20,8 @@ from archivefs.mount.admission import Admission, OnArchived
 from archivefs.mount.batches import DEFAULT_BATCH_WINDOW
 from archivefs.mount.listings import DEFAULT_LISTING_TTL, Listings
 
+DEFAULT_CACHE_SIZE = 10 * 2**30  # --cache-size: 10 GiB
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
@@ -39,6 +41,8 @@ class MountOptions:
     wait_timeout: float | None = None  # --on-archived wait: longest an open blocks
     listing_ttl: float = DEFAULT_LISTING_TTL  # seconds a directory listing answers stat
     batch_window: float = DEFAULT_BATCH_WINDOW  # seconds opens gather into one restore
+    cache: str | None = None  # the disk cache's directory (None: no disk cache)
+    cache_size: int = DEFAULT_CACHE_SIZE  # bytes it may hold (LRU beyond)
 
 
 def fuse_problem() -> str | None:
@@ -112,7 +116,12 @@ def serve(
         window=options.batch_window,
         restored=restored,
     )
-    operations = ArchiveOperations(fs, listings, admission)
+    cache = None
+    if options.cache is not None:
+        from archivefs.mount.cache import DiskCache
+
+        cache = DiskCache(options.cache, options.cache_size, fs.store_scope)
+    operations = ArchiveOperations(fs, listings, admission, cache)
     log.info("mounted %s at %s (--on-archived %s)", url, path, options.on_archived)
     try:
         mfusepy.FUSE(
@@ -176,6 +185,8 @@ def mount(
     wait_timeout: float | None = None,
     listing_ttl: float = DEFAULT_LISTING_TTL,
     batch_window: float = DEFAULT_BATCH_WINDOW,
+    cache: str | os.PathLike[str] | None = None,
+    cache_size: int = DEFAULT_CACHE_SIZE,
     storage_options: dict[str, Any] | None = None,
 ) -> Iterator[Path]:
     """Mount ``url`` at ``mountpoint`` for the ``with`` block (served by a thread of this
@@ -197,7 +208,14 @@ def mount(
 
     if fs is None:
         fs = ArchiveFileSystem(target_protocol=url_protocol(url), target_options=storage_options)
-    options = MountOptions(on_archived, wait_timeout, listing_ttl, batch_window)
+    options = MountOptions(
+        on_archived,
+        wait_timeout,
+        listing_ttl,
+        batch_window,
+        None if cache is None else str(cache),
+        cache_size,
+    )
     path = check_mountpoint(mountpoint)
     failed: list[BaseException] = []
 
