@@ -38,3 +38,20 @@ def test_top_level_help_names_every_provider_and_every_global_option() -> None:
     assert "S3 data" not in summary
     for provider in ("S3", "Azure", "GCS", "Oracle", "Ceph RGW"):
         assert provider in summary
+
+
+def test_a_local_directory_is_a_usage_error_that_names_it(tmp_path: Path) -> None:
+    """``archivefs ls /tmp/...`` read the path as S3's bucket ``tmp``."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "a.nc").write_bytes(b"1")
+    for url in (str(folder), "./data", f"file://{folder}"):
+        done = archivefs("ls", "-l", url, cwd=tmp_path)
+        assert done.returncode == 2, (url, done.stderr)
+        assert f"{url} is a local path" in done.stderr
+        assert "bucket" in done.stderr
+        assert "does not exist" not in done.stderr
+        assert "archivefs bundle" in done.stderr
+    status = archivefs("status", str(folder / "a.nc"))
+    assert status.returncode == 2
+    assert "is a local path" in status.stderr
