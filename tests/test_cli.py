@@ -44,7 +44,8 @@ def test_help_has_examples() -> None:
     commands = ["ls", "status", "restore", "prefetch", "estimate", "advise", "bundle", "demo",
                 "serve"]  # fmt: skip
     for command in ([], *([c] for c in commands), ["catalog"], ["catalog", "show"],
-                    ["catalog", "rebuild"]):  # fmt: skip
+                    ["catalog", "rebuild"], ["sheet"], ["sheet", "list"],
+                    ["sheet", "show"]):  # fmt: skip
         result = CliRunner().invoke(main, [*command, "--help"])
         assert result.exit_code == 0
         assert "Example" in result.output

@@ -3,6 +3,7 @@ help, listings of local directories, headers, price sheets named and shown."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -55,3 +56,28 @@ def test_a_local_directory_is_a_usage_error_that_names_it(tmp_path: Path) -> Non
     status = archivefs("status", str(folder / "a.nc"))
     assert status.returncode == 2
     assert "is a local path" in status.stderr
+
+
+def test_estimate_names_its_sheet_and_sheet_show_prints_it() -> None:
+    """``estimate`` named no sheet, and there was no way to see one from the CLI."""
+    what_if = ["--objects", "100", "--size", "40MiB", "--storage-class", "GLACIER"]
+    estimate = archivefs("estimate", *what_if, "--tier", "Bulk")
+    assert estimate.returncode == 0, estimate.stderr
+    assert estimate.stdout.splitlines()[-1] == (
+        "prices: the aws-us-east-1 price sheet (`archivefs sheet show aws-us-east-1`)"
+    )
+    shown = archivefs("sheet", "show", "gcs-us-central1")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "price sheet gcs-us-central1 (provider gcs, USD, per GiB)"
+    archive = next(line.split() for line in lines if line.split()[:1] == ["ARCHIVE"])
+    assert archive == ["ARCHIVE", "0.0012", "365", "-", "0.05", "0.05", "0.05"]
+    assert "no restores: every class reads at once" in lines
+    as_json = json.loads(archivefs("--json", "sheet", "show", "aws-us-east-1").stdout)
+    assert as_json["classes"]["GLACIER"]["restore"]["Bulk"]["hours"] == [5, 12]
+    listed = json.loads(archivefs("--json", "sheet", "list").stdout)
+    assert {"name": "gcs-us-central1", "provider": "gcs"} in listed
+    missing = archivefs("sheet", "show", "no-such-sheet")
+    assert missing.returncode == 1
+    assert "no such price sheet" in missing.stderr
+    assert "aws-us-east-1" in missing.stderr  # the fix lists the shipped sheets

@@ -38,6 +38,9 @@ COMMANDS = [
     ["catalog"],
     ["catalog", "show"],
     ["catalog", "rebuild"],
+    ["sheet"],
+    ["sheet", "list"],
+    ["sheet", "show"],
 ]
 
 DEMO = "s3://archivefs-demo/climate"

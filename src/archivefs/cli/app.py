@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from archivefs.cli import advise, bundle, emulator, estimate, listing, restore
+from archivefs.cli import advise, bundle, emulator, estimate, listing, restore, sheet
 from archivefs.cli.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -113,6 +113,7 @@ for command in (
     *restore.COMMANDS,
     *estimate.COMMANDS,
     *advise.COMMANDS,
+    *sheet.COMMANDS,
     *bundle.COMMANDS,
     *emulator.COMMANDS,
 ):
