@@ -44,7 +44,8 @@ def test_help_has_examples() -> None:
     commands = ["ls", "status", "restore", "prefetch", "estimate", "advise", "bundle", "demo",
                 "serve"]  # fmt: skip
     for command in ([], *([c] for c in commands), ["catalog"], ["catalog", "show"],
-                    ["catalog", "rebuild"]):  # fmt: skip
+                    ["catalog", "rebuild"], ["sheet"], ["sheet", "list"],
+                    ["sheet", "show"]):  # fmt: skip
         result = CliRunner().invoke(main, [*command, "--help"])
         assert result.exit_code == 0
         assert "Example" in result.output
@@ -55,14 +56,21 @@ def test_ls_long_shows_class_state_and_expiry(
 ) -> None:
     archive.put_object(bucket, "d/cold", b"12345", storage_class="GLACIER")
     archive.put_object(bucket, "d/hot", b"1")
+    archive.put_object(bucket, "d/thawed", b"123", storage_class="GLACIER")
+    assert run("restore", f"s3://{bucket}/d/thawed", "--wait").exit_code == 0
     result = run("ls", "-l", f"s3://{bucket}/d/")
     assert result.exit_code == 0, result.output
-    lines = sorted(result.output.splitlines(), key=lambda line: line.rsplit("/", 1)[1])
-    assert lines[0].split()[1:3] == ["GLACIER", "archived"]
+    header, *rows = result.output.splitlines()
+    assert header.split() == ["SIZE", "CLASS", "STATE", "RETRIEVAL", "EXPIRES", "NAME"]
+    lines = sorted(rows, key=lambda line: line.rsplit("/", 1)[1])
+    assert lines[0].split()[1:4] == ["GLACIER", "archived", "restore"]
     assert lines[0].endswith("d/cold")
-    assert lines[1].split()[1:3] == ["STANDARD", "hot"]
+    assert lines[1].split()[1:4] == ["STANDARD", "hot", "-"]
+    # a restored copy's expiry says its time zone
+    assert lines[2].split()[1:4] == ["GLACIER", "restored", "restore"]
+    assert lines[2].split()[6:8] == ["UTC", f"{bucket}/d/thawed"]
     as_json = run("--json", "ls", f"s3://{bucket}/d/")
-    assert {e["restore"] for e in json.loads(as_json.output)} == {"archived", "hot"}
+    assert {e["restore"] for e in json.loads(as_json.output)} == {"archived", "hot", "restored"}
 
 
 def test_ls_of_a_glob_lists_what_it_matches_with_their_states(
@@ -75,11 +83,10 @@ def test_ls_of_a_glob_lists_what_it_matches_with_their_states(
     archive.put_object(bucket, "g/a/notes.txt", b"n")
     result = run("ls", "-l", f"s3://{bucket}/g/*/[12].nc")
     assert result.exit_code == 0, result.output
-    names = [line.split()[-1] for line in result.output.splitlines()]
+    rows = result.output.splitlines()[1:]  # under the header
+    names = [line.split()[-1] for line in rows]
     assert names == [f"{bucket}/g/{d}/{i}.nc" for d in "ab" for i in (1, 2)]
-    assert {tuple(line.split()[1:3]) for line in result.output.splitlines()} == {
-        ("GLACIER", "archived")
-    }
+    assert {tuple(line.split()[1:3]) for line in rows} == {("GLACIER", "archived")}
     recursive = json.loads(run("--json", "ls", "--recursive", f"s3://{bucket}/g/?").output)
     assert [e["name"] for e in recursive] == sorted(
         [f"{bucket}/g/{d}/{i}.nc" for d in "ab" for i in range(1, 4)] + [f"{bucket}/g/a/notes.txt"]
@@ -331,8 +338,8 @@ def test_bundle_then_catalog_show_and_rebuild(
     assert json.loads(shown.output)["members"] == 30
     listing = run("ls", "-l", f"{dest}/d1")
     assert listing.exit_code == 0, listing.output
-    assert len(listing.output.splitlines()) == 10
-    assert all("GLACIER" in line for line in listing.output.splitlines())
+    assert len(listing.output.splitlines()) == 1 + 10  # a header, then the members
+    assert all("GLACIER" in line for line in listing.output.splitlines()[1:])
     archived = run("catalog", "rebuild", dest)  # GLACIER bundles: their directories are cold
     assert archived.exit_code == EXIT_ERROR
     assert "restore the bundles first" in archived.output
@@ -748,8 +755,8 @@ def test_serve_runs_an_emulator_every_command_can_use(tmp_path: Path) -> None:
             assert got.read_bytes() == bytes([2]) * 100
             listing = run("ls", "-l", "s3://data/obs/day1/")
             assert listing.returncode == 0, listing.stderr
-            assert len(listing.stdout.splitlines()) == 3
-            assert all("DEEP_ARCHIVE" in line for line in listing.stdout.splitlines())
+            assert len(listing.stdout.splitlines()) == 1 + 3  # a header, then the files
+            assert all("DEEP_ARCHIVE" in line for line in listing.stdout.splitlines()[1:])
         finally:
             server.send_signal(signal.SIGINT)
             assert server.wait(120) == 0, server.stderr.read()
@@ -791,8 +798,9 @@ def test_s3a_urls_take_the_s3_options(
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.split()[1:3] == ["GLACIER", "archived"]
-    assert completed.stdout.split()[-1] == f"{bucket}/a/x.nc"
+    row = completed.stdout.splitlines()[1].split()  # under the header
+    assert row[1:3] == ["GLACIER", "archived"]
+    assert row[-1] == f"{bucket}/a/x.nc"
 
 
 def test_prefetch_to_a_hot_bucket_takes_what_reads_at_once_within_the_budget(

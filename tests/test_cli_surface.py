@@ -39,6 +39,9 @@ COMMANDS = [
     ["catalog", "show"],
     ["catalog", "rebuild"],
     ["index"],
+    ["sheet"],
+    ["sheet", "list"],
+    ["sheet", "show"],
 ]
 
 DEMO = "s3://archivefs-demo/climate"

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from archivefs.model import RestoreTier
@@ -15,10 +21,12 @@ from archivefs.pricing import (
     compare,
     load_price_sheet,
 )
-from archivefs.pricing.advise import lifecycle_option
+from archivefs.pricing.advise import advise_providers, lifecycle_option
+from archivefs.pricing.comparison import load_comparison_sheet, with_storage_prices
 
 GiB = 2**30
 US = load_price_sheet("aws-us-east-1")
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
 
 # The case study's measured charges for reading 633 GiB: (per access, per month).
 S3 = Option(name="S3 Standard", per_access=0.031, monthly=15.8)
@@ -38,6 +46,71 @@ def test_case_study_break_even_frequencies() -> None:
     assert ia_vs_glacier == pytest.approx(8.8 / 1.329)
     assert break_even(BULK.per_access, BULK.monthly, IA.per_access, IA.monthly) is None
     assert break_even(IA.per_access, IA.monthly, BULK.per_access, BULK.monthly) is None
+
+
+BELLE2 = Workload(objects=1000, total_bytes=633 * GiB, storage_class=SC.STANDARD)
+BELLE2_CLASSES = ["s3:STANDARD", "s3:STANDARD_IA", "s3:GLACIER"]
+
+
+def _belle2_points(pairs: list[tuple[str, str, float | None]]) -> tuple[float, float]:
+    """(S3 IA vs S3 Standard, Glacier Standard restores vs S3 IA) break-evens."""
+    found = {(rare, frequent): reads for rare, frequent, reads in pairs}
+    standard_ia = found[("s3:STANDARD_IA", "s3:STANDARD")]
+    ia_glacier = found[("s3:GLACIER (Standard restore)", "s3:STANDARD_IA")]
+    assert standard_ia is not None
+    assert ia_glacier is not None
+    return standard_ia, ia_glacier
+
+
+# (read amplification, S3 IA vs Standard, Glacier vs S3 IA, the digits published)
+@pytest.mark.parametrize(
+    ("amplification", "standard_ia", "ia_glacier", "digits"),
+    [(1.0, 0.60, 4.44, 2), (1.103, 0.54, 6.6, 1)],
+)
+def test_belle2_break_evens_follow_from_the_prices_with_the_measured_read_amplification(
+    amplification: float, standard_ia: float, ia_glacier: float, digits: int
+) -> None:
+    """The case study measured 1.103 bytes fetched per byte its FUSE reads needed; with it,
+    Table 1's storage prices and today's Tokyo access prices give its break-evens (0.54 and
+    6.6 reads a month). ``advise`` had no read amplification (``estimate`` had): 0.60, 4.44."""
+    study = load_comparison_sheet("study-2018-tokyo")
+    tokyo = load_price_sheet("aws-ap-northeast-1")
+    advice = advise_providers(
+        BELLE2, [study], reads_per_month=1.0, access_sheets={"s3": tokyo},
+        classes=BELLE2_CLASSES, read_amplification=amplification,
+    )  # fmt: skip
+    pairs = [(b.cheaper_when_rare, b.cheaper_when_frequent, b.reads_per_month)
+             for b in advice.break_evens]  # fmt: skip
+    found = _belle2_points(pairs)
+    assert (round(found[0], 2), round(found[1], digits)) == (standard_ia, ia_glacier)
+    # the one-sheet twin: the same figures from advise() on the hybrid sheet
+    hybrid = with_storage_prices(tokyo, study, "s3")
+    one = advise(BELLE2, hybrid, ["STANDARD", "STANDARD_IA", "GLACIER"],
+                 read_amplification=amplification)  # fmt: skip
+    renamed = [(f"s3:{b.cheaper_when_rare}", f"s3:{b.cheaper_when_frequent}", b.reads_per_month)
+               for b in one.break_evens]  # fmt: skip
+    assert _belle2_points(renamed) == pytest.approx(found)
+    # and the command line, through the installed script
+    done = subprocess.run(
+        [ARCHIVEFS, "--json", "advise", "--price-sheet", "study-2018-tokyo",
+         "--access-prices", "s3=aws-ap-northeast-1", "--classes", ",".join(BELLE2_CLASSES),
+         "--objects", "1000", "--total-size", "633GiB", "--reads-per-month", "1",
+         "--read-amplification", str(amplification)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    points = [(b["cheaper_when_rare"], b["cheaper_when_frequent"], b["reads_per_month"])
+              for b in json.loads(done.stdout)["break_evens"]]  # fmt: skip
+    assert _belle2_points(points) == pytest.approx(found)
+
+
+def test_read_amplification_scales_the_bytes_a_read_fetches_not_its_requests() -> None:
+    plain = advise(BELLE2, US, ["STANDARD_IA"])
+    amplified = advise(BELLE2, US, ["STANDARD_IA"], read_amplification=2.0)
+    (ia,), (ia2,) = plain.options, amplified.options
+    assert ia2.monthly == ia.monthly  # storage does not change
+    gets = 1000 * US.price(SC.STANDARD_IA).get_per_1000 / 1000
+    assert ia2.per_access - gets == pytest.approx(2 * (ia.per_access - gets))
 
 
 def test_case_study_advice() -> None:

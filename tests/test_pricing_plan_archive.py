@@ -6,6 +6,8 @@ prices in study-2018-tokyo, the rest from aws-ap-northeast-1), not from archivef
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from archivefs.errors import WorkloadError
@@ -227,6 +229,54 @@ def test_workload_mistakes_name_the_field_and_the_fix(
     with pytest.raises(WorkloadError, match=says) as caught:
         plan_archive(parse_workload(text, source="mine.yaml"))
     assert "Fix:" in str(caught.value)
+
+
+def _cost_model_example() -> str:
+    """The workload file docs/cost-model.md shows, field by field."""
+    text = (Path(__file__).parent.parent / "docs" / "cost-model.md").read_text(encoding="utf-8")
+    start = text.index("```yaml\nname: NGAS (ALMA) on AWS")
+    return text[start + len("```yaml\n") : text.index("```", start + 7)]
+
+
+def test_the_cost_model_pages_example_workload_loads_and_prices_its_copies() -> None:
+    """The page's example did not load: its hybrid holds 1,000 TiB of a 500 TiB archive
+    (a full copy on premises plus one in the cloud), which ``copies: 2`` now says."""
+    work = parse_workload(_cost_model_example(), source="docs/cost-model.md")
+    hybrid = next(p for p in work.placements if p.name == "hybrid")
+    assert hybrid.copies == 2
+    assert sum(work.shares(hybrid).values()) == 2 * work.data.total == 1000 * TIB
+    plan = plan_archive(work)
+    priced = next(p for p in plan.placements if p.name == "hybrid")
+    ia = next(p for p in plan.placements if p.name == "all in S3 IA")
+    # both copies are stored: 500 TiB on premises at 4.0 a TiB-month, 400 + 100 TiB in S3
+    assert priced.annual["storage"] > 500 * 4.0 * 12
+    assert ia.annual["storage"] > 0
+    # without copies the same file is refused, naming the placement's field in TiB
+    single = _cost_model_example().replace("    copies: 2 ", "    # copies: 2 ")
+    with pytest.raises(WorkloadError) as caught:
+        parse_workload(single, source="docs/cost-model.md")
+    message = str(caught.value)
+    assert "field placements.1.classes:" in message
+    assert "holds 1,000 TiB (classes plus on_premises), not data.total 500 TiB" in message
+    assert "copies: N" in message
+    assert "(top level)" not in message
+    assert str(1000 * TIB) not in message
+
+
+def test_copies_must_hold_the_data_that_many_times() -> None:
+    text = BASE.replace("  - name: split\n", "  - name: split\n    copies: 2\n")
+    with pytest.raises(WorkloadError) as caught:
+        parse_workload(text, source="mine.yaml")
+    assert "holds 10 TiB (classes plus on_premises), not 2 x data.total 10 TiB = 20 TiB" in str(
+        caught.value
+    )
+    doubled = text.replace("on_premises: 5TiB", "on_premises: 10TiB").replace(
+        "STANDARD_IA: 5TiB", "STANDARD_IA: 10TiB"
+    )
+    split = next(p for p in plan_archive(parse_workload(doubled)).placements if p.name == "split")
+    # each copy is stored; the reads split over both copies' shares, as before over one
+    assert split.annual["storage"] == pytest.approx(10 * 1024 * 0.0138 * 12 + 10 * 3.0 * 12)
+    assert split.annual["retrieval"] == pytest.approx(6 * 1024 * 0.01)
 
 
 def test_a_missing_workload_lists_the_shipped_ones() -> None:

@@ -261,7 +261,7 @@ def test_bundle_catalog_member_reads_and_cli_restore(
     assert json.loads(run("--json", "catalog", "show", dest).output)["members"] == 30
     listing = run("ls", "-l", f"{dest}/d1")
     assert listing.exit_code == 0, listing.output
-    lines = listing.output.splitlines()
+    lines = listing.output.splitlines()[1:]  # under the header
     assert len(lines) == 10
     assert all(line.split()[1:3] == ["GLACIER", "hot"] for line in lines), lines
     status = json.loads(run("--json", "status", f"{dest}/d1/*").output)

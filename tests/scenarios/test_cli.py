@@ -77,9 +77,17 @@ def test_ls_status_estimate_restore_with_the_providers_urls(cli: Any, provider: 
 
     listed = cli("ls", "-l", url)
     assert listed.returncode == 0, listed.stderr
-    rows = {line.rsplit("/", 1)[1]: line.split()[:3] for line in listed.stdout.splitlines()}
-    assert rows["hot.bin"] == ["1", spec.hot_class, "hot"]
-    assert rows["a0.bin"] == ["5", spec.chunk_class, "archived" if restores else "hot"]
+    header, *lines = listed.stdout.splitlines()
+    assert header.split() == ["SIZE", "CLASS", "STATE", "RETRIEVAL", "EXPIRES", "NAME"]
+    rows = {line.rsplit("/", 1)[1]: line.split()[:4] for line in lines}
+    assert rows["hot.bin"] == ["1", spec.hot_class, "hot", "-"]
+    # a class that reads at once for a fee (GCS ARCHIVE) says so: it was shown as plain "hot"
+    fee = "fee/GB" if spec.chunk_class in spec.fee_classes else "-"
+    assert rows["a0.bin"] == (
+        ["5", spec.chunk_class, "archived", "restore"]
+        if restores
+        else ["5", spec.chunk_class, "hot", fee]
+    )
     first = provider.spec.first_look  # + registry
     assert request_counts(provider) == {
         **first,
@@ -148,6 +156,31 @@ def test_account_options_are_checked_per_provider(cli: Any, provider: Provider) 
     assert request_counts(provider) == {}  # all refused before any request
 
 
+@pytest.mark.parametrize("provider", provider_params(skip=NOT_HERE), indirect=True)
+def test_restore_of_what_reads_at_once_is_the_same_on_every_provider(
+    cli: Any, provider: Provider
+) -> None:
+    """Named, an object that reads at once (hot, or a fee class: GCS ARCHIVE) is
+    ``NotArchivedError`` (exit 1) on every provider, as docs/index.md says; a folder of
+    them says "nothing to restore" (exit 0). A folder printed "0 restore requests sent"."""
+    spec, root = provider.spec, f"{provider.spec.protocol}://{provider.bucket}/n/"
+    seed(provider, {"n/hot.bin": b"1"}, spec.hot_class)
+    if spec.fee_class:
+        seed(provider, {"n/fee.bin": b"2"}, spec.fee_class)
+    for name in ("hot.bin", "fee.bin") if spec.fee_class else ("hot.bin",):
+        named = cli("restore", root + name)
+        assert named.returncode == 1, named.stderr
+        assert "which reads at once; there is nothing to restore" in named.stderr
+        as_json = cli("--json", "restore", root + name)
+        assert as_json.returncode == 1
+        assert "nothing to restore" in json.loads(as_json.stdout)["error"]["problem"]
+    folder = cli("restore", root)
+    assert folder.returncode == 0, folder.stderr
+    files = 2 if spec.fee_class else 1
+    assert folder.stdout.startswith(f"nothing to restore: the {files} files in {files} objects")
+    assert restore_requests(provider) == 0
+
+
 @pytest.mark.parametrize("provider", provider_params(skip=NO_RESTORES), indirect=True)
 def test_restore_and_estimate_refuse_a_speed_the_provider_lacks(
     cli: Any, provider: Provider
@@ -204,7 +237,7 @@ def test_bundle_into_the_cold_class_then_list_and_estimate_members(
 
     listed = cli("ls", "-l", f"{root}/d1/")
     assert listed.returncode == 0, listed.stderr
-    rows = {tuple(line.split()[:2]) for line in listed.stdout.splitlines()}
+    rows = {tuple(line.split()[:2]) for line in listed.stdout.splitlines()[1:]}
     assert rows == {("100", spec.chunk_class)}
     cost = _ok(cli("estimate", "--json", f"{root}/d1/"))
     assert cost["restore_request_count"] == (1 if spec.restores else 0)  # one bundle

@@ -59,6 +59,14 @@ from archivefs.progress import human_bytes
     "retrieval and restore prices (or PROVIDER=none).",
 )
 @click.option("--cold-only", is_flag=True, help="Across providers: only classes that bill reads.")
+@click.option(
+    "--read-amplification",
+    type=click.FloatRange(min=1.0),
+    default=1.0,
+    show_default=True,
+    help="Bytes a read fetches per byte it needs (a FUSE mount's block reads; `estimate` "
+    "prices it the same way), e.g. 1.103.",
+)
 @global_options
 @click.pass_obj
 def advise_command(
@@ -76,6 +84,7 @@ def advise_command(
     cold_only: bool,
     workload: str | None,
     plot: str | None,
+    read_amplification: float,
 ) -> None:
     """Which storage class (and provider) is cheapest at which read frequency.
 
@@ -103,6 +112,11 @@ def advise_command(
         from archivefs.pricing.sheet import sheet_provider
 
         if workload is not None:
+            if read_amplification != 1.0:
+                raise click.UsageError(
+                    "--read-amplification prices reads of --objects; a workload's downloads "
+                    "are the bytes transferred: scale its downloads.per_year instead."
+                )
             show_workload_plan(ctx, workload, price_sheet, plot)
             return
         if plot is not None:
@@ -133,6 +147,7 @@ def advise_command(
                 reads_per_month=reads_per_month,
                 access_prices=access_prices,
                 cold_only=cold_only,
+                read_amplification=read_amplification,
             )
             return
         if reads_per_month is not None or access_prices or cold_only:
@@ -160,6 +175,7 @@ def advise_command(
             tier=tier,
             egress=egress,
             lifecycle_after_days=lifecycle_after_days,
+            read_amplification=read_amplification,
         )
         if ctx.as_json:
             click.echo(advice.model_dump_json())
@@ -226,6 +242,7 @@ def compare_providers(
     reads_per_month: float | None,
     access_prices: tuple[str, ...],
     cold_only: bool,
+    read_amplification: float = 1.0,
 ) -> None:
     """``archivefs advise`` across providers: rank (provider, class) at the workload's reads."""
     from archivefs.model import StorageClass
@@ -272,6 +289,7 @@ def compare_providers(
         access_sheets=access,
         classes=wanted,
         cold_only=cold_only,
+        read_amplification=read_amplification,
     )
     notes = list(dict.fromkeys(notes + advice.notes))
     if ctx.as_json:

@@ -17,7 +17,17 @@ from typing import Any
 
 import click
 
-from archivefs.cli import advise, bundle, emulator, estimate, index, listing, mount, restore
+from archivefs.cli import (
+    advise,
+    bundle,
+    emulator,
+    estimate,
+    index,
+    listing,
+    mount,
+    restore,
+    sheet,
+)
 from archivefs.cli.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -113,6 +123,7 @@ for command in (
     *restore.COMMANDS,
     *estimate.COMMANDS,
     *advise.COMMANDS,
+    *sheet.COMMANDS,
     *bundle.COMMANDS,
     *index.COMMANDS,
     *emulator.COMMANDS,

@@ -8,6 +8,7 @@ schemes, tier spellings, default price sheets) comes from ``archivefs.providers`
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -85,6 +86,8 @@ class Context:
         """The archive filesystem over the store the URLs name (S3 unless they say az://)."""
         from archivefs.filesystem import ArchiveFileSystem
 
+        urls = list(urls)
+        refuse_local_paths(urls)
         protocol = target_protocol(urls)
         if kwargs.get("tier") is not None:  # --tier: a usage error if the provider lacks it
             kwargs["tier"] = parse_tier(kwargs["tier"], provider_for_protocol(protocol).name)
@@ -98,6 +101,29 @@ class Context:
             bucket_claims=self.bucket_claims,
             **kwargs,
         )
+
+
+def is_local_path(url: str) -> bool:
+    """``url`` names this machine's files: ``file://``, or no scheme and a path that is
+    relative (``./``, ``../``), home-relative (``~``), or absolute and existing here. A
+    bucket's name starts with a letter or digit, so ``bucket/key`` stays a store path."""
+    if "://" in url:
+        return url.split("://", 1)[0] == "file"
+    if url.startswith("/"):
+        return os.path.exists(url)
+    return url.startswith(("./", "../", "~")) or url in (".", "..")
+
+
+def refuse_local_paths(urls: Iterable[str]) -> None:
+    """A usage error naming the first local path among the store URLs of a command."""
+    for url in urls:
+        if is_local_path(url):
+            raise click.UsageError(
+                f"{url} is a local path; this command reads an object store: give its URL "
+                "(s3://bucket/prefix/, az://container/prefix/, gs://bucket/prefix/, "
+                f"oci://bucket/prefix/). To pack local files into bundles: archivefs bundle "
+                f"{url} s3://bucket/prefix."
+            )
 
 
 def target_protocol(urls: Iterable[str]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import click
 
 from archivefs.cli import options
@@ -19,10 +21,33 @@ from archivefs.cli.render import (
 from archivefs.globbing import has_wildcard
 from archivefs.selection import summarize
 
+# what a read of an entry's class asks for (its ``access``), as ``ls -l`` shows it
+RETRIEVAL = {"immediate": "-", "retrieval_fee": "fee/GB", "restore": "restore"}
+
+
+def long_row(size: str, klass: str, state: str, retrieval: str, expiry: str, name: str) -> str:
+    """One line of ``ls -l`` (its header too): fixed columns, the name last."""
+    return f"{size:>12}  {klass:<19} {state:<10} {retrieval:<9} {expiry:<20} {name}"
+
+
+def utc_minute(when: datetime | None) -> str:
+    """A restored copy's expiry to the minute, in UTC, saying so."""
+    if when is None:
+        return ""
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    return f"{when:%Y-%m-%d %H:%M} UTC"
+
 
 @click.command("ls")
 @click.argument("url")
-@click.option("-l", "long", is_flag=True, help="Show size, class, restore state and expiry.")
+@click.option(
+    "-l",
+    "long",
+    is_flag=True,
+    help="Show size, class, restore state, what a read costs (- / fee/GB / restore) and "
+    "expiry (UTC), under a header.",
+)
 @click.option("-r", "--recursive", is_flag=True, help="List everything below URL.")
 @global_options
 @click.pass_obj
@@ -45,17 +70,23 @@ def ls_command(ctx: Context, url: str, long: bool, recursive: bool) -> None:
         if ctx.as_json:
             echo_json([jsonable(e) for e in entries], indent=1)
             return
+        if long and entries:
+            click.echo(long_row("SIZE", "CLASS", "STATE", "RETRIEVAL", "EXPIRES", "NAME"))
         for entry in entries:
             if not long:
                 click.echo(entry["name"])
             elif entry["type"] == "directory":
-                click.echo(f"{'DIR':>12}  {'':<19} {'':<10} {'':<20} {entry['name']}/")
+                click.echo(long_row("DIR", "", "", "", "", f"{entry['name']}/"))
             else:
-                expiry = entry.get("restore_expiry")
                 click.echo(
-                    f"{entry['size']:>12}  {entry.get('storage_class', ''):<19} "
-                    f"{entry.get('restore', ''):<10} "
-                    f"{expiry.strftime('%Y-%m-%d %H:%M') if expiry else '':<20} {entry['name']}"
+                    long_row(
+                        str(entry["size"]),
+                        entry.get("storage_class") or "",
+                        entry.get("restore") or "",
+                        RETRIEVAL.get(entry.get("access") or "", ""),
+                        utc_minute(entry.get("restore_expiry")),
+                        entry["name"],
+                    )
                 )
 
     run_guarded(ctx, body)

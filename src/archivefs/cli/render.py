@@ -214,6 +214,7 @@ def print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None =
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}")
+    click.echo(f"prices: the {result.sheet} price sheet (`archivefs sheet show {result.sheet}`)")
 
 
 def echo_table(rows: list[list[str]]) -> None:

@@ -57,6 +57,14 @@ def restore_command(
         else:
             selection = summarize(result.plan)
             bundles = sum(c.bundles for c in selection.states.values())
+            cold = ("archived", "restoring")
+            if summary["groups"] and not any(selection.states[s].objects for s in cold):
+                click.echo(  # a folder or glob of objects that read at once: say so
+                    f"nothing to restore: the {selection.files} files in {summary['groups']} "
+                    "objects read at once (`archivefs ls -l` shows any retrieval fee); "
+                    "0 restore requests sent"
+                )
+                return
             click.echo(
                 f"{selection.files} files in {summary['groups']} objects"
                 + (f" ({bundles} bundles)" if bundles else "")

@@ -134,10 +134,14 @@ def option_for(
     *,
     tier: RestoreTier = RestoreTier.STANDARD,
     egress: str = "same_region",
+    read_amplification: float = 1.0,
 ) -> Option:
-    """The workload stored in ``storage_class``: monthly storage and the cost of one full read."""
+    """The workload stored in ``storage_class``: monthly storage and the cost of one full read
+    (fetching ``read_amplification`` bytes per byte needed, as ``estimate`` prices it)."""
     moved = workload.model_copy(update={"storage_class": storage_class})
-    one = estimate(moved, sheet, tier=tier, reads=1, egress=egress)
+    one = estimate(
+        moved, sheet, tier=tier, reads=1, egress=egress, read_amplification=read_amplification
+    )
     name = storage_class.value
     if storage_class.needs_restore:
         name = f"{name} ({tier.value} restore)"
@@ -202,8 +206,12 @@ def advise(
     lifecycle_after_days: float | None = None,
     horizon_days: float = DEFAULT_HORIZON_DAYS,
     reads_per_month: Sequence[float] = DEFAULT_GRID,
+    read_amplification: float = 1.0,
 ) -> Advice:
     """Compare storage classes for a workload: monthly cost against reads per month.
+
+    ``read_amplification`` is the bytes a read fetches per byte it needs (a FUSE mount's
+    block reads: the case study measured 1.103), priced as ``estimate`` prices it.
 
     Archive classes get one option per restore ``tier`` (one tier or several), in
     the provider's names (Azure: rehydrate priority). ``classes`` defaults to S3's
@@ -222,7 +230,16 @@ def advise(
         # tiers in the class's provider's names (Azure's Standard is not S3's Standard)
         tiers = [RestoreTier.parse(str(t), provider=klass.provider) for t in names]
         for restore_tier in tiers if klass.needs_restore else tiers[:1]:
-            options.append(option_for(workload, sheet, klass, tier=restore_tier, egress=egress))
+            options.append(
+                option_for(
+                    workload,
+                    sheet,
+                    klass,
+                    tier=restore_tier,
+                    egress=egress,
+                    read_amplification=read_amplification,
+                )
+            )
     if lifecycle_after_days is not None and len(options) >= 2:
         first, then = options[0], options[-1]
         first_class = first.storage_class or StorageClass.STANDARD
@@ -331,6 +348,7 @@ def _sheet_options(
     tiers: Sequence[str],
     egress: str,
     priced_by: str,
+    read_amplification: float = 1.0,
 ) -> list[ProviderOption]:
     """Options for the classes ``keys`` (``provider:Class``) of one provider's sheet."""
     options = []
@@ -339,7 +357,14 @@ def _sheet_options(
         klass = next(k for k in sheet.classes if str(k) == name)
         price = sheet.classes[klass]
         tier = _pick_tier(price, tiers) if klass.needs_restore else None
-        line = option_for(workload, sheet, klass, tier=tier or RestoreTier.STANDARD, egress=egress)
+        line = option_for(
+            workload,
+            sheet,
+            klass,
+            tier=tier or RestoreTier.STANDARD,
+            egress=egress,
+            read_amplification=read_amplification,
+        )
         options.append(
             ProviderOption(
                 name=f"{key} ({tier} restore)" if tier is not None else key,
@@ -365,6 +390,7 @@ def _comparison_options(
     tiers: Sequence[str],
     egress: str,
     notes: list[tuple[str, str]],
+    read_amplification: float = 1.0,
 ) -> list[ProviderOption]:
     options: list[ProviderOption] = []
     labels = {k: e.label for k, e in comparison.classes.items()}
@@ -384,6 +410,7 @@ def _comparison_options(
                 tiers=tiers,
                 egress=egress,
                 priced_by=hybrid.name,
+                read_amplification=read_amplification,
             )
             text = (
                 f"{provider}: storage prices and minimum days from {comparison.name} "
@@ -426,6 +453,7 @@ def advise_providers(
     classes: Sequence[str] | None = None,
     cold_only: bool = False,
     grid: Sequence[float] = DEFAULT_GRID,
+    read_amplification: float = 1.0,
 ) -> ProviderAdvice:
     """The cheapest class *and provider* for a workload, and every pairwise break-even.
 
@@ -439,7 +467,8 @@ def advise_providers(
     provider's spelling; a class without it is priced at its Standard speed (or
     its only one). ``classes`` keeps only those ``provider:Class`` names
     (case-insensitive); ``cold_only`` keeps only classes that do not read at
-    once for free. Pure: no I/O.
+    once for free. ``read_amplification``: bytes a read fetches per byte it needs, as in
+    :func:`advise`. Pure: no I/O.
     """
     if reads_per_month < 0:
         raise ValueError(f"reads_per_month must be >= 0, got {reads_per_month:g}.")
@@ -449,7 +478,13 @@ def advise_providers(
     for sheet in sheets:
         if isinstance(sheet, ComparisonSheet):
             options += _comparison_options(
-                workload, sheet, access_sheets or {}, tiers=tiers, egress=egress, notes=notes
+                workload,
+                sheet,
+                access_sheets or {},
+                tiers=tiers,
+                egress=egress,
+                notes=notes,
+                read_amplification=read_amplification,
             )
             continue
         provider = sheet_provider(sheet)
@@ -464,6 +499,7 @@ def advise_providers(
             tiers=tiers,
             egress=egress,
             priced_by=sheet.name,
+            read_amplification=read_amplification,
         )
     if classes is not None:
         have = {f"{o.provider}:{o.storage_class}".lower() for o in options}

@@ -260,6 +260,15 @@ def read_sheet_text(
         ) from error
 
 
+class FieldError(ValueError):
+    """A model validator's problem with one field, which :func:`validate_sheet` names
+    (``placements.1.classes``) where pydantic would say the whole model."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field = field
+
+
 def validate_sheet(
     text: str,
     model: type[SheetModel],
@@ -286,7 +295,9 @@ def validate_sheet(
         return model.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        field = one_line(".".join(str(p) for p in first["loc"]) or "(top level)")
+        cause = first.get("ctx", {}).get("error")
+        field = getattr(cause, "field", None) or ".".join(str(p) for p in first["loc"])
+        field = one_line(field or "(top level)")
         raise error_type(
             f"field {field}: {one_line(first['msg'])} ({error.error_count()} problem(s) in all).",
             path=source,

@@ -58,6 +58,20 @@ def parse_size(value: object) -> int:
     return round(number)
 
 
+_BINARY = (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+
+def format_size(nbytes: int) -> str:
+    """``nbytes`` as a workload file writes it: ``1,000 TiB``, ``1.5 GiB``, ``123 B``
+    (the largest binary unit it fills; exact multiples print whole)."""
+    for unit, size in _BINARY:
+        if nbytes >= size:
+            whole, rest = divmod(nbytes, size)
+            text = f"{whole:,}" if not rest else f"{nbytes / size:,.3f}".rstrip("0").rstrip(".")
+            return f"{text} {unit}"
+    return f"{nbytes:,} B"
+
+
 def parse_share(value: object, whole: int) -> int:
     """Bytes of ``whole`` from a size (``"400TiB"``) or a percentage (``"80%"``)."""
     text = str(value).strip()

@@ -16,8 +16,16 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from archivefs.errors import WorkloadError
 from archivefs.model import RestoreTier
-from archivefs.pricing.sheet import validate_sheet
-from archivefs.pricing.sizes import MAX_BYTES, Amount, Days, Price, parse_share, parse_size
+from archivefs.pricing.sheet import FieldError, validate_sheet
+from archivefs.pricing.sizes import (
+    MAX_BYTES,
+    Amount,
+    Days,
+    Price,
+    format_size,
+    parse_share,
+    parse_size,
+)
 from archivefs.pricing.yaml_files import read_text
 
 Size = Annotated[int, BeforeValidator(parse_size)]
@@ -106,9 +114,14 @@ class Transition(_Strict):
 
 
 class Placement(_Strict):
-    """Where the data lives: shares per class, an on-premises share, lifecycle rules."""
+    """Where the data lives: shares per class, an on-premises share, lifecycle rules.
+
+    ``copies``: how many times the shares hold the data (2: a full copy on premises
+    plus one in the cloud); the shares add up to ``copies`` x ``data.total``.
+    """
 
     name: str
+    copies: Annotated[int, Field(ge=1)] = 1
     classes: dict[str, str | int] = Field(default_factory=dict)
     on_premises: str | int = 0
     on_premises_per_tib_month: Price | None = None
@@ -138,31 +151,46 @@ class ArchiveWorkload(_Strict):
         names = [p.name for p in self.placements]
         if len(set(names)) != len(names):
             raise ValueError(f"placement names repeat: {names}")
-        for placement in self.placements:
+        for index, placement in enumerate(self.placements):
+            field = f"placements.{index}"
             held = self.shares(placement)
-            if sum(held.values()) != self.data.total:
-                raise ValueError(
-                    f"placement {placement.name!r} holds {sum(held.values())} bytes, "
-                    f"not data.total {self.data.total}; make its shares add up to the total"
+            wanted = placement.copies * self.data.total
+            if sum(held.values()) != wanted:
+                copies = (
+                    f"{placement.copies} x data.total {format_size(self.data.total)} = "
+                    f"{format_size(wanted)}"
+                    if placement.copies > 1
+                    else f"data.total {format_size(self.data.total)}"
+                )
+                raise FieldError(
+                    f"{field}.classes",
+                    f"placement {placement.name!r} holds {format_size(sum(held.values()))} "
+                    f"(classes plus on_premises), not {copies}; make its shares add up to "
+                    "that, or, if it keeps the data more than once (a full copy on premises "
+                    "and one in the cloud), give copies: N",
                 )
             split = placement.downloads_per_year
             if split is not None:
                 unknown = set(split) - set(held)
                 if unknown:
-                    raise ValueError(
+                    raise FieldError(
+                        f"{field}.downloads_per_year",
                         f"placement {placement.name!r} downloads from {sorted(unknown)}, which "
-                        f"it does not hold; use {sorted(held)}"
+                        f"it does not hold; use {sorted(held)}",
                     )
                 if sum(split.values()) != self.downloads.per_year:
-                    raise ValueError(
-                        f"placement {placement.name!r} downloads {sum(split.values())} bytes a "
-                        f"year, not downloads.per_year {self.downloads.per_year}"
+                    raise FieldError(
+                        f"{field}.downloads_per_year",
+                        f"placement {placement.name!r} downloads "
+                        f"{format_size(sum(split.values()))} a year, not downloads.per_year "
+                        f"{format_size(self.downloads.per_year)}",
                     )
             for rule in placement.transitions:
                 if rule.to_class not in placement.classes:
-                    raise ValueError(
+                    raise FieldError(
+                        f"{field}.transitions",
                         f"placement {placement.name!r}: a transition to {rule.to_class} it "
-                        "does not hold; name one of its classes"
+                        "does not hold; name one of its classes",
                     )
         return self
 
