@@ -42,7 +42,7 @@ from archivefs.hooks import Hooks
 from archivefs.model import ObjectState, RestoreTier
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
-from archivefs.s3compat import TargetMethods, refuse_bucket_as_file
+from archivefs.s3compat import TargetAttributes, TargetMethods, refuse_bucket_as_file
 from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
@@ -62,7 +62,12 @@ if TYPE_CHECKING:
 OnArchived = Literal["raise", "restore", "wait"]
 
 
-class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
+class ArchiveFileSystem(
+    TargetMethods,
+    TargetAttributes,
+    AsyncFileSystem,  # type: ignore[misc]
+    ChainedFileSystem,  # type: ignore[misc]
+):
     """An fsspec filesystem over archival object storage.
 
     Parameters

@@ -85,6 +85,8 @@ AZURE = ProviderSpec(
         "--storage-options with adlfs options.",
     ),
     protocols=("az", "abfs", "abfss"),
+    root_aliases=(".", "*"),
+    find_lists_folder=False,
     container_word="container",
     path_forms=("container/blob", "az://container/blob"),
     classes=(

@@ -111,6 +111,11 @@ class ProviderSpec:
     price_sheet: str = field(kw_only=True)
     # what the command line's --endpoint-url, --profile and --account-name mean here
     command_line: CommandLineOptions = field(kw_only=True, default=CommandLineOptions())
+    # how its fsspec library answers listings: the paths its ls takes for the store's root
+    # besides "" (adlfs: "." and "*"), and whether its find(folder, withdirs=True) lists
+    # the folder itself (s3fs: yes; adlfs: no)
+    root_aliases: tuple[str, ...] = field(kw_only=True, default=())
+    find_lists_folder: bool = field(kw_only=True, default=True)
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""
