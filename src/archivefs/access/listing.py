@@ -130,6 +130,13 @@ class Lister:
         """A folder's entry, its size as the target says (s3fs 0, adlfs ``None``)."""
         return directory_entry(path, getattr(self.parts.store, "directory_size", 0))
 
+    def _listed_directory(self, path: str) -> dict[str, Any]:
+        """A listed folder's entry: with s3fs's listing keys unless the store makes its
+        target's own entries (adlfs's, gcsfs's, ocifs's)."""
+        entry = self._directory(path)
+        own = getattr(self.parts.store, "makes_own_entries", False)
+        return entry if own else listed_entry(entry)
+
     def _expiry_unlisted(self, entry: dict[str, Any]) -> bool:
         """A listed restored object whose expiry the store's listings do not carry (Oracle):
         ``info`` asks the store for it (one HEAD) rather than say ``None``."""
@@ -170,7 +177,7 @@ class Lister:
             listing = await self.parts.store.list(path)
             entries = [listed_file(s) for s in listing.files if not is_reserved(s.path)]
             entries += [
-                listing.directory_entries.get(d) or listed_entry(self._directory(d))
+                listing.directory_entries.get(d) or self._listed_directory(d)
                 for d in listing.directories
                 if not is_reserved(d)
             ]
@@ -290,7 +297,12 @@ class Lister:
         if found is not None:
             states = await self.find_states(found, path) if probe else {}
             return _catalog_find(found[1], path, detail, states)
-        files = await self.files_below(path)
+        try:
+            files = await self.files_below(path)
+        except ObjectNotFoundError:
+            if not self.parts.provider.find_missing_bucket_empty:
+                raise
+            return {} if detail else []  # adlfs's find of a missing container
         key = split_path(path)[1]
         if not files and key:
             try:
@@ -422,6 +434,12 @@ class Lister:
         Below a catalog root the rest of fsspec's glob is CPU only, run with the cyclic
         GC paused: fsspec sorts and filters a (name, info) tuple per match, and the
         collections those fell due for made a detail glob of 10^6 members twice as slow."""
+        if not has_wildcard(path) and str(path).endswith("/") and not kwargs.get("detail"):
+            # a folder named with its slash: as the target's glob names it (adlfs keeps
+            # the slash, s3fs does not)
+            found = await self.generic_glob(path, maxdepth=maxdepth, **kwargs)
+            keeps = str(type(self.parts.fs)._strip_protocol("a/b/")).endswith("/")
+            return [f"{name}/" for name in found] if keeps else found
         if not kwargs.get("detail"):
             withdirs = kwargs.get("withdirs", True)
             below = await self.glob_below_catalog(path, maxdepth, withdirs)

@@ -87,6 +87,7 @@ AZURE = ProviderSpec(
     protocols=("az", "abfs", "abfss"),
     root_aliases=(".", "*"),
     find_lists_folder=False,
+    find_missing_bucket_empty=True,
     container_word="container",
     path_forms=("container/blob", "az://container/blob"),
     classes=(

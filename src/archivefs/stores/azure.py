@@ -189,6 +189,7 @@ class AzureStore(BulkProbe):
     probe_page = LIST_PAGE
 
     provider = AZURE
+    makes_own_entries = True  # its states carry the target's own entries (.entry)
     directory_size = None  # adlfs's entries of folders say size None
 
     def __init__(
