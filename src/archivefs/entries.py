@@ -5,22 +5,54 @@ a bundle member's (:func:`member_entry`, and :class:`MemberEntry` for the catalo
 column-wise listings), a hot object a catalog lists (:func:`plain_entry`) and a
 directory's (:func:`directory_entry`); :func:`with_state` gives members their bundle's
 probed state, and :func:`state_from_entry` reads an entry back as an ``ObjectState``.
-fsspec's keys (``name``, ``size``, ``type``) come first; S3's ``StorageClass`` is kept
-next to the provider-neutral ``storage_class``, ``access`` and ``restore``.
+An entry is the target filesystem's own entry plus archivefs's keys
+(:data:`ARCHIVE_KEYS`): on S3 s3fs's (``Key``, ``Size``, ``ETag``, ``LastModified``,
+``StorageClass``), elsewhere the one the target made from the same answer
+(:attr:`ObjectState.entry`: adlfs's ``etag``, ``last_modified``, ``metadata``, ...;
+gcsfs's ``generation``, ``contentType``, ...). Read what differs between targets (the
+ETag, the modification time) through :func:`etag_of` and :func:`modified_of`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import datetime
+from typing import Any, Protocol
 
 from archivefs.model import ArchiveAccessTier, ObjectState, RestoreState, StorageClass
 
-if TYPE_CHECKING:
-    from datetime import datetime
+# the keys archivefs adds to every file entry, whatever the target
+ARCHIVE_KEYS = (
+    "storage_class",
+    "provider",
+    "access",
+    "restore",
+    "restore_expiry",
+    "archive_access",
+)
+
+
+def archive_fields(state: ObjectState) -> dict[str, Any]:
+    """archivefs's keys (:data:`ARCHIVE_KEYS`) of an object in ``state``."""
+    return {
+        "storage_class": state.storage_class.value,
+        "provider": state.storage_class.provider,  # whose spelling (Oracle's "Archive"...)
+        "access": state.access.value,  # provider-neutral: immediate | retrieval_fee | restore
+        "restore": state.restore.value,
+        "restore_expiry": state.restore_expiry,
+        "archive_access": state.archive_access.value if state.archive_access else None,
+    }
 
 
 def file_entry(state: ObjectState) -> dict[str, Any]:
-    """An fsspec info dict with the archive fields added."""
+    """An fsspec info dict with the archive fields added: the target's own entry
+    (:attr:`ObjectState.entry`) where its store made one, else s3fs's keys."""
+    if state.entry is not None:
+        own = {k: v for k, v in state.entry.items() if k not in ARCHIVE_KEYS}
+        if own.get("type") == "directory":  # a folder marker (ADLS hdi_isfolder): a folder
+            return {**own, "name": state.path}
+        return {**own, "name": state.path, "size": state.size, "type": "file"} | archive_fields(
+            state
+        )
     return {
         "name": state.path,
         "size": state.size,
@@ -163,11 +195,21 @@ def plain_entry(path: str, size: int, klass: StorageClass) -> dict[str, Any]:
 DESCRIBED_ONLY = ("ContentType", "VersionId")
 
 
+def listed_file(state: ObjectState) -> dict[str, Any]:
+    """A listing's entry of a file: the target's own entry where its store made one, else
+    s3fs's listing keys (:func:`listed_entry`)."""
+    if state.entry is not None:
+        return file_entry(state)
+    return listed_entry(file_entry(state))
+
+
 def described_entry(state: ObjectState) -> dict[str, Any]:
     """``info()`` of one object: :func:`file_entry` with the listing's ``Key`` and ``Size``
     (``info`` answers the same keys whether a cached listing or a HEAD answers it) plus what
     s3fs's info() adds, ``ContentType`` and ``VersionId`` (``None`` where the store did not
-    say)."""
+    say). The target's own entry where its store made one (it says what it says)."""
+    if state.entry is not None:
+        return file_entry(state)
     entry = listed_entry(file_entry(state))
     entry["ContentType"] = state.content_type
     entry["VersionId"] = state.version_id
@@ -207,8 +249,28 @@ def root_entry() -> dict[str, Any]:
     return {"name": "", "size": 0, "type": "directory"}
 
 
-def directory_entry(path: str) -> dict[str, Any]:
-    return {"name": path, "size": 0, "type": "directory"}
+def directory_entry(path: str, size: int | None = 0) -> dict[str, Any]:
+    """A directory's entry (``size`` as the target gives it: s3fs 0, adlfs ``None``)."""
+    return {"name": path, "size": size, "type": "directory"}
+
+
+def etag_of(entry: dict[str, Any]) -> str | None:
+    """The ETag (or GCS generation) an entry of any target carries, ``None`` without one."""
+    for key in ("ETag", "etag", "generation"):
+        value = entry.get(key)
+        if value is not None:
+            return str(value)
+    return None
+
+
+def modified_of(entry: dict[str, Any]) -> Any:
+    """When the object an entry of any target describes was last modified (as the target
+    gives it: a ``datetime``, a timestamp or an ISO string), ``None`` without one."""
+    for key in ("LastModified", "last_modified", "mtime", "updated", "timeModified"):
+        value = entry.get(key)
+        if value is not None:
+            return value
+    return None
 
 
 def state_from_entry(entry: dict[str, Any]) -> ObjectState:
@@ -222,7 +284,13 @@ def state_from_entry(entry: dict[str, Any]) -> ObjectState:
         ),
         restore=RestoreState(entry.get("restore", "hot")),
         restore_expiry=entry.get("restore_expiry"),
-        etag=entry.get("ETag"),
-        last_modified=entry.get("LastModified"),
+        etag=etag_of(entry),
+        last_modified=_as_datetime(modified_of(entry)),
         archive_access=ArchiveAccessTier(access) if access else None,
     )
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    """A modification time as a ``datetime`` (``None`` if it is not one: an ISO string or
+    a timestamp from a target that gives one is left out of the state)."""
+    return value if isinstance(value, datetime) else None

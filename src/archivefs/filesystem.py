@@ -42,7 +42,7 @@ from archivefs.hooks import Hooks
 from archivefs.model import ObjectState, RestoreTier
 from archivefs.plans import Plan
 from archivefs.readahead import ReadaheadCache
-from archivefs.s3compat import TargetMethods, refuse_bucket_as_file
+from archivefs.s3compat import TargetAttributes, TargetMethods, refuse_bucket_as_file
 from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
@@ -62,7 +62,12 @@ if TYPE_CHECKING:
 OnArchived = Literal["raise", "restore", "wait"]
 
 
-class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # type: ignore[misc]
+class ArchiveFileSystem(
+    TargetMethods,
+    TargetAttributes,
+    AsyncFileSystem,  # type: ignore[misc]
+    ChainedFileSystem,  # type: ignore[misc]
+):
     """An fsspec filesystem over archival object storage.
 
     Parameters
@@ -194,7 +199,11 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         fs = open_cold(cold, asynchronous=self.asynchronous, loop=self.loop)
         self.provider = provider = provider_of(fs)  # S3 unless the target is another's class
         self.store_protocol = provider.protocols[0]
+        self.target_class = type(fs)  # whose path forms (adlfs's account URLs) it parses
         self.fs = async_of(fs)
+        # on an instance, paths are parsed by the target's own _strip_protocol first
+        # (fsspec calls self._strip_protocol); on the class, the generic form below
+        self.__dict__["_strip_protocol"] = self._target_strip_protocol
         self._settings = settings = Settings.checked(
             provider,
             tier=tier,
@@ -277,6 +286,18 @@ class ArchiveFileSystem(TargetMethods, AsyncFileSystem, ChainedFileSystem):  # t
         if "://" in path:
             path = path.split("://", 1)[1]
         return path.rstrip("/").lstrip("/")
+
+    def _target_strip_protocol(self, path: Any) -> Any:
+        """``path`` without archivefs's prefixes, as the target parses it (its own
+        ``_strip_protocol``: adlfs reads ``abfs://container@account.dfs.core.windows.net/``
+        and ``account.dfs.core.windows.net/container``), then without slashes around it."""
+        if isinstance(path, list):
+            return [self._target_strip_protocol(p) for p in path]
+        path = fsspec.utils.stringify_path(path)
+        for prefix in ("archivefs::", "archive::", "archivefs://", "archive://"):
+            if path.startswith(prefix):
+                path = path[len(prefix) :]
+        return type(self)._strip_protocol(self.target_class._strip_protocol(path))
 
     @property
     def engine(self) -> RestoreEngine:

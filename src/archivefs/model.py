@@ -8,7 +8,7 @@ pydantic is used where data crosses a boundary (price sheets, journal, JSON).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar, NoReturn
@@ -394,6 +394,9 @@ class ObjectState:
     pending_target: str | None = None  # Azure: the tier a pending rehydration goes to
     content_type: str | None = None  # from a single-object read of the metadata (HEAD)
     version_id: str | None = None  # the version a HEAD described (versioned buckets)
+    # the target filesystem's own info dict of the object (adlfs's, gcsfs's), where its
+    # store made one from the same answer; None: S3's, made from the fields above
+    entry: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def readable(self) -> bool:

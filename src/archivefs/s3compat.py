@@ -138,6 +138,16 @@ class TargetCalls:
         """When ``path`` was last written (the target's ``modified``)."""
         return await self.object_call("modified", path, **kwargs)
 
+    async def created(self, path: str, **kwargs: Any) -> Any:
+        """When ``path`` was created (the target's ``created``: adlfs has one, s3fs none)."""
+        return await self.object_call("created", path, **kwargs)
+
+    async def setxattrs(self, path: str, **kwargs: Any) -> Any:
+        """Set the user metadata of ``path`` to ``kwargs`` (the target's ``setxattrs``:
+        adlfs's)."""
+        self.parts.invalidate_cache(self.parts.strip(path))
+        return await self.object_call("setxattrs", path, **kwargs)
+
     async def get_tags(self, path: str) -> Any:
         """The object tags of ``path`` (the target's ``get_tags``)."""
         return await self.object_call("get_tags", path)
@@ -192,9 +202,10 @@ class TargetCalls:
     async def makedirs(self, path: str, exist_ok: bool = False) -> None:
         await self.parts.fs._makedirs(self.parts.strip(path), exist_ok=exist_ok)
 
-    async def rmdir(self, path: str) -> None:
+    async def rmdir(self, path: str, **kwargs: Any) -> None:
+        """The target's ``rmdir`` with its own options (adlfs's ``recursive``, ``delimiter``)."""
         self.parts.invalidate_cache()
-        await self.parts.fs._rmdir(self.parts.strip(path))
+        await self.parts.fs._rmdir(self.parts.strip(path), **kwargs)
 
     def split_path(self, path: str) -> tuple[str, str, str | None]:
         """``(bucket, key, version)`` of ``path``: the target's ``split_path`` (s3fs's knows
@@ -237,6 +248,12 @@ class TargetMethods:
     async def _modified(self, path: str, **kwargs: Any) -> Any:
         return await self._crew.target.modified(path, **kwargs)
 
+    async def _created(self, path: str, **kwargs: Any) -> Any:
+        return await self._crew.target.created(path, **kwargs)
+
+    async def _setxattrs(self, path: str, **kwargs: Any) -> Any:
+        return await self._crew.target.setxattrs(path, **kwargs)
+
     async def _get_tags(self, path: str) -> Any:
         return await self._crew.target.get_tags(path)
 
@@ -264,8 +281,8 @@ class TargetMethods:
     async def _makedirs(self, path: str, exist_ok: bool = False) -> None:
         await self._crew.target.makedirs(path, exist_ok=exist_ok)
 
-    async def _rmdir(self, path: str) -> None:
-        await self._crew.target.rmdir(path)
+    async def _rmdir(self, path: str, **kwargs: Any) -> None:
+        await self._crew.target.rmdir(path, **kwargs)
 
     url = sync_wrapper(_url)
     getxattr = sync_wrapper(_getxattr)
@@ -273,6 +290,8 @@ class TargetMethods:
     metadata = sync_wrapper(_metadata)
     checksum = sync_wrapper(_checksum)
     modified = sync_wrapper(_modified)
+    created = sync_wrapper(_created)
+    setxattrs = sync_wrapper(_setxattrs)
     get_tags = sync_wrapper(_get_tags)
     put_tags = sync_wrapper(_put_tags)
     merge = sync_wrapper(_merge)
@@ -287,6 +306,43 @@ class TargetMethods:
         return self._crew.target.split_path(path)
 
 
+def _forwarded(name: str, doc: str) -> Any:
+    """A read-only property answering the target filesystem's attribute ``name``
+    (``AttributeError`` when the target has none, so ``hasattr`` tells)."""
+
+    def get(self: Any) -> Any:
+        target = self.fs
+        if hasattr(target, name):
+            return getattr(target, name)
+        inner = getattr(target, "fs", None)  # AsyncFileSystemWrapper keeps the sync one
+        if inner is not None and hasattr(inner, name):
+            return getattr(inner, name)
+        raise AttributeError(
+            f"{type(self).__name__}.{name}: the target filesystem {type(target).__name__} "
+            f"has no attribute {name!r}"
+        )
+
+    return property(get, doc=doc)
+
+
+class TargetAttributes:
+    """The target's public attributes that code written for it reads (s3fs's
+    ``endpoint_url``, adlfs's ``account_name``...), each forwarded by name, read-only:
+    archivefs changes none of them."""
+
+    fs: Any
+    anon = _forwarded("anon", "Whether the target connects without credentials.")
+    version_aware = _forwarded("version_aware", "Whether the target reads object versions.")
+    endpoint_url = _forwarded("endpoint_url", "The target's endpoint (s3fs).")
+    account_name = _forwarded("account_name", "The storage account (adlfs).")
+    account_url = _forwarded("account_url", "The storage account's URL (adlfs).")
+    account_host = _forwarded("account_host", "The storage account's host (adlfs).")
+    service_client = _forwarded("service_client", "The blob service client (adlfs).")
+    max_concurrency = _forwarded("max_concurrency", "The target's transfer concurrency.")
+    blocksize = _forwarded("blocksize", "The target's block size for its own files.")
+    kwargs = _forwarded("kwargs", "The target's extra options as it keeps them (adlfs).")
+
+
 async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]:
     """The target's info of one version of ``path`` (its ``VersionId`` included), with
     the provider-neutral class fields archivefs adds to every entry."""
@@ -294,21 +350,36 @@ async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]
 
 
 def find_as_s3fs(
-    found: Any, path: str, prefix: str | None, withdirs: bool, maxdepth: int | None
+    found: Any,
+    path: str,
+    prefix: str | None,
+    withdirs: bool,
+    maxdepth: int | None,
+    lists_folder: bool = True,
 ) -> Any:
-    """``find``'s answer (names or a dict by name) shaped as s3fs shapes it: with ``prefix``
-    only names that start ``path/prefix``; a whole-depth find of a bucket with ``withdirs``
-    does not list the bucket itself (with ``maxdepth``, fsspec's walk does, as in s3fs)."""
+    """``find``'s answer (names or a dict by name) shaped as the target shapes it: with
+    ``prefix`` only names that start ``path/prefix``; a whole-depth find of a bucket with
+    ``withdirs`` does not list the bucket itself (with ``maxdepth``, fsspec's walk does, as
+    in s3fs); nor of any folder where the target's find does not (``lists_folder``
+    False: adlfs)."""
     start = f"{path}/{prefix}" if path else str(prefix or "")
 
     def keep(name: str) -> bool:
         if prefix and not name.startswith(start):
             return False
+        if withdirs and name == path and not lists_folder:
+            return False
         return not (withdirs and maxdepth is None and name == path and "/" not in path)
 
-    if isinstance(found, dict):
-        return {name: info for name, info in found.items() if keep(name)}
+    if isinstance(found, dict):  # folders' sizes 0 (s3fs's and adlfs's find say so)
+        return {name: _sized(info) for name, info in found.items() if keep(name)}
     return [name for name in found if keep(name)]
+
+
+def _sized(info: dict[str, Any]) -> dict[str, Any]:
+    if info.get("type") == "directory" and info.get("size") is None:
+        return {**info, "size": 0}
+    return info
 
 
 class TargetFileCalls:

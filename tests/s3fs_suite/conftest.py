@@ -27,10 +27,6 @@ import importlib.metadata
 import importlib.util
 import inspect
 import os
-import subprocess
-import sys
-import tarfile
-import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,8 +36,9 @@ from typing import Any
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
-from archivefs.paths import cache_dir
 from archivefs.testing import EmulatedArchive
+from tests.support import sdist
+from tests.support.sdist import FetchError
 
 SUITE_FILE = "suite.toml"
 TARGET_ENV = "ARCHIVEFS_S3FS_SUITE_TARGET"
@@ -72,66 +69,12 @@ def s3fs_version() -> str:
 
 def suite_dir(version: str) -> Path:
     """``s3fs/tests`` of the s3fs ``version`` sdist in the user cache, fetched if missing."""
-    root = cache_dir() / "s3fs-suite" / version
-    tests = root / "s3fs" / "tests"
-    if (tests / "test_s3fs.py").is_file():
-        return tests
-    with tempfile.TemporaryDirectory(dir=cache_dir()) as work:
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-binary",
-            ":all:",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "--dest",
-            work,
-            f"s3fs=={version}",
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        sdists = sorted(Path(work).glob("s3fs-*.tar.gz"))
-        if done.returncode != 0 or not sdists:
-            raise FetchError(
-                f"s3fs's test suite (the s3fs {version} sdist) could not be fetched: "
-                f"`{' '.join(command)}` failed:\n{done.stderr.strip()[-2000:]}\n"
-                "Fix: make the package index reachable (or pip's configured mirror), or "
-                f"unpack the sdist's s3fs/tests into {tests}."
-            )
-        staging = Path(work) / "tree"
-        prefix = f"s3fs-{version}/s3fs/tests/"
-        with tarfile.open(sdists[0]) as sdist:
-            members = [m for m in sdist.getmembers() if m.name.startswith(prefix)]
-            sdist.extractall(staging, members=members, filter="data")
-        (root / "s3fs").mkdir(parents=True, exist_ok=True)
-        try:
-            (staging / f"s3fs-{version}" / "s3fs" / "tests").rename(tests)
-        except OSError:
-            if not (tests / "test_s3fs.py").is_file():  # not a concurrent fetch: a failure
-                raise
-    return tests
-
-
-class FetchError(Exception):
-    """s3fs's sdist could not be fetched."""
+    return sdist.suite_dir("s3fs", version, "test_s3fs.py")
 
 
 def import_suite(tests: Path) -> None:
     """Make ``s3fs.tests`` the fetched directory (the installed wheel has no tests)."""
-    if "s3fs.tests" in sys.modules:
-        return
-    import s3fs
-
-    spec = importlib.util.spec_from_file_location(
-        "s3fs.tests", tests / "__init__.py", submodule_search_locations=[str(tests)]
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    package = importlib.util.module_from_spec(spec)
-    sys.modules["s3fs.tests"] = package
-    spec.loader.exec_module(package)
-    s3fs.tests = package  # type: ignore[attr-defined]
+    sdist.import_suite("s3fs", tests)
 
 
 # -- the swap ---------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from archivefs.catalog.view import Location
 from archivefs.entries import (
     described_entry,
     directory_entry,
-    file_entry,
     listed_entry,
+    listed_file,
     member_entry,
     root_entry,
     with_state,
@@ -105,7 +105,7 @@ class Lister:
                 where.member, bundle.storage_class, bundle.restore, bundle.restore_expiry
             )
         if where.is_catalog_dir and where.catalog is not None and path not in where.catalog.plain:
-            return directory_entry(path)
+            return self._directory(path)
         try:
             cached = None if kwargs.get("refresh") else self.parts.ls_from_cache(path)
         except FileNotFoundError:
@@ -123,12 +123,23 @@ class Lister:
                 self.parts.note_readable(state)
             return described_entry(state)
         if await self.parts.store.is_directory(path):
-            return directory_entry(path)
+            return self._directory(path)
         raise ObjectNotFoundError(
             "no such object or directory.",
             path=path,
             fix="check the path; fs.ls() of its parent shows what exists.",
         )
+
+    def _directory(self, path: str) -> dict[str, Any]:
+        """A folder's entry, its size as the target says (s3fs 0, adlfs ``None``)."""
+        return directory_entry(path, getattr(self.parts.store, "directory_size", 0))
+
+    def _listed_directory(self, path: str) -> dict[str, Any]:
+        """A listed folder's entry: with s3fs's listing keys unless the store makes its
+        target's own entries (adlfs's, gcsfs's, ocifs's)."""
+        entry = self._directory(path)
+        own = getattr(self.parts.store, "makes_own_entries", False)
+        return entry if own else listed_entry(entry)
 
     def _expiry_unlisted(self, entry: dict[str, Any]) -> bool:
         """A listed restored object whose expiry the store's listings do not carry (Oracle):
@@ -149,6 +160,8 @@ class Lister:
 
     async def ls(self, path: str, detail: bool = False, **kwargs: Any) -> list[Any]:
         path = self.parts.strip(path)
+        if path in self.parts.provider.root_aliases:
+            path = ""  # adlfs's ls(".") and ls("*"): the containers
         if kwargs.get("versions") or path == "":  # versions, buckets: the target's listing
             own = {k: kwargs[k] for k in ("refresh", "versions") if k in kwargs}  # not ours
             return list(await call_target(self.parts.fs, "ls", path, detail=detail, **own))
@@ -166,16 +179,17 @@ class Lister:
         if entries is None:
             bucket, key = split_path(path)
             listing = await self.parts.store.list(path)
-            entries = [
-                listed_entry(file_entry(s)) for s in listing.files if not is_reserved(s.path)
-            ]
+            entries = [listed_file(s) for s in listing.files if not is_reserved(s.path)]
             entries += [
-                listed_entry(directory_entry(d)) for d in listing.directories if not is_reserved(d)
+                listing.directory_entries.get(d) or self._listed_directory(d)
+                for d in listing.directories
+                if not is_reserved(d)
             ]
             if not entries:
                 if key:
                     info = await self.info(path)  # a file lists as itself; else not found
-                    entries = [listed_entry(info) if info["type"] == "file" else info]
+                    s3_shaped = info["type"] == "file" and "Key" in info  # s3fs's HEAD keys
+                    entries = [listed_entry(info) if s3_shaped else info]
                     if info["type"] == "file":
                         return entries if detail else [info["name"]]
                 else:
@@ -238,7 +252,8 @@ class Lister:
         path = self.parts.strip(path)
         refuse_whole_store(path)
         found = await self._find_unshaped(path, maxdepth, withdirs, **kwargs)
-        return find_as_s3fs(found, path, kwargs.get("prefix"), withdirs, maxdepth)
+        lists_folder = self.parts.provider.find_lists_folder
+        return find_as_s3fs(found, path, kwargs.get("prefix"), withdirs, maxdepth, lists_folder)
 
     async def _find_unshaped(
         self, path: str, maxdepth: int | None, withdirs: bool, **kwargs: Any
@@ -286,7 +301,12 @@ class Lister:
         if found is not None:
             states = await self.find_states(found, path) if probe else {}
             return _catalog_find(found[1], path, detail, states)
-        files = await self.files_below(path)
+        try:
+            files = await self.files_below(path)
+        except ObjectNotFoundError:
+            if not self.parts.provider.find_missing_bucket_empty:
+                raise
+            return {} if detail else []  # adlfs's find of a missing container
         key = split_path(path)[1]
         if not files and key:
             try:
@@ -390,7 +410,8 @@ class Lister:
         if detail and kwargs.get("probe_bundles", True):  # one bulk probe, as ls
             states = sync(loop, self.find_states, found, stripped, timeout=timeout)
         names = _catalog_find(found[1], stripped, detail, states)
-        return find_as_s3fs(names, stripped, kwargs.get("prefix"), withdirs, maxdepth)
+        lists_folder = self.parts.provider.find_lists_folder
+        return find_as_s3fs(names, stripped, kwargs.get("prefix"), withdirs, maxdepth, lists_folder)
 
     def _glob_here(
         self, path: str, maxdepth: int | None, kwargs: dict[str, Any], timeout: float | None
@@ -417,6 +438,12 @@ class Lister:
         Below a catalog root the rest of fsspec's glob is CPU only, run with the cyclic
         GC paused: fsspec sorts and filters a (name, info) tuple per match, and the
         collections those fell due for made a detail glob of 10^6 members twice as slow."""
+        if not has_wildcard(path) and str(path).endswith("/") and not kwargs.get("detail"):
+            # a folder named with its slash: as the target's glob names it (adlfs keeps
+            # the slash, s3fs does not)
+            found = await self.generic_glob(path, maxdepth=maxdepth, **kwargs)
+            keeps = str(type(self.parts.fs)._strip_protocol("a/b/")).endswith("/")
+            return [f"{name}/" for name in found] if keeps else found
         if not kwargs.get("detail"):
             withdirs = kwargs.get("withdirs", True)
             below = await self.glob_below_catalog(path, maxdepth, withdirs)
@@ -478,7 +505,7 @@ class Lister:
         listing = await self.parts.store.list(path, recursive=True)
         own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
         files = {
-            s.path: listed_entry(file_entry(s))
+            s.path: listed_file(s)
             for s in listing.files
             if not s.path.endswith("/") and (own or not is_reserved(s.path))
         }

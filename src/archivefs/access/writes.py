@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
@@ -100,7 +101,12 @@ class Writes:
         ``truncate=False``); bundle members are refused."""
         path = await self.writable(path, "touched")
         self.parts.invalidate_cache(path)
-        return await self.parts.fs._touch(path, truncate=truncate, **kwargs)
+        own = getattr(self.parts.fs, "_touch", None)
+        if own is not None:
+            return await own(path, truncate=truncate, **kwargs)
+        # a target without an async _touch (adlfs): its blocking touch (fsspec's, through
+        # its own open), on a worker thread: it waits on the loop this coroutine runs on
+        return await asyncio.to_thread(self.parts.fs.touch, path, truncate=truncate, **kwargs)
 
     async def rm_file(self, path: str, **kwargs: Any) -> None:
         path = self.parts.strip(path)

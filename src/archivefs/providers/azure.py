@@ -85,6 +85,9 @@ AZURE = ProviderSpec(
         "--storage-options with adlfs options.",
     ),
     protocols=("az", "abfs", "abfss"),
+    root_aliases=(".", "*"),
+    find_lists_folder=False,
+    find_missing_bucket_empty=True,
     container_word="container",
     path_forms=("container/blob", "az://container/blob"),
     classes=(

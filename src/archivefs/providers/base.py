@@ -114,6 +114,13 @@ class ProviderSpec:
     # the speed that restores for the least (S3: Bulk; Azure: Standard): what a refused
     # budget suggests; None where there is one speed or none
     cheapest_speed: str | None = field(kw_only=True, default=None)
+    # how its fsspec library answers listings: the paths its ls takes for the store's root
+    # besides "" (adlfs: "." and "*"), and whether its find(folder, withdirs=True) lists
+    # the folder itself (s3fs: yes; adlfs: no), and whether its find of a missing bucket
+    # finds nothing (adlfs: []) rather than raising
+    root_aliases: tuple[str, ...] = field(kw_only=True, default=())
+    find_lists_folder: bool = field(kw_only=True, default=True)
+    find_missing_bucket_empty: bool = field(kw_only=True, default=False)
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""

@@ -125,8 +125,21 @@ def with_copy(original: ObjectState, copy: ObjectState | None) -> ObjectState:
     return original  # a copy that is itself archived again: copy once more
 
 
-def state_from_properties(container: str, props: Any) -> ObjectState:
-    """An :class:`ObjectState` from azure-storage-blob's ``BlobProperties`` (listing or HEAD)."""
+def is_folder_marker(props: Any) -> bool:
+    """Whether a blob is a folder marker: ADLS Gen2's ``hdi_isfolder=true`` metadata (any
+    case: every directory of a hierarchical-namespace account is one), or the
+    ``is_directory=true`` adlfs writes, as adlfs's listings read them."""
+    metadata = {str(k).lower(): str(v).lower() for k, v in (props.metadata or {}).items()}
+    if metadata.get("is_directory") in ("true", "false"):
+        return metadata["is_directory"] == "true"
+    return metadata.get("hdi_isfolder") == "true"
+
+
+def state_from_properties(
+    container: str, props: Any, entry: dict[str, Any] | None = None
+) -> ObjectState:
+    """An :class:`ObjectState` from azure-storage-blob's ``BlobProperties`` (listing or HEAD);
+    ``entry``: adlfs's own info dict of the blob (:meth:`AzureStore.own_entry`)."""
     tier = props.blob_tier or AZURE.default_class  # accounts default blobs to Hot
     storage_class = StorageClass.parse(str(tier), provider="azure")
     status = props.archive_status or ""
@@ -149,6 +162,7 @@ def state_from_properties(container: str, props: Any) -> ObjectState:
         last_modified=modified,
         pending_tier=props.rehydrate_priority if pending_target else None,
         pending_target=pending_target,
+        entry=entry,
     )
 
 
@@ -175,6 +189,8 @@ class AzureStore(BulkProbe):
     probe_page = LIST_PAGE
 
     provider = AZURE
+    makes_own_entries = True  # its states carry the target's own entries (.entry)
+    directory_size = None  # adlfs's entries of folders say size None
 
     def __init__(
         self,
@@ -231,6 +247,18 @@ class AzureStore(BulkProbe):
             )
         return service
 
+    async def own_entry(self, props: Any) -> dict[str, Any] | None:
+        """adlfs's own info dict of a listed or described blob or prefix, made by adlfs
+        from the same answer (its ``_details``; no request). ``None`` without adlfs."""
+        details = getattr(self.fs, "_details", None)
+        if details is None:
+            return None
+        entries = await details([props])
+        return dict(entries[0])
+
+    async def _state(self, container: str, props: Any) -> ObjectState:
+        return state_from_properties(container, props, await self.own_entry(props))
+
     # -- single blobs ----------------------------------------------------------------------
 
     async def head(self, path: str) -> ObjectState:
@@ -245,7 +273,7 @@ class AzureStore(BulkProbe):
             props = await self.retry.call(lambda: client.get_blob_properties(**self._sdk_options))
         except Exception as error:
             raise_translated(error, path, action="inspect")
-        state = state_from_properties(container, props)
+        state = await self._state(container, props)
         if self.copies and state.storage_class.needs_restore and not blob.startswith(COPY_DIR):
             copy: ObjectState | None = None
             with contextlib.suppress(ObjectNotFoundError):
@@ -505,22 +533,35 @@ class AzureStore(BulkProbe):
 
         async def listing() -> Listing:
             files: list[ObjectState] = []
-            dirs: list[str] = []
+            dirs: dict[str, dict[str, Any] | None] = {}
             client = self._service().get_container_client(container)
+            # metadata (as adlfs lists): it says which blobs are folder markers
             if recursive:
-                async for props in client.list_blobs(
-                    name_starts_with=prefix, results_per_page=LIST_PAGE, **self._sdk_options
-                ):
-                    files.append(state_from_properties(container, props))
+                items = client.list_blobs(
+                    name_starts_with=prefix,
+                    results_per_page=LIST_PAGE,
+                    include=["metadata"],
+                    **self._sdk_options,
+                )
             else:
-                async for item in client.walk_blobs(
-                    name_starts_with=prefix, delimiter="/", **self._sdk_options
-                ):
-                    if hasattr(item, "blob_tier"):
-                        files.append(state_from_properties(container, item))
-                    else:
-                        dirs.append(f"{container}/{item.name.rstrip('/')}")
-            return Listing(files=files, directories=dirs)
+                items = client.walk_blobs(
+                    name_starts_with=prefix,
+                    delimiter="/",
+                    include=["metadata"],
+                    **self._sdk_options,
+                )
+            async for item in items:
+                name = f"{container}/{item.name.rstrip('/')}"
+                if item.name == prefix:
+                    continue  # the folder's own marker ("dir/"), not something in it
+                if not hasattr(item, "blob_tier"):  # a prefix: a folder
+                    dirs.setdefault(name, await self.own_entry(item))
+                elif is_folder_marker(item) or item.name.endswith("/"):
+                    dirs[name] = await self.own_entry(item)  # the marker describes it
+                else:
+                    files.append(await self._state(container, item))
+            entries = {d: e for d, e in dirs.items() if e is not None}
+            return Listing(files=files, directories=list(dirs), directory_entries=entries)
 
         try:
             found = await self.retry.call(listing)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
@@ -117,6 +117,9 @@ class Listing:
 
     files: list[ObjectState]
     directories: list[str]
+    # the target's own entries of directories, where its store made them (adlfs's of a
+    # folder marker, with its metadata); the rest are plain directory entries
+    directory_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def split_path(path: str, provider: ProviderSpec = S3) -> tuple[str, str]:

@@ -78,8 +78,11 @@ def _is_google(endpoint: str) -> bool:
     return host == "googleapis.com" or host.endswith(".googleapis.com")
 
 
-def state_from_resource(bucket: str, item: dict[str, Any]) -> ObjectState:
-    """An :class:`ObjectState` from a JSON API object resource (listing or ``objects.get``)."""
+def state_from_resource(
+    bucket: str, item: dict[str, Any], entry: dict[str, Any] | None = None
+) -> ObjectState:
+    """An :class:`ObjectState` from a JSON API object resource (listing or ``objects.get``);
+    ``entry``: gcsfs's own info dict of it (:meth:`GcsStore.own_entry`)."""
     storage_class = StorageClass.parse(
         str(item.get("storageClass") or GCS.default_class), provider="gcs"
     )
@@ -91,6 +94,7 @@ def state_from_resource(bucket: str, item: dict[str, Any]) -> ObjectState:
         restore=RestoreState.HOT,  # every GCS class reads at once
         etag=str(generation) if generation is not None else item.get("etag"),
         last_modified=_timestamp(item.get("updated")),
+        entry=entry,
     )
 
 
@@ -130,6 +134,7 @@ class GcsStore(BulkProbe):
     """
 
     provider = GCS
+    makes_own_entries = True  # its states carry the target's own entries (.entry)
 
     def __init__(self, fs: Any) -> None:
         self.fs = fs
@@ -146,6 +151,15 @@ class GcsStore(BulkProbe):
         except Exception as error:
             _raise(error, path, action)
 
+    def own_entry(self, bucket: str, item: dict[str, Any]) -> dict[str, Any] | None:
+        """gcsfs's own info dict of an object resource (its ``_process_object``, made from
+        the same answer; no request). ``None`` without gcsfs."""
+        process = getattr(self.fs, "_process_object", None)
+        return None if process is None else dict(process(bucket, item))
+
+    def _state(self, bucket: str, item: dict[str, Any]) -> ObjectState:
+        return state_from_resource(bucket, item, self.own_entry(bucket, item))
+
     # -- single objects ----------------------------------------------------------------
 
     async def head(self, path: str) -> ObjectState:
@@ -156,7 +170,7 @@ class GcsStore(BulkProbe):
                 "a bucket is not an object.", path=path, fix="name an object inside the bucket."
             )
         item = await self._json(path, "inspect", "b/{}/o/{}", bucket, name)
-        return state_from_resource(bucket, item)
+        return self._state(bucket, item)
 
     async def restore(
         self,
@@ -237,11 +251,17 @@ class GcsStore(BulkProbe):
         if not recursive:
             params["delimiter"] = "/"
         files: list[ObjectState] = []
-        dirs: list[str] = []
+        dirs: dict[str, None] = {}
         for page in await self._pages(bucket, path, **params):
-            files += [state_from_resource(bucket, item) for item in page.get("items") or ()]
-            dirs += [f"{bucket}/{p.rstrip('/')}" for p in page.get("prefixes") or ()]
-        return Listing(files=files, directories=dirs)
+            for item in page.get("items") or ():
+                if item["name"] == prefix:
+                    continue  # the folder's own placeholder ("dir/"), not something in it
+                if item["name"].endswith("/"):  # a "dir/" placeholder: a folder, as gcsfs
+                    dirs[f"{bucket}/{item['name'].rstrip('/')}"] = None
+                else:
+                    files.append(self._state(bucket, item))
+            dirs.update((f"{bucket}/{p.rstrip('/')}", None) for p in page.get("prefixes") or ())
+        return Listing(files=files, directories=list(dirs))
 
     async def _probe_listing(
         self, bucket: str, names: Sequence[str]

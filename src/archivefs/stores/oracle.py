@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 LIST_PAGE = 1000  # Oracle's maximum objects per ListObjects page
-FIELDS = "name,size,etag,timeCreated,timeModified,storageTier,archivalState"
+FIELDS = "name,size,etag,md5,timeCreated,timeModified,storageTier,archivalState"  # as ocifs
 
 
 OracleRetry = StoreRetry  # the retries of this adapter's own requests (stores/retry.py)
@@ -96,6 +96,7 @@ def state_of(
     etag: str | None = None,
     modified: Any = None,
     time_of_archival: Any = None,
+    entry: dict[str, Any] | None = None,
 ) -> ObjectState:
     """An :class:`ObjectState` from Oracle's ``storageTier`` and ``archivalState``.
 
@@ -121,7 +122,39 @@ def state_of(
         restore_expiry=expiry,
         etag=etag,
         last_modified=_time(modified),
+        entry=entry,
     )
+
+
+def ocifs_listed_entry(path: str, summary: Any) -> dict[str, Any]:
+    """ocifs's own listing entry of an object summary, as ocifs 1.3's ``_lsdir`` makes it
+    (ocifs builds it inline: the same keys from the same ListObjects answer)."""
+    return {
+        "name": path,
+        "type": "file",
+        "size": summary.size,
+        "etag": summary.etag,
+        "md5": getattr(summary, "md5", None),
+        "timeCreated": summary.time_created,
+        "timeModified": summary.time_modified,
+        "storageTier": summary.storage_tier,
+        "archivalState": summary.archival_state,
+    }
+
+
+def ocifs_described_entry(path: str, headers: Any) -> dict[str, Any]:
+    """ocifs's own ``info`` of an object, as ocifs 1.3 makes it from HeadObject's headers."""
+    return {
+        "name": path,
+        "type": "file",
+        "size": int(headers.get("content-length") or 0),
+        "contentType": headers.get("content-type"),
+        "timeModified": headers.get("last-modified"),
+        "acceptRanges": headers.get("accept-ranges"),
+        "etag": headers.get("etag"),
+        "versionId": headers.get("version-id"),
+        "storageTier": headers.get("storage-tier"),
+    }
 
 
 class OracleStore(BulkProbe):
@@ -139,6 +172,7 @@ class OracleStore(BulkProbe):
     """
 
     provider = ORACLE
+    makes_own_entries = True  # its states carry the target's own entries (.entry)
     lists_restore_expiry = False  # ListObjects has no time-of-archival; HeadObject has
     reads_ranges = True
     """archivefs reads byte ranges of plain objects with :meth:`get_range` (one ranged
@@ -241,6 +275,7 @@ class OracleStore(BulkProbe):
             etag=headers.get("etag"),
             modified=headers.get("last-modified"),
             time_of_archival=headers.get("time-of-archival"),
+            entry=ocifs_described_entry(f"{bucket}/{name}", headers),
         )
 
     async def restore(
@@ -427,13 +462,15 @@ class OracleStore(BulkProbe):
 
 
 def _summary_state(bucket: str, summary: Any) -> ObjectState:
+    path = f"{bucket}/{summary.name}"
     return state_of(
-        f"{bucket}/{summary.name}",
+        path,
         summary.size or 0,
         summary.storage_tier,
         summary.archival_state,
         etag=summary.etag,
         modified=summary.time_modified or summary.time_created,
+        entry=ocifs_listed_entry(path, summary),
     )
 
 

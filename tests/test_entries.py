@@ -1,0 +1,60 @@
+"""Entries per target (issue 48): an ``info``/``ls`` entry is the target filesystem's own
+entry (s3fs's, adlfs's, gcsfs's) plus archivefs's keys, and every provider's folder
+markers are folders, on each provider's emulated twin."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from archivefs.entries import ARCHIVE_KEYS
+from tests.support.providers import seed
+
+if TYPE_CHECKING:
+    from tests.support.providers import Provider
+
+DATA = b"0123456789"
+
+
+def test_an_entry_is_the_targets_own_plus_archivefs_keys(provider: Provider) -> None:
+    seed(provider, {"run/a.txt": DATA}, provider.spec.hot_class)
+    folder = f"{provider.bucket}/run"
+    path = f"{folder}/a.txt"
+    target, fs = provider.raw(), provider.fs()
+
+    own, ours = target.info(path), fs.info(path)
+    assert set(own) - set(ours) == set(), f"{provider.name}: info lacks the target's keys"
+    assert set(ARCHIVE_KEYS) <= set(ours)
+    assert (ours["name"], ours["size"], ours["type"]) == (path, len(DATA), "file")
+    assert ours["storage_class"] == provider.spec.hot_class
+    assert (ours["access"], ours["restore"]) == ("immediate", "hot")
+
+    (own_listed,) = target.ls(folder, detail=True)
+    (listed,) = fs.ls(folder, detail=True)
+    assert set(own_listed) - set(listed) == set(), f"{provider.name}: ls lacks the target's keys"
+    assert set(ARCHIVE_KEYS) <= set(listed)
+    # names keep the caller's path form (ocifs's listings say bucket@namespace/key)
+    assert listed["name"] == path
+    assert own_listed["name"].split("/", 1)[1] == "run/a.txt"
+
+
+def test_folder_markers_are_folders(provider: Provider) -> None:
+    """``dir/`` placeholders (and on Azure ADLS's ``hdi_isfolder`` blobs, any case) are
+    folders to ``info``, ``ls`` and ``find``, never 0-byte files."""
+    markers = {"run/empty/": b"", "run/sub/": b"", "run/sub/x.txt": DATA}
+    seed(provider, markers, provider.spec.hot_class)
+    bucket = provider.bucket
+    folders = {f"{bucket}/run/empty", f"{bucket}/run/sub"}
+    if provider.name == "azure":
+        service = provider.server._direct()
+        container = service.get_container_client(bucket)
+        for name, key in (("run/adls", "hdi_isfolder"), ("run/Adls", "Hdi_isfolder")):
+            container.upload_blob(name, b"", metadata={key: "true"})
+            folders.add(f"{bucket}/{name}")
+    fs = provider.fs()
+
+    listed = {e["name"]: e["type"] for e in fs.ls(f"{bucket}/run", detail=True)}
+    assert listed == dict.fromkeys(folders, "directory")
+    for folder in folders:
+        assert fs.info(folder)["type"] == "directory", folder
+        assert fs.isdir(folder), folder
+    assert fs.find(f"{bucket}/run") == [f"{bucket}/run/sub/x.txt"]
