@@ -187,6 +187,19 @@ class Resolver:
         """A glob's files, and the files below the directories it matches (``2023/*/mag/``)
         unless the glob already matched files inside them (``**``). The members' states are
         not asked here: the plan probes their bundles."""
+        below = await self.lister.glob_below_catalog(path, None, True)
+        if below is not None:  # below a catalog root: from its arrays, no dict per member
+            catalog, root, walk = below
+            globbed = catalog_members.glob_rows(catalog, root, walk)
+            members.add_rows(catalog, globbed.rows)
+            for name in sorted(globbed.plain):
+                size = globbed.plain[name]
+                states[name] = state_from_entry(plain_entry(name, size, catalog.hot_class))
+            count = len(globbed.rows) + len(globbed.plain)
+            for folder in globbed.directories:
+                if not is_reserved(folder):
+                    count += await self._pick_below(catalog, folder, members, states)
+            return count
         matches = await self.lister.glob(path, detail=True, probe_bundles=False)
         count = await self._sort_files(matches, members, states)
         covered: set[str] = set()
