@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from archivefs.catalog.members import Picks
     from archivefs.model import ObjectState
+    from archivefs.plans import Plan
     from archivefs.testing import EmulatedArchive
 
 PARTS = st.sampled_from(["a", "b", "a-b", "ab", "é", "e\u0301", "中", "z.nc", "a.b"])
@@ -349,9 +350,30 @@ def test_filesystem_member_operations_match_the_straightforward_ones(
             # names: from the catalog's sorted paths, with no info dict
             got = fast.glob(full, maxdepth=maxdepth, withdirs=withdirs)
             assert got == slow.glob(full, maxdepth=maxdepth, withdirs=withdirs), pattern
+        # a glob's plan, from the catalog's arrays: the files it names, one by one (a plan
+        # takes paths as fsspec strips them: "**/" is "**")
+        files = globbed_files(slow, full.rstrip("/"))
+        if files:
+            assert plan_groups(fast.plan(full)) == plan_groups(slow.plan(files)), pattern
     requests.clear()
     fast.du(root)
     assert requests.counts().get("HEAD", 0) == 0  # sizes from the catalog, no HEAD per member
+
+
+def globbed_files(fs: ArchiveFileSystem, pattern: str) -> list[str]:
+    """The files a plan of ``pattern`` takes, found the straightforward way: the glob's
+    files, and every file below a directory it matches that none of them lies in."""
+    matches = fs.glob(pattern, detail=True)
+    files = {name for name, entry in matches.items() if entry["type"] == "file"}
+    covered = {name.rsplit("/", i)[0] for name in files for i in range(1, name.count("/") + 1)}
+    for name, entry in matches.items():
+        if entry["type"] == "directory" and name not in covered:
+            files.update(fs.find(name))
+    return sorted(files)
+
+
+def plan_groups(plan: Plan) -> list[tuple[str, list[str], int]]:
+    return sorted((g.key, sorted(g.paths), g.read_bytes) for g in plan.groups)
 
 
 def test_member_info_dicts_are_ordinary_dicts() -> None:
@@ -481,3 +503,39 @@ def test_a_glob_below_a_catalog_runs_without_gc_collections(
         gc.callbacks.remove(count)
     assert gc.isenabled()
     assert fs.glob(f"{root.split('/')[0]}/*") == [root]  # outside a catalog: fsspec's way
+
+
+def test_a_glob_plan_of_100k_members_is_planned_in_bulk(
+    archive: EmulatedArchive, stores: tuple[ArchiveFileSystem, ArchiveFileSystem]
+) -> None:
+    """Issue 49: ``fs.plan("root/**")`` over a bundled root takes the glob's members from the
+    catalog's arrays into the bulk planner (called once), as a plan of the folder does: the
+    Python calls it makes do not grow with the members (a lookup and an info dict per
+    member, the glob's old way, made millions of calls at 10^5)."""
+    n = 100_000
+    fs = stores[0]
+    root = saved(archive, fs, [f"d{i // 1000:03d}/f{i:06d}.nc" for i in range(n)])
+    fs.plan(f"{root}/d000/f00000*")  # the catalog loaded, its rows checked once
+    calls: list[str] = []
+
+    def count(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call" and "archivefs" in frame.f_code.co_filename:  # not botocore's
+            calls.append(frame.f_code.co_name)
+
+    async def profile(on: bool) -> None:  # fsspec's I/O loop runs the plan: count there too
+        sys.setprofile(count if on else None)
+
+    sync(fs.loop, profile, True)
+    sys.setprofile(count)
+    try:
+        plan = fs.plan(f"{root}/**")
+    finally:
+        sys.setprofile(None)
+        sync(fs.loop, profile, False)
+    assert len(plan.paths) == n
+    assert sorted(plan.paths) == [f"{root}/d{i // 1000:03d}/f{i:06d}.nc" for i in range(n)]
+    assert calls.count("make_plan") == 1
+    # about 2,600 (catalog shards, bundles, requests); a lookup per member made 2.1 million
+    assert len(calls) < 5_000, f"{len(calls)} calls of archivefs's code for {n} members"
+    folder = fs.plan(root)  # the same plan as the folder's
+    assert [(g.key, g.paths) for g in folder.groups] == [(g.key, g.paths) for g in plan.groups]

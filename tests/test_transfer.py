@@ -372,3 +372,37 @@ def test_parts_of_an_object_changed_since_it_was_listed_are_read_again_from_the_
     assert (tmp_path / "obj").read_bytes() == new
     gets = [r for r in archive.requests.records if r.op == "GET" and r.key == "d/obj"]
     assert sorted(r.status for r in gets) == [206] * 4 + [412] * 4
+
+
+@pytest.mark.parametrize("verb", ["get_folder", "get_key", "prefetch_to"])
+def test_a_one_object_get_sends_the_registry_get_one_listing_and_one_get_per_part(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Callable[..., ArchiveFileSystem],
+    tmp_path: Path,
+    verb: str,
+) -> None:
+    """Issue 49, counted at the server: the bucket's catalog registry (one GET, as
+    docs/bundles.md states), the one request that finds the object (a LIST of the folder,
+    or the HEAD of a key that fsspec's get checks is not a folder), then one GET per part;
+    no second listing, no HEAD of the folder, no GET twice."""
+    data = os.urandom(3 * MiB + 5)
+    archive.put_object(bucket, "one/object-0", data)
+    afs = make_fs(part_size=MiB)
+    out = tmp_path / "out"
+    archive.requests.clear()
+    if verb == "get_folder":
+        afs.get(f"{bucket}/one/", str(out) + "/", recursive=True)
+        written = out / "object-0"
+    elif verb == "get_key":
+        afs.get(f"{bucket}/one/object-0", str(tmp_path / "object-0"))
+        written = tmp_path / "object-0"
+    else:
+        afs.prefetch(f"s3://{bucket}/one/", to=out)
+        written = out / bucket / "one" / "object-0"
+    assert written.read_bytes() == data
+    sent = [(r.op, r.key) for r in archive.requests.records]
+    finds = [("HEAD", "one/object-0")] if verb == "get_key" else [("LIST", None)]
+    assert sorted(sent, key=str) == sorted(
+        [("GET", ".archivefs/catalogs.json"), *finds, *[("GET", "one/object-0")] * 4], key=str
+    )

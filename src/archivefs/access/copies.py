@@ -42,6 +42,7 @@ from dataclasses import field
 from pathlib import Path
 
 from archivefs.access.hot import HotCopies
+from archivefs.access.listing import SEEN, seen_state
 from archivefs.access.parts import Parts
 from archivefs.access.transfer import PARTIAL_MARK, Transfers
 
@@ -154,7 +155,8 @@ class LocalCopies:
                 await self.transfers.download_member(where, lpath, callback)
                 return
             if not kwargs:  # else (options for the target): the target's own get
-                known = self.transfers.reads.known_state(rpath, where)  # a listing's, a HEAD's
+                # what a listing or HEAD of this get (or before it) said of the object
+                known = seen_state(rpath) or self.transfers.reads.known_state(rpath, where)
                 await self.transfers.download_object(rpath, lpath, callback, known=known)
                 return
             await self.transfers.policy.guarded(
@@ -182,18 +184,24 @@ class LocalCopies:
         adjacent members, ``archivefs.member_reads``), checked and written. Larger
         members stream as before. With a hot store, every file is fetched on its own.
         """
-        if await self.hot.store() is not None:
-            return await self.generic_get(
-                rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
-            )
-        batch: list[tuple[MemberInfo, Location, str]] = []
-        token = _GET_BATCH.set(batch)
+        seen = SEEN.set({})  # the recursive listing's entries, for the downloads' parts
         try:
-            out = await self.generic_get(
-                rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth, **kwargs
-            )
+            if await self.hot.store() is not None:
+                return await self.generic_get(
+                    rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth,
+                    **kwargs,
+                )  # fmt: skip
+            batch: list[tuple[MemberInfo, Location, str]] = []
+            token = _GET_BATCH.set(batch)
+            try:
+                out = await self.generic_get(
+                    rpath, lpath, recursive=recursive, callback=callback, maxdepth=maxdepth,
+                    **kwargs,
+                )  # fmt: skip
+            finally:
+                _GET_BATCH.reset(token)
         finally:
-            _GET_BATCH.reset(token)
+            SEEN.reset(seen)
         await self.transfers.write_members([(where, lpath) for _, where, lpath in batch])
         return out
 

@@ -25,6 +25,7 @@ from archivefs.entries import (
     listed_file,
     member_entry,
     root_entry,
+    state_from_entry,
     with_state,
     without_s3fs_keys,
 )
@@ -55,6 +56,17 @@ _ONE_WALK: ContextVar[dict[str, dict[str, Any]] | None] = ContextVar("one_walk",
 asks ``_isdir(path)`` and then ``_info(path)`` of the same root, a HEAD and a LIST each."""
 
 _TYPES_ONLY = "_archivefs_types_only"  # glob -> find: names and types will do (no info dicts)
+
+SEEN: ContextVar[dict[str, dict[str, Any]] | None] = ContextVar("seen", default=None)
+"""During one ``get``: the plain objects' entries its recursive listings returned, by path
+(their size and ETag let the download start every part at once, no HEAD)."""
+
+
+def seen_state(path: str) -> ObjectState | None:
+    """The state a recursive listing of the running ``get`` gave ``path``, if any."""
+    seen = SEEN.get()
+    entry = None if seen is None else seen.get(path)
+    return None if entry is None else state_from_entry(entry)
 
 
 class Lister:
@@ -262,6 +274,12 @@ class Lister:
         # members' states: their bundles probed, unless the caller probes them itself
         probe = detail and kwargs.get("probe_bundles", True)
         found = await self.parts.catalogs.root_for(path)
+        if found is None and withdirs and maxdepth is None and not kwargs.get("prefix"):
+            # the whole depth with its folders: one recursive listing, the folders from the
+            # names (fsspec's walk: a HEAD and a LIST of the root, then a LIST per folder)
+            below = await self._below_with_directories(path)
+            if below is not None:
+                return below if detail else list(below)
         if maxdepth is not None or withdirs:
             # a walk (find with depth, glob): from the catalog, with one bulk probe of the
             # members' bundles for detail, never a probe per folder
@@ -499,9 +517,34 @@ class Lister:
         sizes = {name: info["size"] for name, info in files.items()}
         return sum(sizes.values()) if total else sizes
 
-    async def files_below(self, path: str) -> dict[str, dict[str, Any]]:
+    async def _below_with_directories(self, path: str) -> dict[str, dict[str, Any]] | None:
+        """``find(path, withdirs=True)`` outside any catalog root from one recursive
+        listing: the files, every folder between ``path`` and them, and ``path`` itself,
+        sorted by name; None when nothing lies below or the listing holds folder markers
+        (keys ending in ``/``: fsspec's walk shows them as it shows them)."""
+        markers: list[str] = []
+        files = await self.files_below(path, markers=markers)
+        if not files or markers:
+            return None
+        found: dict[str, dict[str, Any]] = {path: directory_entry(path)}
+        start = len(path) + 1
+        for name in files:
+            at = name.find("/", start)
+            while at != -1:
+                folder = name[:at]
+                if folder in found:
+                    break  # its parents were added with it
+                found[folder] = directory_entry(folder)
+                at = name.find("/", at + 1)
+        found.update(files)
+        return {name: found[name] for name in sorted(found)}
+
+    async def files_below(
+        self, path: str, *, markers: list[str] | None = None
+    ) -> dict[str, dict[str, Any]]:
         """Every file below a folder outside any catalog root: one recursive listing, plus
-        the members of the catalog roots it holds."""
+        the members of the catalog roots it holds. ``markers`` gets the folder markers
+        (keys ending in ``/``) the listing held."""
         listing = await self.parts.store.list(path, recursive=True)
         own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
         files = {
@@ -509,6 +552,11 @@ class Lister:
             for s in listing.files
             if not s.path.endswith("/") and (own or not is_reserved(s.path))
         }
+        if markers is not None:
+            markers += [s.path for s in listing.files if s.path.endswith("/")]
+        seen = SEEN.get()
+        if seen is not None:
+            seen.update(files)
         pointer = f"/{catalog_dir('')}/{POINTER}".replace("//", "/")
         await self.parts.catalogs.discover(
             [s.path[: -len(pointer)] for s in listing.files if s.path.endswith(pointer)]

@@ -50,7 +50,7 @@ class Resolver:
         if isinstance(paths, str):
             paths = [paths]
         states: dict[str, ObjectState | None] = {}
-        plain: list[str] = []
+        plain: dict[str, str] = {}  # plain path -> the raw path it came from
         for raw in paths:
             path = self.parts.strip(raw)
             if not path:
@@ -70,10 +70,11 @@ class Resolver:
                             if not f.path.endswith("/") and not is_reserved(f.path)
                         )
             else:
-                plain.append(path)
+                plain[path] = raw
         if plain:
-            probed = await self.parts.store.probe(plain)
-            for path, state in probed.items():
+            probed = await self._probe_named(plain)
+            for path in plain:
+                state = probed.get(path)
                 if state is not None:
                     states[path] = state
                     continue
@@ -83,6 +84,12 @@ class Resolver:
                 else:
                     states[path] = None
         return states
+
+    async def _probe_named(self, plain: dict[str, str]) -> dict[str, ObjectState | None]:
+        """The states of the plain paths (path -> the raw path it came from) that may name
+        an object: one written with a trailing ``/`` names a folder, listed, never probed."""
+        named = [path for path, raw in plain.items() if not str(raw).endswith("/")]
+        return await self.parts.store.probe(named) if named else {}
 
     async def resolve(self, paths: str | list[str]) -> Resolved:
         """Where each requested path lives (object or bundle) and the state of each group.
@@ -145,7 +152,9 @@ class Resolver:
             else:
                 plain[path] = raw
         if plain:
-            for path, state in (await self.parts.store.probe(list(plain))).items():
+            probed = await self._probe_named(plain)
+            for path in plain:
+                state = probed.get(path)
                 if state is not None:
                     states[path] = state
                     matched.add(plain[path])
@@ -178,6 +187,19 @@ class Resolver:
         """A glob's files, and the files below the directories it matches (``2023/*/mag/``)
         unless the glob already matched files inside them (``**``). The members' states are
         not asked here: the plan probes their bundles."""
+        below = await self.lister.glob_below_catalog(path, None, True)
+        if below is not None:  # below a catalog root: from its arrays, no dict per member
+            catalog, root, walk = below
+            globbed = catalog_members.glob_rows(catalog, root, walk)
+            members.add_rows(catalog, globbed.rows)
+            for name in sorted(globbed.plain):
+                size = globbed.plain[name]
+                states[name] = state_from_entry(plain_entry(name, size, catalog.hot_class))
+            count = len(globbed.rows) + len(globbed.plain)
+            for folder in globbed.directories:
+                if not is_reserved(folder):
+                    count += await self._pick_below(catalog, folder, members, states)
+            return count
         matches = await self.lister.glob(path, detail=True, probe_bundles=False)
         count = await self._sort_files(matches, members, states)
         covered: set[str] = set()

@@ -360,6 +360,51 @@ def glob_names(catalog: Catalog, path: str, glob: GlobWalk, withdirs: bool) -> l
     return names
 
 
+@dataclass(frozen=True, slots=True)
+class GlobRows:
+    """What a glob below a catalog directory keeps, as a plan takes it: member rows
+    (ascending), plain objects, and matched directories no matched file lies in (a plan
+    takes every file below those)."""
+
+    rows: np.ndarray[Any, Any]
+    plain: dict[str, int]
+    directories: list[str]
+
+
+def glob_rows(catalog: Catalog, path: str, glob: GlobWalk) -> GlobRows:
+    """:func:`glob_names`' answer (with directories) as rows for a plan: the pattern is
+    matched straight from the catalog's sorted paths into a boolean column, with no name,
+    dict or object per member; a directory's matched files are found by binary search."""
+    found = walk(catalog, path, glob.depth, glob.prefix)
+    directories = {*found.directories, path}
+    plain = {p: s for p, s in found.plain.items() if p not in directories}
+    paths = catalog.paths
+    if isinstance(found.rows, slice):
+        start, stop = found.rows.start, found.rows.stop
+        picked = np.arange(start, stop, dtype=np.int64)
+        names: Iterable[str] = itertools.islice(paths, start, stop)
+    else:
+        picked = np.asarray(found.rows, dtype=np.int64)
+        names = (paths[i] for i in picked.tolist())
+    matched = np.fromiter(map(bool, map(glob.pattern.match, names)), bool, len(picked))
+    rows = picked[matched]
+    # a plain object or a directory at a member's path is that instead
+    shadowed = [
+        r for r in (catalog.row(n) for n in itertools.chain(directories, plain)) if r is not None
+    ]
+    if shadowed:
+        rows = np.setdiff1d(rows, shadowed)
+    plain = {p: s for p, s in plain.items() if glob.matches(p, is_directory=False)}
+    uncovered = []
+    for folder in sorted(d for d in directories if glob.matches(d, is_directory=True)):
+        start, end = catalog.below(folder)
+        i = int(np.searchsorted(rows, start))
+        inside = i < len(rows) and int(rows[i]) < end
+        if not inside and not any(p.startswith(folder + "/") for p in plain):
+            uncovered.append(folder)
+    return GlobRows(rows, plain, uncovered)
+
+
 # -- ls: one directory -------------------------------------------------------------------------
 
 
