@@ -16,7 +16,7 @@ import pytest
 
 from archivefs.catalog import ByPrefix, Catalog
 from archivefs.catalog.layout import bundle_dir, catalog_dir, registry_path
-from archivefs.catalog.leases import lease_dir
+from archivefs.catalog.leases import RunLeases, lease_dir
 from archivefs.catalog.writer import bundle_tree
 from archivefs.stores import listed_key, remove_object
 from tests.reliability._support import make_tree
@@ -179,4 +179,39 @@ def test_only_real_orphans_are_reported_deleted_when_old_and_uploads_reused(
     resumed = run()
     assert (len(resumed.bundles_reused), resumed.bundles_written) == (3, [])  # by content
     assert resumed.orphans == []
+    _read_back(provider, root, files)
+
+
+@pytest.mark.parametrize("provider", provider_params("s3"), indirect=True)
+def test_a_live_lease_protects_a_stale_one_does_not_and_an_unreadable_one_stops_deletion(
+    provider: Provider, tmp_path: Path
+) -> None:
+    files = make_tree(tmp_path / "a", 12, dirs=2)
+    root = f"{provider.bucket}/l"
+    raw = provider.raw()
+
+    def run() -> Any:
+        klass = provider.spec.hot_class
+        local = fsspec.filesystem("file")
+        return bundle_tree(local, str(tmp_path / "a"), raw, root, policy=ByPrefix(depth=1),
+                           storage_class=klass, orphans="delete")  # fmt: skip
+
+    run()
+    old = Catalog.load(raw, catalog_dir(root)).lookup(f"{root}/d0/f0000.dat").bundle  # type: ignore[union-attr]
+    files["d0/f0000.dat"] = b"new bytes " * 20
+    (tmp_path / "a" / "d0" / "f0000.dat").write_bytes(files["d0/f0000.dat"])
+    run()  # the old d0 bundle is now an orphan
+    provider.server.backdate(provider.bucket, "l/.archivefs/bundles/", TWO_HOURS)
+    RunLeases(raw, root).take(old)  # another run, running: it is about to reuse it
+    assert [(o.key, o.deleted) for o in run().orphans] == [(old, False)]
+
+    junk = f"{lease_dir(root)}/notes.txt"
+    raw.pipe_file(junk, b"?")  # a name that is not a lease: what it protects is unknown
+    provider.server.backdate(provider.bucket, "l/.archivefs/leases/", TWO_HOURS)
+    assert [(o.key, o.deleted) for o in run().orphans] == [(old, False)]
+
+    remove_object(raw, junk)  # the lease alone, stale (a killed run's): protects nothing
+    assert [(o.key, o.deleted) for o in run().orphans] == [(old, True)]
+    raw.invalidate_cache()
+    assert raw.find(lease_dir(root)) == []  # the stale lease was removed too
     _read_back(provider, root, files)
