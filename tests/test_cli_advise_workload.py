@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -147,10 +148,11 @@ HOSTILE = {
 
 
 def _limited() -> None:
-    """The child's address space capped at 1 GiB: an unbounded load fails fast here."""
+    """The child's address space capped at 2 GiB: an unbounded load (2.9 GB before) fails
+    fast here instead of swapping the machine."""
     import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+    resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31))
 
 
 @pytest.mark.parametrize("option", ["--workload", "--price-sheet"])
@@ -163,7 +165,7 @@ def test_hostile_files_are_refused_in_one_short_line(tmp_path: Path, option: str
             args += ["--objects", "1", "--size", "1GiB"]
         completed = subprocess.run(
             [ARCHIVEFS, "advise", *args], capture_output=True, text=True, timeout=120,
-            preexec_fn=_limited,
+            preexec_fn=_limited, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
         )  # fmt: skip
         said = completed.stdout + completed.stderr
         assert completed.returncode == EXIT_USAGE, (case, said[-500:])
