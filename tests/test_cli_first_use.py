@@ -78,6 +78,6 @@ def test_estimate_names_its_sheet_and_sheet_show_prints_it() -> None:
     listed = json.loads(archivefs("--json", "sheet", "list").stdout)
     assert {"name": "gcs-us-central1", "provider": "gcs"} in listed
     missing = archivefs("sheet", "show", "no-such-sheet")
-    assert missing.returncode == 1
+    assert missing.returncode == 2  # a sheet that cannot be used is a usage error
     assert "no such price sheet" in missing.stderr
     assert "aws-us-east-1" in missing.stderr  # the fix lists the shipped sheets

@@ -16,9 +16,12 @@ ETag, the modification time) through :func:`etag_of` and :func:`modified_of`.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from archivefs.model import ArchiveAccessTier, ObjectState, RestoreState, StorageClass
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # the keys archivefs adds to every file entry, whatever the target
 ARCHIVE_KEYS = (
@@ -259,6 +262,19 @@ def etag_of(entry: dict[str, Any]) -> str | None:
     for key in ("ETag", "etag", "generation"):
         value = entry.get(key)
         if value is not None:
+            return str(value)
+    return None
+
+
+def pinned_version(entry: Mapping[str, Any]) -> str | None:
+    """What a read of the object an entry describes is pinned to, and what a record of
+    it (a bundle in the catalog, a file's references) keeps: on GCS its generation (reads
+    take it as ``ifGenerationMatch``; gcsfs's ``etag`` is no precondition), elsewhere its
+    ETag as the target spells it (s3fs ``ETag``; adlfs, ocifs ``etag``). ``None``
+    without one."""
+    for key in ("generation", "ETag", "etag"):
+        value = entry.get(key)
+        if value:
             return str(value)
     return None
 

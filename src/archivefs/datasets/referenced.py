@@ -19,6 +19,7 @@ from fsspec.asyn import sync
 from archivefs.catalog.layout import RESERVED, references_path
 from archivefs.catalog.references import check_targets, load_references, targets_of
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
+from archivefs.entries import pinned_version
 from archivefs.errors import ArchiveError
 from archivefs.stores.base import split_path
 from archivefs.stores.conditional import run_blocking
@@ -93,7 +94,9 @@ def check_unchanged(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> N
         listed = {e["name"]: e for e in fs.ls(folder, detail=True)}
         for url in urls:
             entry = listed.get(fs._strip_protocol(url))
-            current[url] = None if entry is None else (int(entry["size"]), str(entry.get("ETag")))
+            current[url] = (
+                None if entry is None else (int(entry["size"]), str(pinned_version(entry)))
+            )
     for refs in found:
         check_targets(refs, current)
 
