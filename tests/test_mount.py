@@ -656,8 +656,8 @@ def test_bundle_members_are_files_of_their_own_size_and_mtime_listed_from_the_ca
     listing = run("ls", "-lR", mounted.root / "b").stdout
     assert sum(".txt" in line for line in listing.splitlines()) == 600
     counts = archive.requests.per_op()
-    # the catalog answers (its registry and pointer: 2 GETs; the bucket: 1 LIST); each
-    # folder's listing asks the state of the one bundle its members are in (1 HEAD)
+    # the catalog answers the listings (3 requests in all); each folder's listing asks the
+    # state of the one bundle its members are in (1 HEAD per folder, none per member)
     assert counts == {"LIST": 1, "GET": 2, "HEAD": 3}, counts
     member = mounted.root / "b/g1/f007.txt"
     assert run("stat", "-c", "%s %Y %F", member).stdout.split() == [
