@@ -79,7 +79,12 @@ def daemon_argv(ctx: Context, given: list[str]) -> list[str]:
 )
 @options.tier(default=None)
 @options.days(default=None)
-@options.max_cost
+@click.option(
+    "--max-cost",
+    type=float,
+    help="The mount's budget: a restore or fee-charging read estimated above it is "
+    "refused (the open fails with EDQUOT, the log says why).",
+)
 @click.option("--daemon", is_flag=True, help="Detach once mounted (log: --log-file).")
 @click.option(
     "--log-file",
