@@ -227,10 +227,19 @@ def test_daemon_detaches_and_unmount_ends_it(
         assert done.returncode == 0, done.stderr
         assert os.path.ismount(root)
         pid = int(done.stdout.split("(pid ")[1].split(";")[0])
+        assert os.getsid(pid) == pid  # detached: its own session, no terminal to lose
         assert run("cat", root / "sub/c.txt").stdout == "gamma\n"
         run(ARCHIVEFS, "unmount", root)
         wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid))
         assert "mounted s3://" in log.read_text()
+        failed = subprocess.run(
+            [ARCHIVEFS, "mount", f"s3://{bucket}-missing/", str(root), "--daemon", "--log-file",
+             str(log), "--endpoint-url", archive.endpoint_url],
+            capture_output=True, text=True, timeout=TIMEOUT, env=ENV, check=False,
+        )  # fmt: skip
+        assert failed.returncode == 1
+        assert "the mount did not start" in failed.stderr
+        assert not os.path.ismount(root)
     finally:
         subprocess.run(["fusermount3", "-uz", str(root)], capture_output=True, timeout=30,
                        check=False)  # fmt: skip
