@@ -622,7 +622,7 @@ def test_listings_answer_stat_until_their_ttl_then_are_listed_again(
     root = tmp_path / "mnt"
     root.mkdir()
     options = archive.storage_options()
-    with archivefs.mount(f"s3://{bucket}/l", root, storage_options=options, listing_ttl=2) as m:
+    with archivefs.mount(f"s3://{bucket}/l", root, storage_options=options, listing_ttl=8) as m:
         assert os.path.exists(m / "a.txt")
         archive.put_objects(bucket, {"l/b.txt": b"b"})
         archive.requests.clear()
