@@ -15,25 +15,6 @@ from archivefs.cli.render import run_guarded
 POLICIES = click.Choice(["raise", "restore", "wait"])
 
 
-def daemon_argv(ctx: Context, given: list[str]) -> list[str]:
-    """The foreground command a ``--daemon`` mount runs: this one, without ``--daemon``,
-    with the global options it was given."""
-    argv = [sys.executable, "-m", "archivefs.cli", "mount", *given]
-    for flag, value in (
-        ("--endpoint-url", ctx.endpoint_url),
-        ("--profile", ctx.profile),
-        ("--account-name", ctx.account_name),
-        ("--storage-options", ctx.raw_options),
-        ("--journal", ctx.journal),
-    ):
-        if value:
-            argv += [flag, value]
-    argv += ["--restore-time-scale", repr(ctx.restore_time_scale)]
-    argv += ["--bucket-claims"] if ctx.bucket_claims else []
-    argv += ["--debug"] if ctx.debug else []
-    return argv
-
-
 @click.command("mount")
 @click.argument("url")
 @click.argument("mountpoint", type=click.Path(file_okay=False, path_type=Path))
@@ -79,7 +60,12 @@ def daemon_argv(ctx: Context, given: list[str]) -> list[str]:
 )
 @options.tier(default=None)
 @options.days(default=None)
-@options.max_cost
+@click.option(
+    "--max-cost",
+    type=float,
+    help="The mount's budget: a restore or fee-charging read estimated above it is "
+    "refused (the open fails with EDQUOT, the log says why).",
+)
 @click.option("--daemon", is_flag=True, help="Detach once mounted (log: --log-file).")
 @click.option(
     "--log-file",
@@ -115,7 +101,7 @@ def mount_command(
       archivefs mount s3://bucket/run42/ /mnt/run42 --on-archived wait --tier Bulk --daemon
       getfattr -d /mnt/run42/a.nc
     """
-    from archivefs.mount.runner import MountOptions, check_mountpoint, detach, serve
+    from archivefs.mount.runner import MountOptions, check_mountpoint, daemonize, serve
     from archivefs.paths import cache_dir as user_cache
     from archivefs.pricing.sizes import parse_size
 
@@ -127,22 +113,11 @@ def mount_command(
     def body() -> None:
         path = check_mountpoint(mountpoint)
         if daemon:
-            given = [url, str(path), "--on-archived", on_archived]
-            given += ["--listing-ttl", repr(listing_ttl), "--batch-window", repr(batch_window)]
-            for flag, value in (
-                ("--wait-timeout", wait_timeout),
-                ("--tier", tier),
-                ("--days", days),
-                ("--max-cost", max_cost),
-                ("--cache", cache_dir and cache_dir.absolute()),
-                ("--cache-size", cache_size),
-            ):
-                if value is not None:
-                    given += [flag, str(value)]
             log_path = log_file or user_cache() / "mounts" / f"{path.name or 'root'}.log"
-            pid = detach(daemon_argv(ctx, given), path, log_path)
-            click.echo(f"mounted {url} at {path} (pid {pid}; log {log_path})")
-            return
+            pid = daemonize(path, log_path)
+            if pid is not None:  # the parent: the child serves the mount
+                click.echo(f"mounted {url} at {path} (pid {pid}; log {log_path})")
+                return
         logging.basicConfig(
             level=logging.DEBUG if ctx.debug else logging.INFO,
             format="%(asctime)s archivefs mount: %(message)s",

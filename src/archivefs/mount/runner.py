@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -23,7 +24,7 @@ from archivefs.mount.listings import DEFAULT_LISTING_TTL, Listings
 DEFAULT_CACHE_SIZE = 10 * 2**30  # --cache-size: 10 GiB
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator
 
     from archivefs.filesystem import ArchiveFileSystem
 
@@ -244,23 +245,39 @@ def mount(
         thread.join(UNMOUNT_TIMEOUT)
 
 
-def detach(argv: Sequence[str], mountpoint: Path, log_file: Path) -> int:
-    """Start ``argv`` (a foreground ``archivefs mount``) in its own session, logging to
-    ``log_file``, and return its pid once the mount is there (else raise, with its log)."""
+def daemonize(mountpoint: Path, log_file: Path) -> int | None:
+    """Fork the command (``--daemon``; call it before any thread or store connection
+    exists). In the child: a new session whose output goes to ``log_file``; returns None,
+    and the child goes on to serve in the foreground. In the parent: waits until the mount
+    is there and returns the child's pid (raises, with the log's last lines, if the child
+    ended first). Nothing is passed on a command line: options and secrets stay in memory."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_file, "ab") as sink:
-        process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=sink,
-            start_new_session=True,
-        )
-    if wait_mounted(mountpoint, lambda: process.poll() is None):
-        return process.pid
-    if process.poll() is None:
-        process.kill()
-    process.wait(UNMOUNT_TIMEOUT)
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        sink = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        quiet = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(quiet, 0)
+        os.dup2(sink, 1)
+        os.dup2(sink, 2)
+        os.close(quiet)
+        os.close(sink)
+        return None
+
+    ended: list[int] = []  # the child's wait status once it ended (reaped)
+
+    def alive() -> bool:
+        if not ended:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                ended.append(status)
+        return not ended
+
+    if wait_mounted(mountpoint, alive):
+        return pid
+    if alive():
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
     tail = log_file.read_text(errors="replace").strip().splitlines()[-5:]
     raise ArchiveError(
         "the mount did not start: " + " / ".join(tail),
