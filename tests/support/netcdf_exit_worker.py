@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import io
 import json
+import pickle
 import sys
 
 import numpy as np
@@ -38,7 +39,10 @@ def main() -> None:
         read_whole_below=config["read_whole_below"],
     )  # fmt: skip
     print(float(combined["tb"].sum()), flush=True)
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(combined))  # alive until the very end
+    kept = combined
+    if config["copy"]:  # a copy made by unpickling, as a LocalCluster's scheduler makes
+        kept = pickle.loads(pickle.dumps(combined))  # opens each file again
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(kept))  # alive until the very end
 
 
 if __name__ == "__main__":

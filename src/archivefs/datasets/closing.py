@@ -10,19 +10,28 @@ faulthandler (issue 47 item 7: a ``LocalCluster`` job over bundled netCDF files)
 Any dataset still alive at exit (held by a reference cycle, a client's state, a
 module global that outlives the collection) reaches that point.
 
+Not only the files archivefs opened: xarray's file manager for a file object opens
+the file again when it is unpickled, and a ``LocalCluster``'s scheduler runs in the
+client's process and unpickles the graph it is sent, so copies of each file are
+open there that nobody but the scheduler's task state holds (a gdb backtrace of the
+cluster job's core showed one of them closed by ``H5_term_library``).
+
 So each dataset archivefs opens from a file object is tracked, weakly, through what
 holds its HDF5 file open (xarray's file manager, which the dataset's lazy arrays and
 any dataset combined from it keep alive; the dataset itself where xarray has none),
 with that file object; one ``atexit`` handler, registered once h5py is imported
 (``atexit`` runs the last-registered first, so this runs while everything is
 alive), closes each that is still open: the HDF5 file first, then the file object
-archivefs opened for it.
+archivefs opened for it; then every HDF5 file still open on a Python file object
+(h5py's ``fileobj`` driver: the copies above, or any other), its objects first, as
+``h5py.File.close`` does. Files on disk are left to HDF5, which closes them safely.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import sys
 import threading
 import weakref
 from typing import Any
@@ -81,4 +90,23 @@ def close_tracked() -> int:
         if source is not None:
             with contextlib.suppress(Exception):
                 source.close()
+    return closed + close_file_object_files()
+
+
+def close_file_object_files() -> int:
+    """Close every HDF5 file this process has open through a Python file object; how many."""
+    if "h5py" not in sys.modules:
+        return 0
+    from h5py import h5f, h5fd
+
+    closed = 0
+    with contextlib.suppress(Exception):
+        for file_id in h5f.get_obj_ids(h5f.OBJ_ALL, h5f.OBJ_FILE):
+            with contextlib.suppress(Exception):
+                if file_id.get_access_plist().get_driver() != h5fd.fileobj_driver:
+                    continue
+                file_id._close_open_objects(h5f.OBJ_LOCAL | ~h5f.OBJ_FILE)
+                file_id._close_open_objects(h5f.OBJ_LOCAL | h5f.OBJ_FILE)
+                file_id.close()
+                closed += 1
     return closed
