@@ -97,7 +97,7 @@ def close_file_object_files() -> int:
     """Close every HDF5 file this process has open through a Python file object; how many."""
     if "h5py" not in sys.modules:
         return 0
-    from h5py import h5f, h5fd
+    from h5py import h5f, h5fd  # type: ignore[import-untyped]
 
     closed = 0
     with contextlib.suppress(Exception):
