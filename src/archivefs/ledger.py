@@ -16,6 +16,7 @@ atomically by a ledger:
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 import uuid
 from dataclasses import dataclass
@@ -150,12 +151,12 @@ def cluster_client() -> Any | None:
 
     In a worker process: the worker's own client (from any thread, also fsspec's I/O
     thread where ``get_worker`` does not answer); elsewhere the current client of
-    this thread, if any.
+    this thread, if any. A process that has not imported ``distributed`` reaches no
+    cluster: it is not imported here (a command line with ``--max-cost`` stays light).
     """
-    try:
-        distributed = _distributed()
-    except ImportError:
+    if "distributed" not in sys.modules:
         return None
+    distributed = _distributed()
     try:
         return distributed.get_client()
     except ValueError:
