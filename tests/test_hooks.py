@@ -441,3 +441,21 @@ def test_a_vetoed_approval_gives_its_reservation_back_and_reads_draw_what_was_he
     with pytest.raises(BudgetExceededError, match="a GET, billed"):
         hooks.charge(fee, "a GET", "b/ia")
     assert hooks.spent == pytest.approx(1.75 * fee)  # refused: nothing counted
+
+
+def test_a_copy_made_from_to_json_counts_against_the_same_budget(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    import fsspec
+
+    archive.put_object(bucket, "ia/z", b"z" * MiB, storage_class="STANDARD_IA")
+    fee = make_fs().estimate_plan(make_fs().plan(f"{bucket}/ia/z")).total
+    fs = make_fs(max_cost=1.5 * fee)
+    # zarr re-creates the filesystem it is given from its JSON form, asynchronous
+    copy = fsspec.AbstractFileSystem.from_json(fs.to_json())
+    assert copy is not fs
+    assert copy.cat_file(f"{bucket}/ia/z") == b"z" * MiB
+    assert fs.hooks.spent == pytest.approx(fee)  # the copy's GET, in the one total
+    with pytest.raises(BudgetExceededError, match="re-reads too"):
+        fs.cat_file(f"{bucket}/ia/z")
+    assert archive.requests.count("GET", key="ia/z") == 1

@@ -19,6 +19,7 @@ import importlib
 import sys
 import threading
 import uuid
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -91,6 +92,23 @@ class LocalLedger:
     def read(self) -> Tally:
         with self._lock:
             return self._tally
+
+
+_local_lock = threading.Lock()
+_local_ledgers: weakref.WeakValueDictionary[str, LocalLedger] = weakref.WeakValueDictionary()
+
+
+def local_ledger(name: str | None, seed: Tally) -> LocalLedger:
+    """This process's ledger named ``name`` (made from ``seed`` if there is none yet), so a
+    filesystem and its copies here (zarr's asynchronous copy made from ``to_json()``)
+    count together; a ledger of its own without a name."""
+    if name is None:
+        return LocalLedger(seed)
+    with _local_lock:
+        ledger = _local_ledgers.get(name)
+        if ledger is None:
+            ledger = _local_ledgers[name] = LocalLedger(seed)
+        return ledger
 
 
 class ClusterLedger:
