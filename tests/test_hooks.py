@@ -443,3 +443,47 @@ def test_approvals_from_many_threads_never_overspend() -> None:
     assert hooks.spent == pytest.approx(5 * each)
     hooks.approve(one(approved[0]), price)  # approved before: free, whatever the budget
     assert hooks.spent == pytest.approx(5 * each)
+
+
+def test_a_vetoed_approval_gives_its_reservation_back_and_reads_draw_what_was_held() -> None:
+    sheet = load_price_sheet("aws-us-east-1")
+    state = ObjectState("b/ia", 2**30, StorageClass.STANDARD_IA, RestoreState.HOT)
+    plan = Plan(groups=(PlannedGroup(state, Action.READ, ("b/ia",), 2**30, 1),))
+
+    def price(plan: Plan) -> Estimate:
+        return estimate(plan, sheet)
+
+    fee = price(plan).total
+    vetoing = Hooks(max_cost=10 * fee, on_estimate=[lambda plan, e: False])
+    with pytest.raises(BudgetExceededError, match="refused the plan"):
+        vetoing.approve(plan, price)
+    assert (vetoing.spent, vetoing.held) == (0.0, 0.0)  # reserved, then given back
+    hooks = Hooks(max_cost=2.5 * fee)
+    hooks.approve(plan, price)  # e.g. plan_dataset: the read is held, not yet sent
+    assert (hooks.spent, hooks.held) == (pytest.approx(fee), pytest.approx(fee))
+    hooks.charge(fee, "a GET", "b/ia")  # its GET draws what was held
+    assert (hooks.spent, hooks.held) == (pytest.approx(fee), 0.0)
+    hooks.charge(fee, "a GET", "b/ia")  # a re-read is counted anew
+    hooks.refund(0.25 * fee)  # a short read gives back what it did not fetch
+    assert hooks.spent == pytest.approx(1.75 * fee)
+    with pytest.raises(BudgetExceededError, match="a GET, billed"):
+        hooks.charge(fee, "a GET", "b/ia")
+    assert hooks.spent == pytest.approx(1.75 * fee)  # refused: nothing counted
+
+
+def test_a_copy_made_from_to_json_counts_against_the_same_budget(
+    archive: EmulatedArchive, bucket: str, make_fs: Any
+) -> None:
+    import fsspec
+
+    archive.put_object(bucket, "ia/z", b"z" * MiB, storage_class="STANDARD_IA")
+    fee = make_fs().estimate_plan(make_fs().plan(f"{bucket}/ia/z")).total
+    fs = make_fs(max_cost=1.5 * fee)
+    # zarr re-creates the filesystem it is given from its JSON form, asynchronous
+    copy = fsspec.AbstractFileSystem.from_json(fs.to_json())
+    assert copy is not fs
+    assert copy.cat_file(f"{bucket}/ia/z") == b"z" * MiB
+    assert fs.hooks.spent == pytest.approx(fee)  # the copy's GET, in the one total
+    with pytest.raises(BudgetExceededError, match="re-reads too"):
+        fs.cat_file(f"{bucket}/ia/z")
+    assert archive.requests.count("GET", key="ia/z") == 1

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import BudgetExceededError
-from archivefs.ledger import ClusterLedger, Ledger, LocalLedger, Tally, cluster_client
+from archivefs.ledger import (
+    ClusterLedger,
+    Ledger,
+    LocalLedger,
+    Tally,
+    cluster_client,
+    local_ledger,
+)
 from archivefs.model import RestoreState
 from archivefs.providers import provider_named
 
@@ -127,7 +134,7 @@ class Hooks:
 
     def __post_init__(self) -> None:
         _check_budget(self.max_cost)
-        self._local = LocalLedger(self.seed)
+        self._local = local_ledger(self.ledger_name, self.seed)  # shared by copies here
 
     @property
     def wants_estimate(self) -> bool:

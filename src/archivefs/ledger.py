@@ -16,8 +16,10 @@ atomically by a ledger:
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 import uuid
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -92,6 +94,23 @@ class LocalLedger:
             return self._tally
 
 
+_local_lock = threading.Lock()
+_local_ledgers: weakref.WeakValueDictionary[str, LocalLedger] = weakref.WeakValueDictionary()
+
+
+def local_ledger(name: str | None, seed: Tally) -> LocalLedger:
+    """This process's ledger named ``name`` (made from ``seed`` if there is none yet), so a
+    filesystem and its copies here (zarr's asynchronous copy made from ``to_json()``)
+    count together; a ledger of its own without a name."""
+    if name is None:
+        return LocalLedger(seed)
+    with _local_lock:
+        ledger = _local_ledgers.get(name)
+        if ledger is None:
+            ledger = _local_ledgers[name] = LocalLedger(seed)
+        return ledger
+
+
 class ClusterLedger:
     """A tally on a ``distributed`` scheduler, shared by every process of the cluster.
 
@@ -150,12 +169,12 @@ def cluster_client() -> Any | None:
 
     In a worker process: the worker's own client (from any thread, also fsspec's I/O
     thread where ``get_worker`` does not answer); elsewhere the current client of
-    this thread, if any.
+    this thread, if any. A process that has not imported ``distributed`` reaches no
+    cluster: it is not imported here (a command line with ``--max-cost`` stays light).
     """
-    try:
-        distributed = _distributed()
-    except ImportError:
+    if "distributed" not in sys.modules:
         return None
+    distributed = _distributed()
     try:
         return distributed.get_client()
     except ValueError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
+from archivefs.datasets.closing import close_at_exit
 from archivefs.errors import ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.providers import url_protocol
@@ -137,6 +138,7 @@ def _open_source(
     )
     ds.encoding["archivefs"] = {"path": path}
     _register(ds, fs, path, zarr=False)
+    close_at_exit(ds, source)  # before HDF5's own exit handler would (a crash then)
     return ds
 
 
