@@ -278,3 +278,37 @@ def test_cli_index_goes_on_past_an_archived_file_and_exits_non_zero(
     text = CliRunner().invoke(main, [*base, "index", f"s3://{bucket}/nc/part0.nc"])
     assert text.exit_code == 0, text.output
     assert text.stdout.startswith(f"unchanged  {bucket}/nc/part0.nc  ")
+
+
+def test_xarrays_own_reference_filesystem_over_archive_plans_the_same(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any, archived: Any
+) -> None:
+    """``xr.open_dataset("reference://", engine="zarr", ...)`` with the references' ``s3``
+    URLs read by an archive filesystem: no archivefs helper opened it, and it plans,
+    prefetches and reads the same."""
+    from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+
+    fs = make_fs()
+    options = {
+        "fo": f"s3://{bucket}/.archivefs/references/nc/part1.nc.json",
+        "target_options": archive.storage_options(),
+        "fs": {"s3": AsyncFileSystemWrapper(fs, asynchronous=True)},  # zarr reads async
+    }
+    ds = xr.open_dataset(
+        "reference://",
+        engine="zarr",
+        chunks={},
+        backend_kwargs={"consolidated": False, "storage_options": options},
+    )
+    assert nc_requests(archive) == []
+    selection = ds["t"].isel(time=slice(0, 3))
+    plan = ads.plan_dataset(selection)
+    assert [g.key for g in plan] == [f"{bucket}/nc/part1.nc"]
+    assert {g.action.value for g in plan} == {"restore"}
+    with pytest.raises(RuntimeError) as info:  # fsspec's ReferenceNotReachable, not fill values
+        selection.compute()
+    assert isinstance(info.value.__cause__, ObjectArchivedError)
+    assert ads.prefetch(selection, wait=True, timeout=600).requests_sent == 1
+    expected = xr.open_dataset(tmp_path / "part1.nc", engine="h5netcdf")["t"].isel(time=slice(0, 3))
+    np.testing.assert_array_equal(selection.values, expected.values)
+    assert archive.requests.count("RestoreObject") == 1
