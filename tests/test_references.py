@@ -312,3 +312,30 @@ def test_xarrays_own_reference_filesystem_over_archive_plans_the_same(
     expected = xr.open_dataset(tmp_path / "part1.nc", engine="h5netcdf")["t"].isel(time=slice(0, 3))
     np.testing.assert_array_equal(selection.values, expected.values)
     assert archive.requests.count("RestoreObject") == 1
+
+
+def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, archived: Any
+) -> None:
+    base = ["--storage-options", json.dumps(archive.storage_options())]
+    base += ["--journal", str(tmp_path / "j.sqlite"), "--restore-time-scale", str(1 / 3600)]
+    selection = [f"s3://{bucket}/nc/*.nc", "--var", "t", "--sel", "time=6:9", "--json"]
+    estimate = CliRunner().invoke(main, [*base, "estimate", *selection])
+    assert estimate.exit_code == 0, estimate.output
+    summary = json.loads(estimate.stdout)
+    assert summary["selection"]["objects"]["archived"] == 2, summary  # part0 and part1 only
+    assert archive.requests.count("RestoreObject") == 0
+    assert [r for r in nc_requests(archive) if r.op in ("GET", "HEAD")] == []
+
+    prefetch = CliRunner().invoke(main, [*base, "prefetch", *selection])
+    assert prefetch.exit_code == 0, prefetch.output
+    assert json.loads(prefetch.stdout)["requests_sent"] == 2
+    restored = sorted(r.key for r in archive.requests.matching(op="RestoreObject"))
+    assert restored == ["nc/part0.nc", "nc/part1.nc"]
+
+    bad = CliRunner().invoke(main, [*base, "estimate", *selection[:4], "--sel", "time"])
+    assert bad.exit_code == 2
+    assert "DIM=START:STOP" in bad.output
+    unknown = CliRunner().invoke(main, [*base, "estimate", selection[0], "--var", "nope"])
+    assert unknown.exit_code == EXIT_ERROR
+    assert "no variable 'nope'" in unknown.output
