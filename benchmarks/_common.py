@@ -55,6 +55,7 @@ MODULES = [
     "demo",
     "line_rate",
     "netcdf_wan",
+    "netcdf_references",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

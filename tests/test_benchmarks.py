@@ -145,6 +145,13 @@ def _netcdf_wan(wan: dict[str, Any]) -> None:
         assert row["archivefs_bytes"] == row["s3fs_default_bytes"] == row["file_bytes"]
 
 
+def _netcdf_references(refs: dict[str, Any]) -> None:
+    files = refs["parameters"]["files"]
+    assert refs["baseline"]["restore_requests"] == files  # today: every file restored
+    assert refs["archivefs"]["restore_requests"] == 1  # 2 steps of one file: that file only
+    assert refs["archivefs"]["bytes_fetched"] == refs["parameters"]["bytes_needed"]
+
+
 # what each benchmark's smoke result must show beyond running and writing it
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "status_polling": _status_polling,
@@ -160,6 +167,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "demo": _demo,
     "line_rate": _line_rate,
     "netcdf_wan": _netcdf_wan,
+    "netcdf_references": _netcdf_references,
 }
 
 
