@@ -339,3 +339,55 @@ def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
     unknown = CliRunner().invoke(main, [*base, "estimate", selection[0], "--var", "nope"])
     assert unknown.exit_code == EXIT_ERROR
     assert "no variable 'nope'" in unknown.output
+
+
+def test_bundle_members_reference_their_bundle_and_plan_to_it(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """A member indexed once its bundle reads: its references point into the bundle at
+    (bundle offset + member offset), the plan names the bundle, values equal."""
+    import s3fs
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    source = tmp_path / "src" / "nc"
+    source.mkdir(parents=True)
+    for i in range(FILES):
+        write_netcdf(source / f"part{i}.nc", start=i * STEPS)
+    (source / "broken.nc").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)  # not HDF5 inside
+    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        dest,
+        f"{bucket}/root",
+        policy=ByPrefix(depth=0),
+        storage_class="STANDARD",
+    )
+    fs = make_fs()
+    report = ads.index_files(f"s3://{bucket}/root/nc/*.nc", fs=fs, inline_threshold=0)
+    assert [f.path.rsplit("/", 1)[-1] for f in report.indexed] == [f"part{i}.nc" for i in range(3)]
+    assert list(report.failed) == [f"{bucket}/root/nc/broken.nc"]  # the run went on
+    assert "kerchunk could not describe" in str(report.failed[f"{bucket}/root/nc/broken.nc"])
+    found = fs.catalog_root_for(f"{bucket}/root/nc/part1.nc")
+    assert found is not None
+    catalog = found[1]
+    member = catalog.lookup(f"{bucket}/root/nc/part1.nc")
+    assert member is not None
+    stored = json.loads(dest.cat_file(f"{bucket}/root/.archivefs/references/nc/part1.nc.json"))
+    (target,) = stored["archivefs"]["targets"]
+    assert target == f"s3://{member.bundle}"
+    offset = stored["refs"]["t/0.0"][1]
+    with (source / "part1.nc").open("rb") as f:
+        f.seek(offset - member.offset)  # the chunk's place in the file itself
+        assert f.read(stored["refs"]["t/0.0"][2]) == _stored_chunk(source / "part1.nc", 0)
+
+    ds = ads.open_mfdataset(f"s3://{bucket}/root/nc/part*.nc", fs=make_fs())
+    selection = ds["t"].isel(time=slice(STEPS, STEPS + 2))
+    plan = ads.plan_dataset(selection)
+    assert [g.key for g in plan] == [member.bundle]
+    np.testing.assert_array_equal(
+        selection.values,
+        xr.open_dataset(source / "part1.nc", engine="h5netcdf")["t"].isel(time=slice(0, 2)).values,
+    )

@@ -141,7 +141,17 @@ def index_file(
                 fix="index netCDF4/HDF5 files only; others open and plan per file as before.",
             )
         own_url = f"{fs.store_protocol}://{path}"
-        made = references.make_references(handle, own_url, inline_threshold=inline_threshold)
+        try:
+            made = references.make_references(handle, own_url, inline_threshold=inline_threshold)
+        except ArchiveError:
+            raise
+        except Exception as error:  # kerchunk's or h5py's: this file, not the run
+            raise ArchiveError(
+                f"kerchunk could not describe its chunks ({type(error).__name__}: {error}).",
+                path=path,
+                fix="it still opens and plans as a whole file (restore it whole to read it); "
+                "check that it is a valid netCDF4/HDF5 file.",
+            ) from error
     if offset is not None:
         made = references.relocated(made, target.url, offset, size)
     refs = references.described(made, path, [target])
