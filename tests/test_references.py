@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from archivefs.cli import EXIT_ERROR, main
 from archivefs.errors import ObjectArchivedError, ObjectChangedError
 from tests.support.netcdf import CHUNK_ROWS, STEPS, write_netcdf
-from tests.support.providers import provider_params, reads, seed
+from tests.support.providers import provider_params, reads, restore_calls, seed
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -391,3 +391,38 @@ def test_bundle_members_reference_their_bundle_and_plan_to_it(
         selection.values,
         xr.open_dataset(source / "part1.nc", engine="h5netcdf")["t"].isel(time=slice(0, 2)).values,
     )
+
+
+NO_COLD = {"rgw": "radosgw stores no class that needs a restore or bills a read"}
+
+
+@pytest.mark.parametrize("provider", provider_params(skip=NO_COLD), indirect=True)
+def test_cold_files_open_from_references_and_plan_exactly_on_every_provider(
+    provider: Provider, tmp_path: Path
+) -> None:
+    """Files in the provider's cold class, indexed once readable (restored, or at once for
+    a fee): opening sends no request to any of them, the plan names exactly the files
+    holding the selected chunks, values equal the originals."""
+    files = make_files(tmp_path)
+    seed(provider, {k: v[0] for k, v in files.items()}, provider.spec.chunk_class)
+    urls = [f"{provider.spec.protocol}://{provider.bucket}/{k}" for k in sorted(files)]
+    fs = provider.fs()
+    if provider.spec.restores:
+        fs.restore(urls, wait=True, timeout=600)
+    assert ads.index_files(urls, fs=fs, inline_threshold=0).ok
+    provider.server.requests.clear()
+    ds = ads.open_mfdataset(urls, fs=provider.fs())
+    spec = provider.spec
+    touched = [
+        r
+        for op in (spec.read_op, spec.head_op)
+        for r in provider.server.requests.matching(op=op)
+        if (getattr(r, spec.key_field) or "").startswith("nc/")
+    ]
+    assert touched == []  # no GET, no HEAD of a data file
+    assert restore_calls(provider) == 0
+    selection = ds["t"].isel(time=slice(STEPS - 2, STEPS + 2))  # part0's last, part1's first
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan) == [f"{provider.bucket}/nc/part{i}.nc" for i in (0, 1)]
+    expected = originals(tmp_path)["t"].isel(time=slice(STEPS - 2, STEPS + 2))
+    np.testing.assert_array_equal(selection.values, expected.values)

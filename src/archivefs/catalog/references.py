@@ -55,8 +55,17 @@ class Target:
     size: int
     etag: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "etag", plain_etag(self.etag))
+
     def as_json(self) -> dict[str, Any]:
         return {"size": self.size, "etag": self.etag}
+
+
+def plain_etag(etag: str) -> str:
+    """An ETag without the quotes some answers keep (Azure's listings drop them, its
+    descriptions keep them): one spelling to record and compare."""
+    return etag.strip('"')
 
 
 def file_kind(head: bytes) -> str | None:
@@ -275,6 +284,7 @@ def check_targets(refs: dict[str, Any], current: dict[str, tuple[int, str] | Non
                 fix="restore or re-upload the object, or remove the references and index "
                 "the file again where it lies now.",
             )
+        now = (now[0], plain_etag(now[1]))
         if now != (target.size, target.etag):
             raise ObjectChangedError(
                 f"the object its references point into changed since they were made "
