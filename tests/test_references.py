@@ -426,3 +426,17 @@ def test_cold_files_open_from_references_and_plan_exactly_on_every_provider(
     assert sorted(g.key for g in plan) == [f"{provider.bucket}/nc/part{i}.nc" for i in (0, 1)]
     expected = originals(tmp_path)["t"].isel(time=slice(STEPS - 2, STEPS + 2))
     np.testing.assert_array_equal(selection.values, expected.values)
+
+
+def test_restore_aware_graph_of_a_referenced_selection_restores_only_its_files(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any, archived: Any
+) -> None:
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(FILES)]
+    ds = ads.open_mfdataset(urls, fs=make_fs(), combine="by_coords")
+    selection = ds["t"].isel(time=slice(STEPS + 1, 2 * STEPS + 1))  # part1's rows 1.., part2's 0
+    gated = ads.restore_aware(selection, poll_interval=0.2, timeout=600, coordinate=False)
+    values = gated.compute().values
+    restored = sorted(r.key for r in archive.requests.matching(op="RestoreObject"))
+    assert restored == ["nc/part1.nc", "nc/part2.nc"]
+    expected = originals(tmp_path)["t"].isel(time=slice(STEPS + 1, 2 * STEPS + 1))
+    np.testing.assert_array_equal(values, expected.values)
