@@ -440,3 +440,27 @@ def test_restore_aware_graph_of_a_referenced_selection_restores_only_its_files(
     assert restored == ["nc/part1.nc", "nc/part2.nc"]
     expected = originals(tmp_path)["t"].isel(time=slice(STEPS + 1, 2 * STEPS + 1))
     np.testing.assert_array_equal(values, expected.values)
+
+
+def test_netcdf3_files_are_indexed_and_open_archived(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    pytest.importorskip("scipy")
+    local = tmp_path / "classic.nc"
+    ds = xr.Dataset(
+        {"t": (("time", "x"), np.arange(40, dtype="f4").reshape(8, 5))},
+        coords={"time": np.arange(8, dtype="i4")},
+        attrs={"title": "classic"},
+    )
+    ds.to_netcdf(local, format="NETCDF3_64BIT", engine="scipy")
+    archive.put_object(bucket, "nc3/classic.nc", local.read_bytes(), storage_class="STANDARD")
+    report = ads.index_files(f"s3://{bucket}/nc3/classic.nc", fs=make_fs(), inline_threshold=0)
+    assert report.ok, report.failed
+    archive.put_object(bucket, "nc3/classic.nc", local.read_bytes(), storage_class="GLACIER")
+    archive.requests.clear()
+    opened = ads.open_dataset(f"s3://{bucket}/nc3/classic.nc", fs=make_fs())
+    assert [r for r in archive.requests.matching() if (r.key or "").startswith("nc3/")] == []
+    plan = ads.plan_dataset(opened["t"])
+    assert [g.key for g in plan] == [f"{bucket}/nc3/classic.nc"]
+    ads.prefetch(opened["t"], wait=True, timeout=600)
+    xr.testing.assert_identical(opened.load(), xr.open_dataset(local, engine="scipy").load())
