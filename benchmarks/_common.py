@@ -57,6 +57,7 @@ MODULES = [
     "netcdf_wan",
     "restore_faults",
     "mount",
+    "netcdf_references",
 ]
 
 # samples per variant and size; smoke runs once (CI speed), every other size >= 3

@@ -163,6 +163,13 @@ def _mount(mount: dict[str, Any]) -> None:
     assert medians["ncdump_amplification"] <= 1.3
 
 
+def _netcdf_references(refs: dict[str, Any]) -> None:
+    files = refs["parameters"]["files"]
+    assert refs["baseline"]["restore_requests"] == files  # today: every file restored
+    assert refs["archivefs"]["restore_requests"] == 1  # 2 steps of one file: that file only
+    assert refs["archivefs"]["bytes_fetched"] == refs["parameters"]["bytes_needed"]
+
+
 # what each benchmark's smoke result must show beyond running and writing it
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "status_polling": _status_polling,
@@ -180,6 +187,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "netcdf_wan": _netcdf_wan,
     "restore_faults": _restore_faults,
     "mount": _mount,
+    "netcdf_references": _netcdf_references,
 }
 
 

@@ -96,7 +96,7 @@ def test_saved_references_round_trip_and_are_kept_when_the_same(tmp_path: Path) 
     assert run_blocking(fs, refs_mod.save_references(fs, path, changed)) is True
     assert (
         json.loads(Path(path).read_bytes())["archivefs"]["targets"]["s3://bkt/a.nc"]["etag"]
-        == '"e2"'
+        == "e2"  # recorded without the quotes some answers keep
     )
 
 
@@ -140,7 +140,8 @@ def test_writers_racing_on_one_file_leave_readable_references(tmp_path: Path) ->
 def test_check_targets_refuses_a_changed_or_missing_object(tmp_path: Path) -> None:
     refs = _described(tmp_path, '"e1"')
     (target,) = refs_mod.targets_of(refs)
-    refs_mod.check_targets(refs, {target.url: (target.size, '"e1"')})
+    refs_mod.check_targets(refs, {target.url: (target.size, "e1")})
+    refs_mod.check_targets(refs, {target.url: (target.size, '"e1"')})  # Azure: both spellings
     with pytest.raises(ObjectChangedError, match="changed since") as info:
         refs_mod.check_targets(refs, {target.url: (target.size, '"e2"')})
     assert info.value.path == "bkt/a.nc"

@@ -201,9 +201,10 @@ def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_he
         combine="nested",
         concat_dim="time",
     )
-    # 3 GETs load the catalog (registry, pointer, file); then the 12 members, neighbours
-    # in one bundle, come in one ranged GET of exactly their bytes and headers; no HEAD
-    assert archive.requests.counts() == {"GET": 4}
+    # 3 GETs load the catalog (registry, pointer, file); one LIST finds no stored
+    # references; then the 12 members, neighbours in one bundle, come in one ranged GET
+    # of exactly their bytes and headers; no HEAD
+    assert archive.requests.counts() == {"GET": 4, "LIST": 1}
     ranged = sum(r.bytes_sent for r in archive.requests.records if r.range)
     needed = sum(e["size"] for e in fs.find(f"{bucket}/2023", detail=True).values())
     assert needed <= ranged <= 1.05 * needed  # the members plus the zip headers between them
@@ -231,8 +232,9 @@ def test_open_mfdataset_of_plain_objects_lists_once(
     fs = ads.ArchiveFileSystem(target_options=opts.pop("storage_options"), **opts)
     archive.requests.clear()
     ds = ads.open_mfdataset(urls, fs=fs, combine="nested", concat_dim="time")
-    # one GET finds no catalog registry in the bucket; one listing; one GET per file; no HEAD
-    assert archive.requests.counts() == {"LIST": 1, "GET": 1 + count}
+    # one GET finds no catalog registry in the bucket; one listing; one listing finds no
+    # stored references; one GET per file; no HEAD
+    assert archive.requests.counts() == {"LIST": 2, "GET": 1 + count}
     assert archive.requests.count("GET", status=404) == 1
     assert float(ds["tb"].isel(time=-1).sum()) == 4 * float(count - 1)
     with pytest.raises(ObjectNotFoundError, match="1 of 2 files do not exist"):

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from archivefs.cli import EXIT_ERROR, main
 from archivefs.errors import ObjectArchivedError, ObjectChangedError
 from tests.support.netcdf import CHUNK_ROWS, STEPS, write_netcdf
-from tests.support.providers import provider_params, reads, seed
+from tests.support.providers import provider_params, reads, restore_calls, seed
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -278,3 +278,189 @@ def test_cli_index_goes_on_past_an_archived_file_and_exits_non_zero(
     text = CliRunner().invoke(main, [*base, "index", f"s3://{bucket}/nc/part0.nc"])
     assert text.exit_code == 0, text.output
     assert text.stdout.startswith(f"unchanged  {bucket}/nc/part0.nc  ")
+
+
+def test_xarrays_own_reference_filesystem_over_archive_plans_the_same(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any, archived: Any
+) -> None:
+    """``xr.open_dataset("reference://", engine="zarr", ...)`` with the references' ``s3``
+    URLs read by an archive filesystem: no archivefs helper opened it, and it plans,
+    prefetches and reads the same."""
+    from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+
+    fs = make_fs()
+    options = {
+        "fo": f"s3://{bucket}/.archivefs/references/nc/part1.nc.json",
+        "target_options": archive.storage_options(),
+        "fs": {"s3": AsyncFileSystemWrapper(fs, asynchronous=True)},  # zarr reads async
+    }
+    ds = xr.open_dataset(
+        "reference://",
+        engine="zarr",
+        chunks={},
+        backend_kwargs={"consolidated": False, "storage_options": options},
+    )
+    assert nc_requests(archive) == []
+    selection = ds["t"].isel(time=slice(0, 3))
+    plan = ads.plan_dataset(selection)
+    assert [g.key for g in plan] == [f"{bucket}/nc/part1.nc"]
+    assert {g.action.value for g in plan} == {"restore"}
+    with pytest.raises(RuntimeError) as info:  # fsspec's ReferenceNotReachable, not fill values
+        selection.compute()
+    assert isinstance(info.value.__cause__, ObjectArchivedError)
+    assert ads.prefetch(selection, wait=True, timeout=600).requests_sent == 1
+    expected = xr.open_dataset(tmp_path / "part1.nc", engine="h5netcdf")["t"].isel(time=slice(0, 3))
+    np.testing.assert_array_equal(selection.values, expected.values)
+    assert archive.requests.count("RestoreObject") == 1
+
+
+def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, archived: Any
+) -> None:
+    base = ["--storage-options", json.dumps(archive.storage_options())]
+    base += ["--journal", str(tmp_path / "j.sqlite"), "--restore-time-scale", str(1 / 3600)]
+    selection = [f"s3://{bucket}/nc/*.nc", "--var", "t", "--sel", "time=6:9", "--json"]
+    estimate = CliRunner().invoke(main, [*base, "estimate", *selection])
+    assert estimate.exit_code == 0, estimate.output
+    summary = json.loads(estimate.stdout)
+    assert summary["selection"]["objects"]["archived"] == 2, summary  # part0 and part1 only
+    assert archive.requests.count("RestoreObject") == 0
+    assert [r for r in nc_requests(archive) if r.op in ("GET", "HEAD")] == []
+
+    prefetch = CliRunner().invoke(main, [*base, "prefetch", *selection])
+    assert prefetch.exit_code == 0, prefetch.output
+    assert json.loads(prefetch.stdout)["requests_sent"] == 2
+    restored = sorted(r.key for r in archive.requests.matching(op="RestoreObject"))
+    assert restored == ["nc/part0.nc", "nc/part1.nc"]
+
+    bad = CliRunner().invoke(main, [*base, "estimate", *selection[:4], "--sel", "time"])
+    assert bad.exit_code == 2
+    assert "DIM=START:STOP" in bad.output
+    unknown = CliRunner().invoke(main, [*base, "estimate", selection[0], "--var", "nope"])
+    assert unknown.exit_code == EXIT_ERROR
+    assert "no variable 'nope'" in unknown.output
+
+
+def test_bundle_members_reference_their_bundle_and_plan_to_it(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """A member indexed once its bundle reads: its references point into the bundle at
+    (bundle offset + member offset), the plan names the bundle, values equal."""
+    import s3fs
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    source = tmp_path / "src" / "nc"
+    source.mkdir(parents=True)
+    for i in range(FILES):
+        write_netcdf(source / f"part{i}.nc", start=i * STEPS)
+    (source / "broken.nc").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)  # not HDF5 inside
+    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        dest,
+        f"{bucket}/root",
+        policy=ByPrefix(depth=0),
+        storage_class="STANDARD",
+    )
+    fs = make_fs()
+    report = ads.index_files(f"s3://{bucket}/root/nc/*.nc", fs=fs, inline_threshold=0)
+    assert [f.path.rsplit("/", 1)[-1] for f in report.indexed] == [f"part{i}.nc" for i in range(3)]
+    assert list(report.failed) == [f"{bucket}/root/nc/broken.nc"]  # the run went on
+    assert "kerchunk could not describe" in str(report.failed[f"{bucket}/root/nc/broken.nc"])
+    found = fs.catalog_root_for(f"{bucket}/root/nc/part1.nc")
+    assert found is not None
+    catalog = found[1]
+    member = catalog.lookup(f"{bucket}/root/nc/part1.nc")
+    assert member is not None
+    stored = json.loads(dest.cat_file(f"{bucket}/root/.archivefs/references/nc/part1.nc.json"))
+    (target,) = stored["archivefs"]["targets"]
+    assert target == f"s3://{member.bundle}"
+    offset = stored["refs"]["t/0.0"][1]
+    with (source / "part1.nc").open("rb") as f:
+        f.seek(offset - member.offset)  # the chunk's place in the file itself
+        assert f.read(stored["refs"]["t/0.0"][2]) == _stored_chunk(source / "part1.nc", 0)
+
+    ds = ads.open_mfdataset(f"s3://{bucket}/root/nc/part*.nc", fs=make_fs())
+    selection = ds["t"].isel(time=slice(STEPS, STEPS + 2))
+    plan = ads.plan_dataset(selection)
+    assert [g.key for g in plan] == [member.bundle]
+    np.testing.assert_array_equal(
+        selection.values,
+        xr.open_dataset(source / "part1.nc", engine="h5netcdf")["t"].isel(time=slice(0, 2)).values,
+    )
+
+
+NO_COLD = {"rgw": "radosgw stores no class that needs a restore or bills a read"}
+
+
+@pytest.mark.parametrize("provider", provider_params(skip=NO_COLD), indirect=True)
+def test_cold_files_open_from_references_and_plan_exactly_on_every_provider(
+    provider: Provider, tmp_path: Path
+) -> None:
+    """Files in the provider's cold class, indexed once readable (restored, or at once for
+    a fee): opening sends no request to any of them, the plan names exactly the files
+    holding the selected chunks, values equal the originals."""
+    files = make_files(tmp_path)
+    seed(provider, {k: v[0] for k, v in files.items()}, provider.spec.chunk_class)
+    urls = [f"{provider.spec.protocol}://{provider.bucket}/{k}" for k in sorted(files)]
+    fs = provider.fs()
+    if provider.spec.restores:
+        fs.restore(urls, wait=True, timeout=600)
+    assert ads.index_files(urls, fs=fs, inline_threshold=0).ok
+    provider.server.requests.clear()
+    ds = ads.open_mfdataset(urls, fs=provider.fs())
+    spec = provider.spec
+    touched = [
+        r
+        for op in (spec.read_op, spec.head_op)
+        for r in provider.server.requests.matching(op=op)
+        if (getattr(r, spec.key_field) or "").startswith("nc/")
+    ]
+    assert touched == []  # no GET, no HEAD of a data file
+    assert restore_calls(provider) == 0
+    selection = ds["t"].isel(time=slice(STEPS - 2, STEPS + 2))  # part0's last, part1's first
+    plan = ads.plan_dataset(selection)
+    assert sorted(g.key for g in plan) == [f"{provider.bucket}/nc/part{i}.nc" for i in (0, 1)]
+    expected = originals(tmp_path)["t"].isel(time=slice(STEPS - 2, STEPS + 2))
+    np.testing.assert_array_equal(selection.values, expected.values)
+
+
+def test_restore_aware_graph_of_a_referenced_selection_restores_only_its_files(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any, archived: Any
+) -> None:
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(FILES)]
+    ds = ads.open_mfdataset(urls, fs=make_fs(), combine="by_coords")
+    selection = ds["t"].isel(time=slice(STEPS + 1, 2 * STEPS + 1))  # part1's rows 1.., part2's 0
+    gated = ads.restore_aware(selection, poll_interval=0.2, timeout=600, coordinate=False)
+    values = gated.compute().values
+    restored = sorted(r.key for r in archive.requests.matching(op="RestoreObject"))
+    assert restored == ["nc/part1.nc", "nc/part2.nc"]
+    expected = originals(tmp_path)["t"].isel(time=slice(STEPS + 1, 2 * STEPS + 1))
+    np.testing.assert_array_equal(values, expected.values)
+
+
+def test_netcdf3_files_are_indexed_and_open_archived(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    pytest.importorskip("scipy")
+    local = tmp_path / "classic.nc"
+    ds = xr.Dataset(
+        {"t": (("time", "x"), np.arange(40, dtype="f4").reshape(8, 5))},
+        coords={"time": np.arange(8, dtype="i4")},
+        attrs={"title": "classic"},
+    )
+    ds.to_netcdf(local, format="NETCDF3_64BIT", engine="scipy")
+    archive.put_object(bucket, "nc3/classic.nc", local.read_bytes(), storage_class="STANDARD")
+    report = ads.index_files(f"s3://{bucket}/nc3/classic.nc", fs=make_fs(), inline_threshold=0)
+    assert report.ok, report.failed
+    archive.put_object(bucket, "nc3/classic.nc", local.read_bytes(), storage_class="GLACIER")
+    archive.requests.clear()
+    opened = ads.open_dataset(f"s3://{bucket}/nc3/classic.nc", fs=make_fs())
+    assert [r for r in archive.requests.matching() if (r.key or "").startswith("nc3/")] == []
+    plan = ads.plan_dataset(opened["t"])
+    assert [g.key for g in plan] == [f"{bucket}/nc3/classic.nc"]
+    ads.prefetch(opened["t"], wait=True, timeout=600)
+    xr.testing.assert_identical(opened.load(), xr.open_dataset(local, engine="scipy").load())

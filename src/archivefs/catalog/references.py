@@ -1,10 +1,11 @@
-"""kerchunk references of netCDF4/HDF5 files: made while the bytes are at hand, kept hot.
+"""kerchunk references of netCDF4/HDF5 and netCDF3 files: made while the bytes are at hand,
+kept hot.
 
 A file's references say where each chunk of each variable lies (object URL, offset,
 length) and hold its small variables inline, so the file opens and a selection maps
 to byte ranges without a request to the object. They are made by kerchunk's own
-parser (``SingleHdf5ToZarr``), never by one of ours, and kept as one kerchunk JSON
-object (version 1) per file at ``<root>/.archivefs/references/<relative>.json``
+parsers (``SingleHdf5ToZarr``, ``NetCDF3ToZarr``), never by one of ours, and kept as
+one kerchunk JSON object (version 1) per file at ``<root>/.archivefs/references/<relative>.json``
 (``catalog.layout.references_path``): fsspec's ``ReferenceFileSystem`` and zarr read
 it without archivefs. One object per file rather than one per root: writers of
 different files never contend, a file's description is one small GET, and a damaged
@@ -55,8 +56,17 @@ class Target:
     size: int
     etag: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "etag", plain_etag(self.etag))
+
     def as_json(self) -> dict[str, Any]:
         return {"size": self.size, "etag": self.etag}
+
+
+def plain_etag(etag: str) -> str:
+    """An ETag without the quotes some answers keep (Azure's listings drop them, its
+    descriptions keep them): one spelling to record and compare."""
+    return etag.strip('"')
 
 
 def file_kind(head: bytes) -> str | None:
@@ -101,6 +111,37 @@ def make_references(
 
     inline(refs, coordinate_names(refs), read, inline_coordinates)
     return refs
+
+
+def make_netcdf3_references(
+    source: str,
+    storage_options: dict[str, Any],
+    url: str,
+    read: Callable[[int, int], bytes],
+    *,
+    inline_threshold: int = INLINE_THRESHOLD,
+    inline_coordinates: int = INLINE_COORDINATES,
+) -> dict[str, Any]:
+    """kerchunk references (version 1) of the netCDF3 file that ``fsspec.open(source,
+    **storage_options)`` reads (kerchunk's ``NetCDF3ToZarr`` opens it itself), pointing
+    at ``url``; coordinates inline as in :func:`make_references`, their bytes read with
+    ``read(offset, length)``."""
+    from kerchunk.netCDF3 import NetCDF3ToZarr
+
+    translator = NetCDF3ToZarr(
+        source, storage_options=storage_options, inline_threshold=inline_threshold
+    )
+    try:
+        refs: dict[str, Any] = translator.translate()
+    finally:
+        translator.fp.close()
+    entries = {
+        key: [url, *value[1:]] if isinstance(value, list) and value else value
+        for key, value in refs["refs"].items()
+    }
+    out = {**refs, "refs": entries}
+    inline(out, coordinate_names(out), read, inline_coordinates)
+    return out
 
 
 def coordinate_names(refs: dict[str, Any]) -> set[str]:
@@ -275,6 +316,7 @@ def check_targets(refs: dict[str, Any], current: dict[str, tuple[int, str] | Non
                 fix="restore or re-upload the object, or remove the references and index "
                 "the file again where it lies now.",
             )
+        now = (now[0], plain_etag(now[1]))
         if now != (target.size, target.etag):
             raise ObjectChangedError(
                 f"the object its references point into changed since they were made "

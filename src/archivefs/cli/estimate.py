@@ -27,6 +27,7 @@ def parse_size_option(text: str) -> int:
 @options.egress
 @click.option("--reads", default=1, show_default=True, type=int, help="How often it is read.")
 @options.price_sheet
+@options.dataset_selection
 @click.option(
     "--objects", type=options.COUNT, help="What-if: number of objects (no bucket needed)."
 )
@@ -43,6 +44,8 @@ def estimate_command(
     egress: str,
     reads: int,
     price_sheet: str | None,
+    variables: tuple[str, ...],
+    ranges: dict[str, tuple[str, str]],
     objects: int | None,
     size: str | None,
     storage_class: str | None,
@@ -52,6 +55,7 @@ def estimate_command(
     \b
     Examples:
       archivefs estimate s3://bucket/run42/ --tier Bulk --egress internet
+      archivefs estimate 's3://bucket/era5/*.nc' --var t2m --sel time=2023-06-01:2023-08-31
       archivefs estimate --objects 10000 --size 40MiB --storage-class DEEP_ARCHIVE --tier Bulk
     """
     from archivefs.pricing import Workload, estimate, load_price_sheet
@@ -78,6 +82,8 @@ def estimate_command(
         else:
             paths = read_paths(urls, from_file)
             fs = ctx.filesystem(paths, price_sheet=price_sheet, egress=egress)
+            if variables or ranges:
+                paths = options.selected_paths(paths, fs=fs, variables=variables, ranges=ranges)
             plan = fs.plan(paths, tier=parse_tier(tier, fs.provider.name), days=days)
             report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)

@@ -1,4 +1,4 @@
-"""``archivefs index``: kerchunk references of netCDF4/HDF5 files that read now."""
+"""``archivefs index``: kerchunk references of netCDF4/HDF5 and netCDF3 files that read now."""
 
 from __future__ import annotations
 

@@ -91,3 +91,48 @@ price_sheet = click.option("--price-sheet", help=SHEET_HELP)
 
 egress = click.option("--egress", default="same_region", show_default=True, help="Network path.")
 """``--egress``: the network path reads take (priced by the sheet's egress rates)."""
+
+
+def dataset_selection(command: Any) -> Any:
+    """``--var NAME`` and ``--sel DIM=START:STOP`` (each repeatable): the URLs are netCDF/HDF5
+    files, and what the variables read over those index ranges is the selection."""
+    command = click.option(
+        "--sel",
+        "ranges",
+        multiple=True,
+        metavar="DIM=START:STOP",
+        callback=_parse_ranges,
+        help="With the URLs as netCDF/HDF5 files: only this index range (labels, both "
+        "ends included, e.g. time=2023-06-01:2023-08-31).",
+    )(command)
+    return click.option(
+        "--var",
+        "variables",
+        multiple=True,
+        metavar="NAME",
+        help="With the URLs as netCDF/HDF5 files: only what this variable reads.",
+    )(command)
+
+
+def _parse_ranges(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for value in values:
+        dim, equals, bounds = value.partition("=")
+        start, colon, stop = bounds.partition(":")
+        if not dim or not equals or not colon:
+            raise click.BadParameter(
+                f"{value!r}: write DIM=START:STOP, e.g. time=2023-06-01:2023-08-31 "
+                "(an empty end is open)."
+            )
+        out[dim] = (start, stop)
+    return out
+
+
+def selected_paths(paths: list[str], **kwargs: Any) -> list[str]:
+    """``--var``/``--sel``: the objects the selection of the files ``paths`` reads (one
+    public call, ``archivefs.datasets.selection_paths``)."""
+    from archivefs.datasets import selection_paths
+
+    return selection_paths(paths[0] if len(paths) == 1 else paths, **kwargs)

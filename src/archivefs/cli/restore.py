@@ -8,6 +8,7 @@ import click
 
 from archivefs.cli import options
 from archivefs.cli.context import Context, global_options, read_paths
+from archivefs.cli.options import selected_paths
 from archivefs.cli.render import echo_json, restore_with_display, run_guarded, warn_over_restore
 from archivefs.progress import human_bytes
 from archivefs.selection import summarize
@@ -94,6 +95,7 @@ def restore_command(
 @options.timeout
 @options.max_cost
 @options.price_sheet
+@options.dataset_selection
 @global_options
 @click.pass_obj
 def prefetch_command(
@@ -107,6 +109,8 @@ def prefetch_command(
     timeout: float | None,
     max_cost: float | None,
     price_sheet: str | None,
+    variables: tuple[str, ...],
+    ranges: dict[str, tuple[str, str]],
 ) -> None:
     """Restore in one batch, wait with a progress bar, optionally copy to a hot store.
 
@@ -116,6 +120,7 @@ def prefetch_command(
     Examples:
       archivefs prefetch s3://bucket/run42/ --tier Bulk
       archivefs prefetch --from-file inputs.txt --to /scratch/run42-cache
+      archivefs prefetch 's3://bucket/era5/*.nc' --var t2m --sel time=2023-06-01:2023-08-31
     """
 
     def body() -> None:
@@ -133,6 +138,8 @@ def prefetch_command(
             options["hot_options"] = ctx.storage_options()
         paths = read_paths(urls, from_file)
         fs = ctx.filesystem(paths, **options)
+        if variables or ranges:
+            paths = selected_paths(paths, fs=fs, variables=variables, ranges=ranges)
         if local:
             assert hot is not None
             result = restore_with_display(ctx, fs, paths, prefetch=True, timeout=timeout, to=hot)

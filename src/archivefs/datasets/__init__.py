@@ -28,6 +28,7 @@ from archivefs.datasets.opening import (
     open_mfdataset,
     open_zarr,
 )
+from archivefs.datasets.selecting import selection_paths
 from archivefs.errors import ArchiveError, ObjectChangedError
 from archivefs.filesystem import ArchiveFileSystem
 
@@ -50,4 +51,5 @@ __all__ = [
     "plan_dataset",
     "prefetch",
     "restore_aware",
+    "selection_paths",
 ]

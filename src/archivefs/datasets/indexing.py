@@ -130,19 +130,38 @@ def index_file(
     size = int(entry["size"])
     before = fs.read_stats.bytes_fetched
     target, offset = _target_of(fs, path, entry)
+    own_url = f"{fs.store_protocol}://{path}"
     with fs.open(path, "rb", size=size) as handle:
         kind = references.file_kind(handle.read(min(HEAD_BYTES, size)))
         handle.seek(0)
-        if kind != "hdf5":
+        if kind is None:
             raise ArchiveError(
-                "is not a netCDF4/HDF5 file"
-                + (" (netCDF3 is not indexed yet)" if kind == "netcdf3" else "")
-                + ": archivefs has no references for it.",
+                "is not a netCDF4/HDF5 or netCDF3 file: archivefs has no references for it.",
                 path=path,
-                fix="index netCDF4/HDF5 files only; others open and plan per file as before.",
+                fix="index netCDF/HDF5 files only; others open and plan per file as before.",
             )
-        own_url = f"{fs.store_protocol}://{path}"
-        made = references.make_references(handle, own_url, inline_threshold=inline_threshold)
+        try:
+            if kind == "hdf5":
+                made = references.make_references(
+                    handle, own_url, inline_threshold=inline_threshold
+                )
+            else:  # kerchunk's netCDF3 parser opens the file itself: through this filesystem
+                made = references.make_netcdf3_references(
+                    f"{fs.protocol[0]}://{path}",
+                    dict(fs.storage_options),
+                    own_url,
+                    lambda offset, length: _read_at(handle, offset, length),
+                    inline_threshold=inline_threshold,
+                )
+        except ArchiveError:
+            raise
+        except Exception as error:  # kerchunk's, h5py's or scipy's: this file, not the run
+            raise ArchiveError(
+                f"kerchunk could not describe its chunks ({type(error).__name__}: {error}).",
+                path=path,
+                fix="it still opens and plans as a whole file (restore it whole to read it); "
+                "check that it is a valid netCDF file.",
+            ) from error
     if offset is not None:
         made = references.relocated(made, target.url, offset, size)
     refs = references.described(made, path, [target])
@@ -183,6 +202,12 @@ def _target_of(
         )
     url = f"{fs.store_protocol}://{path}"
     return references.Target(url, int(entry["size"]), str(etag)), None
+
+
+def _read_at(handle: Any, offset: int, length: int) -> bytes:
+    handle.seek(offset)
+    data: bytes = handle.read(length)
+    return data
 
 
 def _is_glob(path: str) -> bool:

@@ -19,7 +19,6 @@ from fsspec.asyn import sync
 from archivefs.catalog.layout import RESERVED, references_path
 from archivefs.catalog.references import check_targets, load_references, targets_of
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
-from archivefs.entries import pinned_version
 from archivefs.errors import ArchiveError
 from archivefs.stores.base import split_path
 from archivefs.stores.conditional import run_blocking
@@ -91,12 +90,12 @@ def check_unchanged(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> N
             folders.setdefault(fs._parent(path), set()).add(target.url)
     current: dict[str, tuple[int, str] | None] = {}
     for folder, urls in folders.items():
-        listed = {e["name"]: e for e in fs.ls(folder, detail=True)}
+        # the store's own listing: bundles under .archivefs/ are listed like any object
+        listing = sync(fs.loop, fs.store.list, folder)
+        listed = {state.path: state for state in listing.files}
         for url in urls:
-            entry = listed.get(fs._strip_protocol(url))
-            current[url] = (
-                None if entry is None else (int(entry["size"]), str(pinned_version(entry)))
-            )
+            state = listed.get(fs._strip_protocol(url))
+            current[url] = None if state is None else (int(state.size), str(state.etag))
     for refs in found:
         check_targets(refs, current)
 

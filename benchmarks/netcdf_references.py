@@ -1,0 +1,187 @@
+"""Archived netCDF4 files, one variable over 1 % of the time steps: restore every file
+(today's way) against open, plan and read through kerchunk references (issue #45).
+
+``N`` chunked netCDF4 files (a chunk per time step) are indexed while hot
+(``ads.index_files``: its time per file and the references' size per chunk are
+reported), then archived (GLACIER, the same bytes: the references stay valid).
+Each sample archives them again and then, with the emulator's restore delay:
+
+- ``restore_all``: restore every file (one batch, waited for), open them with
+  ``ads.open_mfdataset(..., references=False)``, select, compute;
+- ``references``: ``ads.open_mfdataset`` from the references (nothing restored),
+  ``ads.prefetch`` of the selection (only the files holding its chunks), compute.
+
+Counted at the server: restore requests, bytes of the objects restored, GETs and
+bytes sent; bytes needed are the selected chunks' stored bytes (from the
+references). Timed: opening, and the whole way to the result.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchmarks._common import SAMPLES, Result, medians, sample, spread
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
+
+FILES = {"smoke": (20, 10, 32), "default": (100, 10, 128), "full": (1000, 40, 256)}
+"""Per size: (files, time steps per file, side): float32 (time, y, x), a chunk per step
+(full: 1,000 files of about 10 MB)."""
+BUCKET = "netcdf-references"
+DELAY = 2.0  # seconds the emulator takes to restore (scaled restore times: polls fit it)
+RESTORE_TARGET = 0.02  # references restore at most this share of today's objects and bytes
+BYTES_TARGET = 1.05  # bytes fetched per byte needed
+
+
+def _seed(archive: EmulatedArchive, files: int, steps: int, side: int) -> dict[str, bytes]:
+    import h5netcdf
+    import numpy as np
+
+    archive.create_bucket(BUCKET)
+    rng = np.random.default_rng(45)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(files):
+            path = Path(tmp) / f"f{i:04d}.nc"
+            with h5netcdf.File(path, "w") as nc:
+                nc.dimensions = {"time": steps, "y": side, "x": side}
+                time_ = nc.create_variable("time", ("time",), "i8")
+                time_[:] = np.arange(i * steps, (i + 1) * steps)
+                var = nc.create_variable("t", ("time", "y", "x"), "f4", chunks=(1, side, side))
+                var[:] = rng.normal(size=(steps, side, side)).astype("f4")
+            out[f"nc/f{i:04d}.nc"] = path.read_bytes()
+    archive.put_objects(BUCKET, out, storage_class="STANDARD")
+    return out
+
+
+def run(archive: EmulatedArchive, size: str) -> Result:
+    import archivefs.datasets as ads
+    from archivefs.filesystem import ArchiveFileSystem
+
+    files, steps, side = FILES[size]
+    data = _seed(archive, files, steps, side)
+    urls = [f"s3://{BUCKET}/{key}" for key in sorted(data)]
+    options = {
+        "target_options": archive.storage_options(),
+        "journal": False,
+        "skip_instance_cache": True,
+        "restore_status_in_listings": True,
+        "restore_time_scale": DELAY / (3 * 3600),
+    }
+    start = time.perf_counter()
+    report = ads.index_files(urls, fs=ArchiveFileSystem(**options), inline_threshold=0)
+    index_seconds = time.perf_counter() - start
+    assert report.ok, report.failed
+    chunks = sum(f.chunks for f in report.indexed)
+    refs_bytes = archive.requests.bytes_received("PUT")
+    total_steps = files * steps
+    chosen = max(1, total_steps // 100)
+    first = total_steps // 2
+    window = slice(first, first + chosen)
+    archive.set_restore_delay(DELAY)
+
+    def archived() -> None:
+        archive.put_objects(BUCKET, data, storage_class="GLACIER")
+        archive.requests.clear()
+
+    def measure(way: str) -> Any:
+        def one(i: int) -> dict[str, float]:
+            archived()
+            fs = ArchiveFileSystem(**options)
+            tracemalloc.start()
+            began = time.perf_counter()
+            if way == "restore_all":
+                fs.restore(urls, wait=True, timeout=600)
+                opened = time.perf_counter()
+                ds = ads.open_mfdataset(urls, fs=fs, references=False)
+                open_s = time.perf_counter() - opened
+                selection = ds["t"].isel(time=window)
+            else:
+                ds = ads.open_mfdataset(urls, fs=fs)
+                open_s = time.perf_counter() - began
+                selection = ds["t"].isel(time=window)
+                ads.prefetch(selection, wait=True, timeout=600)
+            selection.values  # noqa: B018 - the computation measured
+            seconds = time.perf_counter() - began
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            records = archive.requests.records
+            records = records() if callable(records) else records
+            restored = [r.key for r in records if r.op == "RestoreObject"]
+            gets = [r for r in records if r.op == "GET"]
+            nc_gets = [r for r in gets if (r.key or "").startswith("nc/")]
+            return {
+                "seconds": seconds,
+                "open_seconds": open_s,
+                "restore_requests": len(restored),
+                "bytes_restored": sum(len(data[k]) for k in restored),
+                "GET": len(gets),
+                "file_GET": len(nc_gets),
+                "bytes_fetched": sum(r.bytes_sent for r in nc_gets),
+                "peak_python_MiB": peak / 2**20,
+            }
+
+        return one
+
+    runs = sample({w: measure(w) for w in ("restore_all", "references")}, SAMPLES[size])
+    needed = chosen * side * side * 4  # stored chunks: uncompressed float32
+    measured = (index_seconds, chunks, refs_bytes)
+    return _result(files, steps, side, chosen, data, runs, needed, measured)
+
+
+def _result(
+    files: int,
+    steps: int,
+    side: int,
+    chosen: int,
+    data: dict[str, bytes],
+    runs: dict[str, list[dict[str, Any]]],
+    needed: int,
+    measured: tuple[float, int, int],
+) -> Result:
+    index_seconds, chunks, refs_bytes = measured
+    med = {name: medians(runs, name) for name in runs}
+    today, refs = med["restore_all"], med["references"]
+    share = refs["restore_requests"] / today["restore_requests"]
+    byte_share = refs["bytes_restored"] / today["bytes_restored"]
+    amplification = refs["bytes_fetched"] / needed
+    met = "met" if share <= RESTORE_TARGET and byte_share <= RESTORE_TARGET else "missed"
+    headline = (
+        f"{files} archived netCDF4 files, {chosen} of {files * steps} time steps of one "
+        f"variable: references restore {refs['restore_requests']:.0f} objects "
+        f"({byte_share:.1%} of the bytes) against {today['restore_requests']:.0f} "
+        f"({met} <= {RESTORE_TARGET:.0%}); open {spread(runs, 'references', 'open_seconds')} "
+        f"from references vs {spread(runs, 'restore_all', 'open_seconds')} restored; result "
+        f"in {spread(runs, 'references', 'seconds')} vs {spread(runs, 'restore_all', 'seconds')}; "
+        f"{amplification:.2f}x the bytes needed"
+    )
+    return Result(
+        name="netcdf_references",
+        question="one variable over 1 % of the time of archived netCDF files",
+        parameters={
+            "files": files,
+            "steps_per_file": steps,
+            "side": side,
+            "file_bytes": sum(len(d) for d in data.values()) // files,
+            "selected_steps": chosen,
+            "restore_delay_s": DELAY,
+            "bytes_needed": needed,
+            "index_seconds_per_file": index_seconds / files,
+            "reference_bytes_per_chunk": refs_bytes / chunks,
+        },
+        archivefs={
+            **refs,
+            "restore_share": share,
+            "bytes_restored_share": byte_share,
+            "amplification": amplification,
+        },
+        baseline=today,
+        baseline_name="restore every file, then open (references=False)",
+        headline=headline,
+        runs=runs,
+    )
