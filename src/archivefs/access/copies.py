@@ -28,7 +28,7 @@ from archivefs.member_reads import BLOCK
 from archivefs.s3compat import split_version
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Mapping
 
     from fsspec.callbacks import Callback
 
@@ -40,6 +40,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from pathlib import Path
 
+from archivefs.access import synced
 from archivefs.access.hot import HotCopies
 from archivefs.access.parts import Parts
 from archivefs.access.transfer import PARTIAL_MARK, Transfers
@@ -59,6 +60,8 @@ class CopyReport:
     files: list[Path] = field(default_factory=list)
     bytes_written: int = 0
     partials_removed: list[Path] = field(default_factory=list)
+    # files an earlier run wrote, their objects unchanged: not fetched again (synced.py)
+    skipped: list[Path] = field(default_factory=list)
 
 
 class LocalCopies:
@@ -82,10 +85,13 @@ class LocalCopies:
         directory: str | Path,
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
+        ids: Mapping[str, str] | None = None,
     ) -> CopyReport:
         """Write each of ``paths`` (``bucket/key`` of files, readable now) below ``directory``.
 
-        All targets are checked before the first byte is fetched.
+        All targets are checked before the first byte is fetched. ``ids`` (each path's
+        object identity, :func:`archivefs.access.synced.identities`) are recorded in
+        the directory's manifest with the files written, for the next run to skip them.
         """
         base = Path(directory)
         base.mkdir(parents=True, exist_ok=True)
@@ -109,6 +115,8 @@ class LocalCopies:
         report.bytes_written += await self.transfers.write_members(members)
         report.files += [target for _, target in members]
         report.files.sort()
+        if ids is not None:
+            synced.record(base, targets, ids, targets)
         return report
 
     async def get_file(
