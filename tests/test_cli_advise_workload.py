@@ -76,6 +76,41 @@ def test_plot_draws_stacked_bars_labelled_with_totals(tmp_path: Path) -> None:
     assert ax.get_ylabel() == "annual cost (USD)"
 
 
+HYBRID = """
+name: hybrid
+price_sheet: aws-us-east-1
+data: {total: 10TiB, object_size: 1GiB}
+placements:
+  - name: half on premises
+    on_premises: 5TiB
+    on_premises_per_tib_month: 3.0
+    classes: {STANDARD_IA: 5TiB}
+"""
+
+
+def test_the_hybrid_plot_shows_on_premises_apart_and_one_placement_lists_no_pairs(
+    tmp_path: Path,
+) -> None:
+    """On-premises storage was added into the cloud's "storage" segment (one colour), and
+    a workload of one placement (ngas-hybrid) printed an empty "each pair:" list."""
+    workload = tmp_path / "hybrid.yaml"
+    workload.write_text(HYBRID, encoding="utf-8")
+    plan = plan_archive(workload)
+    (placement,) = plan.placements
+    assert placement.annual["on_premises"] == pytest.approx(5 * 3.0 * 12)
+    assert placement.annual["storage"] == pytest.approx(5 * 1024 * 0.0125 * 12)
+    (ax,) = annual_chart(plan).axes
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:2] == ["storage", "on premises"]
+    colours = {tuple(c.patches[0].get_facecolor()) for c in ax.containers[:2]}
+    assert len(colours) == 2
+    for name in (str(workload), "ngas-hybrid"):
+        result = CliRunner().invoke(main, ["advise", "--workload", name])
+        assert result.exit_code == 0, result.output
+        assert "each pair" not in result.output
+        assert "break-even data read" not in result.output
+
+
 def test_workload_mistakes_are_one_clear_line(tmp_path: Path) -> None:
     plot_alone = CliRunner().invoke(
         main, ["advise", "--objects", "1", "--size", "1GiB", "--plot", "x.png"]

@@ -30,6 +30,14 @@ def test_there_are_notebooks() -> None:
     }
 
 
+def test_getting_started_lists_every_notebook() -> None:
+    """Its table lacked the two planning notebooks."""
+    page = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    table = page.split("## Notebooks and examples", 1)[1].split("\n\n", 2)[1]
+    listed = set(re.findall(r"`notebooks/([\w.-]+)\.ipynb`", table))
+    assert listed == {p.stem for p in NOTEBOOKS}
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_is_committed_without_outputs(path: Path) -> None:
     notebook = json.loads(path.read_text(encoding="utf-8"))

@@ -55,6 +55,7 @@ def test_ngas_all_in_the_cloud_by_hand() -> None:
     assert ia.annual == pytest.approx(
         {
             "storage": gib * IA_STORAGE * 12,  # 116,736.00
+            "on_premises": 0.0,
             "requests": read_objects * IA_GET / 1000 + fixity,  # 3,030.55
             "retrieval": read_gib * IA_RETRIEVAL,  # 2,560.00
             "restores": 0.0,
@@ -69,6 +70,7 @@ def test_ngas_all_in_the_cloud_by_hand() -> None:
     assert glacier.annual == pytest.approx(
         {
             "storage": glacier_storage,  # 30,774.00
+            "on_premises": 0.0,
             "requests": read_objects * GLACIER_GET / 1000 + fixity,
             "retrieval": 0.0,
             "restores": read_objects * RESTORE_STANDARD_REQ / 1000
@@ -124,7 +126,8 @@ def test_ngas_hybrid_by_hand() -> None:
                 + glacier_gib * GLACIER_STORAGE
                 + glacier_objects * GLACIER_OVERHEAD / GIB
             )
-            * 12,  # 99,543.60; the 500 TiB on premises are excluded
+            * 12,  # 99,543.60
+            "on_premises": 0.0,  # the 500 TiB on premises are excluded: no price given
             "requests": (ia_read_objects * IA_GET + glacier_read_objects * GLACIER_GET) / 1000,
             "retrieval": ia_read * IA_RETRIEVAL,  # 512.00
             "restores": glacier_read_objects * RESTORE_STANDARD_REQ / 1000
@@ -200,7 +203,8 @@ def test_egress_override_on_premises_cost_and_proportional_downloads() -> None:
     plan = plan_archive(parse_workload(BASE))
     split = next(p for p in plan.placements if p.name == "split")
     # downloads follow the shares: 6 TiB a year from IA, 6 TiB on premises (no egress)
-    assert split.annual["storage"] == pytest.approx(5 * 1024 * 0.0138 * 12 + 5 * 3.0 * 12)
+    assert split.annual["storage"] == pytest.approx(5 * 1024 * 0.0138 * 12)
+    assert split.annual["on_premises"] == pytest.approx(5 * 3.0 * 12)  # apart: its own colour
     assert split.annual["retrieval"] == pytest.approx(6 * 1024 * 0.01)
     assert split.annual["egress"] == pytest.approx(6 * 1024 * 0.05)
     assert split.annual["fixed"] == 1200.0
@@ -249,7 +253,8 @@ def test_the_cost_model_pages_example_workload_loads_and_prices_its_copies() -> 
     priced = next(p for p in plan.placements if p.name == "hybrid")
     ia = next(p for p in plan.placements if p.name == "all in S3 IA")
     # both copies are stored: 500 TiB on premises at 4.0 a TiB-month, 400 + 100 TiB in S3
-    assert priced.annual["storage"] > 500 * 4.0 * 12
+    assert priced.annual["on_premises"] == pytest.approx(500 * 4.0 * 12)
+    assert priced.annual["storage"] > 0  # the cloud copy's 400 + 100 TiB
     assert ia.annual["storage"] > 0
     # without copies the same file is refused, naming the placement's field in TiB
     single = _cost_model_example().replace("    copies: 2 ", "    # copies: 2 ")
@@ -275,7 +280,8 @@ def test_copies_must_hold_the_data_that_many_times() -> None:
     )
     split = next(p for p in plan_archive(parse_workload(doubled)).placements if p.name == "split")
     # each copy is stored; the reads split over both copies' shares, as before over one
-    assert split.annual["storage"] == pytest.approx(10 * 1024 * 0.0138 * 12 + 10 * 3.0 * 12)
+    assert split.annual["storage"] == pytest.approx(10 * 1024 * 0.0138 * 12)
+    assert split.annual["on_premises"] == pytest.approx(10 * 3.0 * 12)
     assert split.annual["retrieval"] == pytest.approx(6 * 1024 * 0.01)
 
 

@@ -625,6 +625,7 @@ class ArchiveFileSystem(
         on_progress: Callable[[RestoreProgress], None] | None = None,
         to: str | os.PathLike[str] | None = None,
         on_missing: Callable[[Plan], None] | None = None,
+        force: bool = False,
     ) -> RestoreResult:
         """Get ``paths`` ready to read: one batch of restores (if any), budget checked once.
 
@@ -638,10 +639,14 @@ class ArchiveFileSystem(
         whole bundle), and ``result.copied`` says what was written
         (``archivefs.access.copies.CopyReport``). Keys that would land outside it are
         refused before anything is requested; the budget refuses before anything is
-        requested or written. ``on_missing`` is :meth:`restore`'s.
+        requested or written. ``on_missing`` is :meth:`restore`'s. Run again with the
+        same ``to``, it leaves out the files an earlier run wrote there when neither
+        the file nor its object changed since (``result.copied.skipped``; as ``aws s3
+        sync`` skips them), before anything is priced or requested; ``force=True``
+        fetches them all again.
         """
         return await self._crew.restoring.prefetch(
-            paths, tier, days, wait, timeout, on_progress, to, on_missing
+            paths, tier, days, wait, timeout, on_progress, to, on_missing, force
         )
 
     restore = sync_method(_restore)

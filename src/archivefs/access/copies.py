@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from pathlib import Path
 
+from archivefs.access import synced
 from archivefs.access.hot import HotCopies
 from archivefs.access.listing import SEEN, seen_state
 from archivefs.access.parts import Parts
@@ -61,6 +62,8 @@ class CopyReport:
     files: list[Path] = field(default_factory=list)
     bytes_written: int = 0
     partials_removed: list[Path] = field(default_factory=list)
+    # files an earlier run wrote, their objects unchanged: not fetched again (synced.py)
+    skipped: list[Path] = field(default_factory=list)
 
 
 class LocalCopies:
@@ -85,12 +88,15 @@ class LocalCopies:
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
         known: Mapping[str, ObjectState] | None = None,
+        ids: Mapping[str, str] | None = None,
     ) -> CopyReport:
         """Write each of ``paths`` (``bucket/key`` of files, readable now) below ``directory``.
 
         All targets are checked before the first byte is fetched. ``known``: plain
         objects' states as a plan's probe saw them (their size and ETag let every part
-        of a large one start at once).
+        of a large one start at once). ``ids`` (each path's object identity,
+        :func:`archivefs.access.synced.identities`) are recorded in the directory's
+        manifest with the files written, for the next run to skip them.
         """
         base = Path(directory)
         base.mkdir(parents=True, exist_ok=True)
@@ -117,6 +123,8 @@ class LocalCopies:
         report.bytes_written += await self.transfers.write_members(members)
         report.files += [target for _, target in members]
         report.files.sort()
+        if ids is not None:
+            synced.record(base, targets, ids, targets)
         return report
 
     async def get_file(

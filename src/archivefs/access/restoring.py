@@ -6,10 +6,12 @@ import asyncio
 import os
 import queue
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
 
+from archivefs.access import synced
 from archivefs.access.approval import Approval
 from archivefs.access.copies import LocalCopies, local_target
 from archivefs.access.parts import Parts
@@ -166,6 +168,7 @@ class Restoring:
         on_progress: Callable[[RestoreProgress], None] | None = None,
         to: str | os.PathLike[str] | None = None,
         on_missing: Callable[[Plan], None] | None = None,
+        force: bool = False,
     ) -> RestoreResult:
         """Make everything ``paths`` read ready: restore what must be, approve the rest;
         with ``to``, wait and write each requested file below that directory.
@@ -173,12 +176,20 @@ class Restoring:
         Unlike ``restore``, objects that already read at once are no error: they are
         part of the job. Restores and fee-charging reads are shown to the budget and
         estimate hooks together, once, before any request (docs/cost-model.md).
+        With ``to``, objects whose files an earlier run wrote there, unchanged since on
+        both sides, are left out before anything is priced or requested
+        (:mod:`archivefs.access.synced`), unless ``force``.
         """
         plan = _leave_out_missing(await self.plan(paths, tier=tier, days=days), on_missing)
         directory = None if to is None else os.fspath(to).removeprefix("file://")
+        ids: dict[str, str] = {}
+        skipped: list[str] = []
         if directory is not None:
-            for path in plan.paths:  # hostile keys: refused before anything is paid or written
-                local_target(directory, path)
+            # hostile keys: refused before anything is paid or written
+            targets = {path: local_target(directory, path) for path in plan.paths}
+            ids = synced.identities(plan)
+            if not force:
+                plan, skipped = _leave_out_synced(plan, Path(directory), targets, ids)
         if not plan.to_restore:  # with restores, the engine approves the whole job at once
             self.approval.approve_reads(plan)
         result = await self.parts.engine.restore(
@@ -189,7 +200,10 @@ class Restoring:
         if directory is not None:
             # plain objects as the plan's probe saw them: size and ETag (restores keep both)
             known = {g.key: g.state for g in plan.groups if g.paths == (g.key,) and g.state.etag}
-            result.copied = await self.copies.to_directory(plan.paths, directory, known=known)
+            result.copied = await self.copies.to_directory(
+                plan.paths, directory, known=known, ids=ids
+            )
+            result.copied.skipped = sorted(targets[path] for path in skipped)
         return result
 
     async def prefetch_to_hot_store(
@@ -314,3 +328,21 @@ def make_engine(
         concurrency=settings.concurrency,
         claims=claims,
     )
+
+
+def _leave_out_synced(
+    plan: Plan, directory: Path, targets: dict[str, Path], ids: dict[str, str]
+) -> tuple[Plan, list[str]]:
+    """``plan`` without the groups whose every requested file is already in ``directory``
+    as an earlier prefetch wrote it, and those files' paths."""
+    fresh = synced.up_to_date(directory, targets, ids)
+    if not fresh:
+        return plan, []
+    keep: list[int] = []
+    skipped: list[str] = []
+    for row, group in enumerate(plan.groups):
+        if all(path in fresh for path in group.paths):
+            skipped += group.paths
+        else:
+            keep.append(row)
+    return (plan if len(keep) == len(plan) else plan.take(keep)), skipped

@@ -211,10 +211,11 @@ def show_workload_plan(
     best = plan.cheapest
     click.echo(f"cheapest: {best.name}, {best.annual_total:,.2f} a year "
                f"({best.monthly_total:,.2f} a month)")  # fmt: skip
-    click.echo(f"break-even data read per month (this workload: "
-               f"{plan.read_tib_per_month:,.2f} TiB), each pair:")  # fmt: skip
-    for point in plan.break_evens:
-        echo_break_even(point, "  ", tib=True)
+    if plan.break_evens:  # one placement has no pair to compare
+        click.echo(f"break-even data read per month (this workload: "
+                   f"{plan.read_tib_per_month:,.2f} TiB), each pair:")  # fmt: skip
+        for point in plan.break_evens:
+            echo_break_even(point, "  ", tib=True)
     for placement in plan.placements:
         if placement.annual["restored_copies"]:
             click.echo(

@@ -86,6 +86,12 @@ def restore_command(
     "or copy the restored objects to this s3:// URL.",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="With --to DIR: fetch every file again, also those an earlier run wrote there "
+    "whose file and object are unchanged (skipped otherwise, as aws s3 sync does).",
+)
+@click.option(
     "--promote",
     is_flag=True,
     help="Once restored, copy each object onto itself in STANDARD (permanent; billed as such).",
@@ -103,6 +109,7 @@ def prefetch_command(
     urls: tuple[str, ...],
     from_file: str | None,
     hot: str | None,
+    force: bool,
     promote: bool,
     tier: str,
     days: int,
@@ -126,6 +133,8 @@ def prefetch_command(
     def body() -> None:
         if hot and promote:
             raise click.UsageError("use --to HOT_URL or --promote, not both.")
+        if force and not (hot and is_local(hot)):
+            raise click.UsageError("--force re-fetches into a local --to DIR; give one.")
         options: dict[str, Any] = {
             "tier": tier,
             "days": days,
@@ -142,7 +151,9 @@ def prefetch_command(
             paths = selected_paths(paths, fs=fs, variables=variables, ranges=ranges)
         if local:
             assert hot is not None
-            result = restore_with_display(ctx, fs, paths, prefetch=True, timeout=timeout, to=hot)
+            result = restore_with_display(
+                ctx, fs, paths, prefetch=True, timeout=timeout, to=hot, force=force
+            )
             copied = result.copied
             summary = {
                 "groups": len(result.plan),
@@ -152,6 +163,7 @@ def prefetch_command(
                 "copied_to": hot,
                 "files_written": len(copied.files),
                 "bytes_written": copied.bytes_written,
+                "files_skipped": len(copied.skipped),
                 "partials_removed": len(copied.partials_removed),
                 "promoted_in_place": 0,
             }
@@ -183,6 +195,12 @@ def prefetch_command(
                 + (
                     f"; {summary['files_written']} files ({human_bytes(summary['bytes_written'])})"
                     f" written to {hot}"
+                    + (
+                        f", {summary['files_skipped']} already there (unchanged; --force "
+                        "fetches them again)"
+                        if summary.get("files_skipped")
+                        else ""
+                    )
                     if local
                     else (f"; copied to {hot}" if hot else "")
                 )

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from archivefs.pricing.workload_file import ArchiveWorkload, Placement
 
 COMPONENTS = (
-    "storage",
+    "storage",  # in the cloud's classes
+    "on_premises",  # the on-premises share's storage, when its price is given
     "requests",
     "retrieval",
     "restores",
@@ -140,10 +141,8 @@ def placement_cost(
     if on_prem:
         if placement.on_premises_per_tib_month is not None:
             rate = placement.on_premises_per_tib_month
-            parts["storage"] += on_prem / TIB * rate * MONTHS_PER_YEAR
-            notes.append(
-                f"storage includes {on_prem / TIB:,.1f} TiB on premises at {rate:g} a TiB-month."
-            )
+            parts["on_premises"] += on_prem / TIB * rate * MONTHS_PER_YEAR
+            notes.append(f"on_premises: {on_prem / TIB:,.1f} TiB at {rate:g} a TiB-month.")
         else:
             notes.append(
                 f"{on_prem / TIB:,.1f} TiB on premises, and the data read from it: excluded "
