@@ -314,7 +314,7 @@ def _forwarded(name: str, doc: str) -> Any:
         target = self.fs
         if hasattr(target, name):
             return getattr(target, name)
-        inner = getattr(target, "fs", None)  # AsyncFileSystemWrapper keeps the sync one
+        inner = getattr(target, "sync_fs", None)  # AsyncFileSystemWrapper keeps the sync one
         if inner is not None and hasattr(inner, name):
             return getattr(inner, name)
         raise AttributeError(

@@ -438,7 +438,7 @@ class Lister:
             # a folder named with its slash: as the target's glob names it (adlfs keeps
             # the slash, s3fs does not)
             found = await self.generic_glob(path, maxdepth=maxdepth, **kwargs)
-            keeps = str(type(self.parts.fs)._strip_protocol("a/b/")).endswith("/")
+            keeps = str(self.parts.fs._strip_protocol("a/b/")).endswith("/")
             return [f"{name}/" for name in found] if keeps else found
         if not kwargs.get("detail"):
             withdirs = kwargs.get("withdirs", True)
