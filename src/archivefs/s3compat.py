@@ -43,7 +43,7 @@ def split_version(path: str, version_id: str | None = None) -> tuple[str, str | 
 
 def target_method(target: Any, name: str) -> Any:
     """The target filesystem's method ``name`` (its async ``_name`` if it has one)."""
-    inner = getattr(target, "fs", target)  # AsyncFileSystemWrapper keeps the sync one as .fs
+    inner = getattr(target, "sync_fs", target)  # AsyncFileSystemWrapper keeps the sync one
     for owner in (target, inner):
         for candidate in (f"_{name}", name):
             method = getattr(owner, candidate, None)
