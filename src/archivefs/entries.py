@@ -15,6 +15,7 @@ ETag, the modification time) through :func:`etag_of` and :func:`modified_of`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -254,19 +255,26 @@ def directory_entry(path: str, size: int | None = 0) -> dict[str, Any]:
     return {"name": path, "size": size, "type": "directory"}
 
 
-def etag_of(entry: dict[str, Any]) -> str | None:
+# where each target's entry says what it says: the ETag (GCS: the generation, which its
+# reads take as a precondition; s3fs ``ETag``; adlfs, ocifs ``etag``) and when the object
+# was last written (s3fs, adlfs, gcsfs, gcsfs's resource, ocifs)
+ETAG_KEYS = ("generation", "ETag", "etag")
+MODIFIED_KEYS = ("LastModified", "mtime", "last_modified", "updated", "timeModified")
+
+
+def etag_of(entry: Mapping[str, Any]) -> str | None:
     """The ETag (or GCS generation) an entry of any target carries, ``None`` without one."""
-    for key in ("ETag", "etag", "generation"):
+    for key in ETAG_KEYS:
         value = entry.get(key)
-        if value is not None:
+        if value:
             return str(value)
     return None
 
 
-def modified_of(entry: dict[str, Any]) -> Any:
+def modified_of(entry: Mapping[str, Any]) -> Any:
     """When the object an entry of any target describes was last modified (as the target
     gives it: a ``datetime``, a timestamp or an ISO string), ``None`` without one."""
-    for key in ("LastModified", "last_modified", "mtime", "updated", "timeModified"):
+    for key in MODIFIED_KEYS:
         value = entry.get(key)
         if value is not None:
             return value

@@ -36,6 +36,7 @@ from archivefs.catalog.registry import change_registry, parse_registry
 from archivefs.catalog.sources import list_sources
 from archivefs.catalog.table import BundleInfo
 from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
+from archivefs.entries import etag_of
 from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
@@ -576,11 +577,7 @@ def recorded_etag(info: Mapping[str, Any]) -> str | None:
     is not a precondition); elsewhere its ETag, as s3fs (``ETag``), adlfs and ocifs
     (``etag``) spell it. None if the store gives neither.
     """
-    for name in ("generation", "ETag", "etag"):
-        value = info.get(name)
-        if value:
-            return str(value)
-    return None
+    return etag_of(info)
 
 
 def rebuild_catalog(fs: Any, root: str) -> Catalog:
