@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from archivefs.entries import ARCHIVE_KEYS
 from tests.support.providers import seed
 
@@ -87,3 +89,13 @@ def test_a_write_into_a_listed_folder_is_listed(provider: Provider, tmp_path: Pa
         expected.add(path)
         assert set(fs.ls(folder)) == expected, name
         assert set(fs.ls(folder, detail=False)) == expected, name
+
+
+def test_ls_of_a_version_needs_a_version_aware_target(provider: Provider) -> None:
+    """``ls(path, version_id=...)`` on a target that is not version aware raises, as adlfs
+    does (it listed the current objects, as if the version had been found)."""
+    seed(provider, {"run/a.txt": DATA}, provider.spec.hot_class)
+    fs = provider.fs()
+    for options in ({"version_id": "2022-01-01T00:00:00.0000000Z"}, {"versions": True}):
+        with pytest.raises(ValueError, match="not version aware"):
+            fs.ls(f"{provider.bucket}/run", **options)

@@ -158,8 +158,16 @@ class Lister:
         path = self.parts.strip(path)
         if path in self.parts.provider.root_aliases:
             path = ""  # adlfs's ls(".") and ls("*"): the containers
-        if kwargs.get("versions") or path == "":  # versions, buckets: the target's listing
-            own = {k: kwargs[k] for k in ("refresh", "versions") if k in kwargs}  # not ours
+        versioned = kwargs.get("version_id") is not None or kwargs.get("versions")
+        if versioned and not getattr(self.parts.fs, "version_aware", False):  # adlfs's rule
+            raise ValueError(
+                f"ls({path!r}): version_id/versions cannot be specified if the filesystem "
+                "is not version aware; make the target with version_aware=True."
+            )
+        if versioned or path == "":
+            # versions, one version, buckets: the target's listing
+            names = ("refresh", "versions", "version_id")
+            own = {k: kwargs[k] for k in names if k in kwargs}  # not ours
             return list(await call_target(self.parts.fs, "ls", path, detail=detail, **own))
         refresh = kwargs.get("refresh", False)
         entries = None if refresh else self.parts.dircache.get(path)
