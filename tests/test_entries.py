@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from archivefs.entries import ARCHIVE_KEYS
 from tests.support.providers import seed
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tests.support.providers import Provider
 
 DATA = b"0123456789"
@@ -58,3 +62,40 @@ def test_folder_markers_are_folders(provider: Provider) -> None:
         assert fs.info(folder)["type"] == "directory", folder
         assert fs.isdir(folder), folder
     assert fs.find(f"{bucket}/run") == [f"{bucket}/run/sub/x.txt"]
+
+
+def test_a_write_into_a_listed_folder_is_listed(provider: Provider, tmp_path: Path) -> None:
+    """After ``ls`` of a folder, a write into it (open, pipe, put, touch) shows in the next
+    ``ls`` of it (gcsfs's suite found the old listing returned)."""
+    seed(provider, {"run/a.txt": DATA}, provider.spec.hot_class)
+    folder = f"{provider.bucket}/run"
+    fs = provider.fs()
+    expected = {f"{folder}/a.txt"}
+    assert set(fs.ls(folder)) == expected
+    local = tmp_path / "local.txt"
+    local.write_bytes(DATA)
+    writes = {
+        "piped": lambda p: fs.pipe(p, DATA),
+        "put": lambda p: fs.put(str(local), p),
+        "touched": lambda p: fs.touch(p),
+    }
+    with fs.open(f"{folder}/opened", "wb") as file:
+        file.write(DATA)
+    expected.add(f"{folder}/opened")
+    assert set(fs.ls(folder)) == expected
+    for name, write in writes.items():
+        path = f"{folder}/{name}"
+        write(path)
+        expected.add(path)
+        assert set(fs.ls(folder)) == expected, name
+        assert set(fs.ls(folder, detail=False)) == expected, name
+
+
+def test_ls_of_a_version_needs_a_version_aware_target(provider: Provider) -> None:
+    """``ls(path, version_id=...)`` on a target that is not version aware raises, as adlfs
+    does (it listed the current objects, as if the version had been found)."""
+    seed(provider, {"run/a.txt": DATA}, provider.spec.hot_class)
+    fs = provider.fs()
+    for options in ({"version_id": "2022-01-01T00:00:00.0000000Z"}, {"versions": True}):
+        with pytest.raises(ValueError, match="not version aware"):
+            fs.ls(f"{provider.bucket}/run", **options)

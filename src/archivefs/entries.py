@@ -15,13 +15,11 @@ ETag, the modification time) through :func:`etag_of` and :func:`modified_of`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from archivefs.model import ArchiveAccessTier, ObjectState, RestoreState, StorageClass
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 # the keys archivefs adds to every file entry, whatever the target
 ARCHIVE_KEYS = (
@@ -257,32 +255,26 @@ def directory_entry(path: str, size: int | None = 0) -> dict[str, Any]:
     return {"name": path, "size": size, "type": "directory"}
 
 
-def etag_of(entry: dict[str, Any]) -> str | None:
+# where each target's entry says what it says: the ETag (GCS: the generation, which its
+# reads take as a precondition; s3fs ``ETag``; adlfs, ocifs ``etag``) and when the object
+# was last written (s3fs, adlfs, gcsfs, gcsfs's resource, ocifs)
+ETAG_KEYS = ("generation", "ETag", "etag")
+MODIFIED_KEYS = ("LastModified", "mtime", "last_modified", "updated", "timeModified")
+
+
+def etag_of(entry: Mapping[str, Any]) -> str | None:
     """The ETag (or GCS generation) an entry of any target carries, ``None`` without one."""
-    for key in ("ETag", "etag", "generation"):
-        value = entry.get(key)
-        if value is not None:
-            return str(value)
-    return None
-
-
-def pinned_version(entry: Mapping[str, Any]) -> str | None:
-    """What a read of the object an entry describes is pinned to, and what a record of
-    it (a bundle in the catalog, a file's references) keeps: on GCS its generation (reads
-    take it as ``ifGenerationMatch``; gcsfs's ``etag`` is no precondition), elsewhere its
-    ETag as the target spells it (s3fs ``ETag``; adlfs, ocifs ``etag``). ``None``
-    without one."""
-    for key in ("generation", "ETag", "etag"):
+    for key in ETAG_KEYS:
         value = entry.get(key)
         if value:
             return str(value)
     return None
 
 
-def modified_of(entry: dict[str, Any]) -> Any:
+def modified_of(entry: Mapping[str, Any]) -> Any:
     """When the object an entry of any target describes was last modified (as the target
     gives it: a ``datetime``, a timestamp or an ISO string), ``None`` without one."""
-    for key in ("LastModified", "last_modified", "mtime", "updated", "timeModified"):
+    for key in MODIFIED_KEYS:
         value = entry.get(key)
         if value is not None:
             return value

@@ -43,7 +43,7 @@ def split_version(path: str, version_id: str | None = None) -> tuple[str, str | 
 
 def target_method(target: Any, name: str) -> Any:
     """The target filesystem's method ``name`` (its async ``_name`` if it has one)."""
-    inner = getattr(target, "fs", target)  # AsyncFileSystemWrapper keeps the sync one as .fs
+    inner = getattr(target, "sync_fs", target)  # AsyncFileSystemWrapper keeps the sync one
     for owner in (target, inner):
         for candidate in (f"_{name}", name):
             method = getattr(owner, candidate, None)
@@ -314,7 +314,7 @@ def _forwarded(name: str, doc: str) -> Any:
         target = self.fs
         if hasattr(target, name):
             return getattr(target, name)
-        inner = getattr(target, "fs", None)  # AsyncFileSystemWrapper keeps the sync one
+        inner = getattr(target, "sync_fs", None)  # AsyncFileSystemWrapper keeps the sync one
         if inner is not None and hasattr(inner, name):
             return getattr(inner, name)
         raise AttributeError(

@@ -174,8 +174,16 @@ class Lister:
         path = self.parts.strip(path)
         if path in self.parts.provider.root_aliases:
             path = ""  # adlfs's ls(".") and ls("*"): the containers
-        if kwargs.get("versions") or path == "":  # versions, buckets: the target's listing
-            own = {k: kwargs[k] for k in ("refresh", "versions") if k in kwargs}  # not ours
+        versioned = kwargs.get("version_id") is not None or kwargs.get("versions")
+        if versioned and not getattr(self.parts.fs, "version_aware", False):  # adlfs's rule
+            raise ValueError(
+                f"ls({path!r}): version_id/versions cannot be specified if the filesystem "
+                "is not version aware; make the target with version_aware=True."
+            )
+        if versioned or path == "":
+            # versions, one version, buckets: the target's listing
+            names = ("refresh", "versions", "version_id")
+            own = {k: kwargs[k] for k in names if k in kwargs}  # not ours
             return list(await call_target(self.parts.fs, "ls", path, detail=detail, **own))
         refresh = kwargs.get("refresh", False)
         entries = None if refresh else self.parts.dircache.get(path)
@@ -460,7 +468,7 @@ class Lister:
             # a folder named with its slash: as the target's glob names it (adlfs keeps
             # the slash, s3fs does not)
             found = await self.generic_glob(path, maxdepth=maxdepth, **kwargs)
-            keeps = str(type(self.parts.fs)._strip_protocol("a/b/")).endswith("/")
+            keeps = str(self.parts.fs._strip_protocol("a/b/")).endswith("/")
             return [f"{name}/" for name in found] if keeps else found
         if not kwargs.get("detail"):
             withdirs = kwargs.get("withdirs", True)

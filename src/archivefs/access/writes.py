@@ -72,9 +72,13 @@ class Writes:
         ``fs.transaction``) defers the write to ``commit()``, as in s3fs."""
         if check:
             sync(self.parts.loop, self.writable, path, "overwritten")
-        return self.parts.fs.open(
-            path, mode, block_size=block_size, autocommit=autocommit, **kwargs
-        )
+        # the file's close invalidates the target's listings, never ours: forget ours of
+        # the path and its folder now, or the next ls of the folder misses the new file
+        self.parts.invalidate_cache(path)
+        # a blocking target's own file (ocifs's): fsspec's async wrapper has no _open of
+        # its own, and the base class's file it would make uploads nothing when closed
+        target = getattr(self.parts.fs, "sync_fs", self.parts.fs)
+        return target.open(path, mode, block_size=block_size, autocommit=autocommit, **kwargs)
 
     async def pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
         path = await self.writable(path, "overwritten")

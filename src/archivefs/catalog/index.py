@@ -29,6 +29,7 @@ import numpy as np
 
 from archivefs.catalog import shards
 from archivefs.catalog.table import BundleInfo, CatalogTable
+from archivefs.entries import MODIFIED_KEYS
 from archivefs.errors import CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.providers import PROVIDERS
@@ -759,8 +760,7 @@ def _remove_orphans(fs: Any, base: str, keep: set[str], grace: float) -> None:
 
 def modified_time(entry: dict[str, Any]) -> float | None:
     """When a listed file was last written (epoch seconds), from any fsspec backend's keys."""
-    # ocifs: "timeModified" (a datetime in listings, an HTTP date from info())
-    for key in ("LastModified", "mtime", "last_modified", "updated", "timeModified"):
+    for key in MODIFIED_KEYS:
         value = entry.get(key)
         if value is None:
             continue

@@ -15,6 +15,7 @@ from typing import Any
 
 from archivefs.catalog import layout
 from archivefs.catalog.grouping import SourceItem
+from archivefs.catalog.index import modified_time
 from archivefs.errors import BundleError
 from archivefs.stores.conditional import is_local
 
@@ -65,10 +66,8 @@ def _list_store(fs: Any, root: str) -> SourceListing:
         relative = path[len(root) + 1 :] if path.startswith(root + "/") else path
         if layout.is_reserved(relative):
             continue
-        mtime = info.get("mtime") or info.get("LastModified") or 0.0
-        if hasattr(mtime, "timestamp"):
-            mtime = mtime.timestamp()
-        listing.items.append(SourceItem(relative, int(info["size"]), float(mtime)))
+        mtime = modified_time(info) or 0.0  # whichever key the target's entry has
+        listing.items.append(SourceItem(relative, int(info["size"]), mtime))
     return listing
 
 

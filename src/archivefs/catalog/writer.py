@@ -44,7 +44,7 @@ from archivefs.catalog.registry import change_registry, parse_registry
 from archivefs.catalog.sources import list_sources
 from archivefs.catalog.table import BundleInfo
 from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
-from archivefs.entries import pinned_version
+from archivefs.entries import etag_of
 from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
@@ -710,9 +710,13 @@ def _ranged(fs: Any, path: str) -> Callable[[int, int], bytes]:
 
 
 def recorded_etag(info: Mapping[str, Any]) -> str | None:
-    """What a bundle's member reads are pinned to, from the store's ``info()`` of it
-    (:func:`archivefs.entries.pinned_version`)."""
-    return pinned_version(info)
+    """What a bundle's member reads are pinned to, from the store's ``info()`` of it.
+
+    On GCS its generation (its reads take it as ``ifGenerationMatch``; gcsfs's ``etag``
+    is not a precondition); elsewhere its ETag, as s3fs (``ETag``), adlfs and ocifs
+    (``etag``) spell it. None if the store gives neither.
+    """
+    return etag_of(info)
 
 
 def rebuild_catalog(fs: Any, root: str) -> Catalog:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from archivefs.catalog import references
 from archivefs.datasets.opening import _split_url
 from archivefs.datasets.referenced import references_location
-from archivefs.entries import pinned_version
+from archivefs.entries import etag_of
 from archivefs.errors import ArchiveError, ObjectArchivedError
 from archivefs.model import RestoreState
 from archivefs.stores.conditional import run_blocking
@@ -193,7 +193,7 @@ def _target_of(
             )
         url = f"{fs.store_protocol}://{bundle}"
         return references.Target(url, info.size, info.etag), member.offset
-    etag = pinned_version(entry)
+    etag = etag_of(entry)
     if not etag:
         raise ArchiveError(
             "has no ETag in its description, so a later change could not be detected.",
