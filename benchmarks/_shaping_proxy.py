@@ -50,6 +50,7 @@ class ProxyCounts:
     connections: int = 0
     bytes_up: int = 0  # client to server (requests, uploads)
     bytes_down: int = 0  # server to client (responses, downloads)
+    first_connection: float | None = None  # time.time() when the first connection arrived
 
 
 class ShapingProxy:
@@ -150,6 +151,8 @@ class ShapingProxy:
             task.add_done_callback(self._connections.discard)
         with self._lock:
             self.counts.connections += 1
+            if self.counts.first_connection is None:
+                self.counts.first_connection = time.time()
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError:

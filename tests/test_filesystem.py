@@ -335,16 +335,16 @@ def test_reads_match_s3fs_bytes_and_request_counts(
 def test_a_folder_is_asked_about_once_per_walk(
     archive: EmulatedArchive, bucket: str, afs: ArchiveFileSystem, tmp_path: Path
 ) -> None:
-    """fsspec's find(withdirs=True), which get(recursive=True) runs, asks _isdir(root) and
-    then _info(root): one HEAD and one LIST of the folder, not two of each, before the
-    walk's own LIST; nothing is remembered past the walk."""
+    """find(withdirs=True), which get(recursive=True) runs, is one recursive listing of the
+    folder (fsspec's walk asked _isdir(root) and _info(root), a HEAD and a LIST, before a
+    LIST per folder; issue 49); nothing is remembered past the walk."""
     for i in range(3):
         archive.put_object(bucket, f"dir/f{i}", DATA)
     fsspec.asyn.sync(afs.loop, afs.catalogs.catalogs, bucket)  # the bucket's catalog lookup
     archive.requests.clear()
     afs.get(f"{bucket}/dir/", str(tmp_path / "got") + "/", recursive=True)
     archive.wait_idle()
-    assert archive.requests.counts() == {"HEAD": 1, "LIST": 2, "GET": 3}
+    assert archive.requests.counts() == {"LIST": 1, "GET": 3}
     assert sorted(p.name for p in (tmp_path / "got").iterdir()) == ["f0", "f1", "f2"]
     archive.requests.clear()
     assert afs.info(f"{bucket}/dir")["type"] == "directory"  # asked again after the walk

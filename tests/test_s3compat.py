@@ -106,6 +106,38 @@ def test_find_with_prefix_and_withdirs_as_s3fs(tree: ArchiveFileSystem, bucket: 
     assert bucket in tree.find(bucket, maxdepth=1, withdirs=True)  # fsspec's walk, as s3fs
 
 
+def test_a_whole_depth_find_with_folders_is_fsspecs_walk_from_one_listing(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """find(withdirs=True) outside a catalog (what get(recursive=True) expands) answers what
+    fsspec's walk answers, folders at every depth included, from one recursive LIST."""
+    from fsspec.asyn import AsyncFileSystem, sync
+
+    keys = ["d/a", "d/sub/b", "d/sub/deep/er/c", "d/sub2/e", "d2/c", "top", "x/y/z/w"]
+    archive.put_objects(bucket, {key: b"1" for key in keys})
+    fs = fs_over(archive, tmp_path)
+    sync(fs.loop, fs.catalogs.catalogs, bucket)  # the bucket's catalog lookup, before
+    for path in (bucket, f"{bucket}/d", f"{bucket}/d/sub", f"{bucket}/x/y"):
+        for detail in (False, True):
+            archive.requests.clear()
+            got = fs.find(path, withdirs=True, detail=detail)
+            assert archive.requests.counts() == {"LIST": 1}, path
+            walked = sync(fs.loop, AsyncFileSystem._find, fs, path, withdirs=True, detail=detail)
+            if path == bucket:  # s3fs leaves the bucket out of its own whole-depth find
+                walked = (
+                    {n: e for n, e in walked.items() if n != bucket}
+                    if detail
+                    else [n for n in walked if n != bucket]
+                )
+            if detail:
+                assert {n: e["type"] for n, e in got.items()} == {
+                    n: e["type"] for n, e in walked.items()
+                }, path
+                assert all(got[n]["size"] == e["size"] for n, e in walked.items() if n in got)
+            else:
+                assert got == walked, path
+
+
 def test_rm_recursive_returns_the_removed_paths(tree: ArchiveFileSystem, bucket: str) -> None:
     removed = tree.rm(f"{bucket}/d", recursive=True)
     # s3fs's answer: every path it expanded (the files, and the folders it walked)

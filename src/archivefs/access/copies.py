@@ -163,8 +163,11 @@ class LocalCopies:
                 await self.transfers.download_member(where, lpath, callback)
                 return
             if not kwargs:  # else (options for the target): the target's own get
-                # what a listing or HEAD of this get (or before it) said of the object
+                # what a listing or HEAD of this get (or before it) said of the object; one
+                # that was archived goes the first-part way, through the read policy once
                 known = seen_state(rpath) or self.transfers.reads.known_state(rpath, where)
+                if known is not None and not known.readable:
+                    known = None
                 await self.transfers.download_object(rpath, lpath, callback, known=known)
                 return
             await self.transfers.policy.guarded(

@@ -535,15 +535,14 @@ class Lister:
         if not files or markers:
             return None
         found: dict[str, dict[str, Any]] = {path: directory_entry(path)}
-        start = len(path) + 1
         for name in files:
-            at = name.find("/", start)
-            while at != -1:
+            at = name.rfind("/")
+            while at > len(path):  # its folders below ``path``, the deepest first
                 folder = name[:at]
                 if folder in found:
                     break  # its parents were added with it
                 found[folder] = directory_entry(folder)
-                at = name.find("/", at + 1)
+                at = name.rfind("/", 0, at)
         found.update(files)
         return {name: found[name] for name in sorted(found)}
 
