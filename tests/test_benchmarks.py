@@ -128,6 +128,11 @@ def _line_rate(wan: dict[str, Any]) -> None:
     assert all(
         c["GET"]["min"] >= 1 and c["peak_rss_MiB"]["min"] > 0 for c in wan["summary"].values()
     )
+    # issue 49: each command's CPU seconds and its start-up to the first request, apart
+    assert all(
+        c["cpu_s"]["min"] > 0 and 0 < c["first_request_s"]["min"] < c["seconds"]["min"]
+        for c in wan["summary"].values()
+    )
     one = wan["baseline"]["one_large"]  # 8 MiB ranged parts
     assert (
         one["aws_cli"]["GET"]
