@@ -1,7 +1,7 @@
 """A script that opened netCDF files through archivefs exits 0, whatever is still alive.
 
 Issue 47 item 7: a LocalCluster job over bundled netCDF files ended with SIGSEGV (exit
-139) after printing the right result, in about one run of seven (1 of 16 here): HDF5's C
+139) after printing the right result, in about one run of seven (1 of 36 here): HDF5's C
 exit handler closed files left open, and h5py's file-object driver called into a Python
 that had already finalised. ``archivefs.datasets.closing`` closes them at ``atexit``.
 """
