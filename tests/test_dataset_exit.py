@@ -48,7 +48,7 @@ def test_a_netcdf_dataset_alive_at_exit_is_closed_before_hdf5_would(
 
 
 CLUSTER_JOB = Path(__file__).parent / "support" / "netcdf_cluster_worker.py"
-RUNS = 3  # each starts a LocalCluster; 20 of 20 measured outside the suite (docs/datasets.md)
+RUNS = 3  # each starts a LocalCluster; 45 of 45 measured outside the suite (docs/datasets.md)
 
 
 def test_the_cluster_job_of_the_issue_exits_0_every_time(
