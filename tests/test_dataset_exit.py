@@ -1,7 +1,7 @@
 """A script that opened netCDF files through archivefs exits 0, whatever is still alive.
 
 Issue 47 item 7: a LocalCluster job over bundled netCDF files ended with SIGSEGV (exit
-139) after printing the right result, in about one run of seven (1 of 16 here): HDF5's C
+139) after printing the right result, in about one run of seven (1 of 36 here): HDF5's C
 exit handler closed files left open, and h5py's file-object driver called into a Python
 that had already finalised. ``archivefs.datasets.closing`` closes them at ``atexit``.
 """
@@ -48,7 +48,7 @@ def test_a_netcdf_dataset_alive_at_exit_is_closed_before_hdf5_would(
 
 
 CLUSTER_JOB = Path(__file__).parent / "support" / "netcdf_cluster_worker.py"
-RUNS = 3  # each starts a LocalCluster; 20 of 20 measured outside the suite (docs/datasets.md)
+RUNS = 3  # each starts a LocalCluster; 45 of 45 measured outside the suite (docs/datasets.md)
 
 
 def test_the_cluster_job_of_the_issue_exits_0_every_time(
