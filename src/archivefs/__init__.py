@@ -6,8 +6,7 @@ s3fs, xarray and Dask) load on first use of their names.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from archivefs.errors import (
     ArchiveError,
@@ -19,6 +18,7 @@ from archivefs.errors import (
     RestoreInProgressError,
     RestoreTimeoutError,
 )
+from archivefs.lazy import lazy_names
 from archivefs.model import ObjectState, RestoreState, RestoreTier, StorageClass
 from archivefs.mount import mount, unmount  # light: the FUSE binding loads on use
 
@@ -73,16 +73,4 @@ __all__ = [
     "unmount",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The filesystem and dataset helpers, imported on first use (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'archivefs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -7,8 +7,9 @@ checks) does not import the catalog's numpy tables.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from archivefs.lazy import lazy_names
 
 if TYPE_CHECKING:
     from archivefs.catalog.bundle import Entry, Source, check_member, read_entries, write_bundle
@@ -62,16 +63,4 @@ __all__ = [
     "write_bundle",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'archivefs.catalog' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -7,8 +7,9 @@ and pydantic when it imports :mod:`archivefs.restore.schedule`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from archivefs.lazy import lazy_names
 
 if TYPE_CHECKING:
     from archivefs.restore.journal import Journal, JournalRecord, Outcome, RecordState
@@ -48,16 +49,4 @@ __all__ = [
     "restored_keys",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'archivefs.restore' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
