@@ -19,8 +19,10 @@ from archivefs.errors import CatalogError
 from tests.reliability._support import make_tree, s3
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
+    from archivefs.filesystem import ArchiveFileSystem
     from archivefs.testing import EmulatedArchive
 
 POLICY = ByPrefix(depth=1)
@@ -119,6 +121,29 @@ def test_a_pointer_past_the_bound_is_refused_reading_at_most_the_bound(
         assert raised.value.path == path
         assert archive.requests.count("GET") == 1
         assert archive.requests.bytes_sent("GET") <= MAX_POINTER_BYTES + 1
+
+
+def test_a_filesystem_reads_a_pointer_past_the_bound_no_further_than_the_bound(
+    archive: EmulatedArchive,
+    bucket: str,
+    tmp_path: Path,
+    make_fs: Callable[..., ArchiveFileSystem],
+) -> None:
+    """The face's catalog view (registry, pointer, shards) reads through the store adapter
+    within the same bounds: a pointer past its bound costs one GET of at most the bound."""
+    make_tree(tmp_path / "src", 8)
+    fs3, root = s3(archive), f"{bucket}/p"
+    _bundle(tmp_path / "src", fs3, root)
+    path = f"{catalog_dir(root)}/{POINTER}"
+    pointer = json.loads(fs3.cat_file(path))
+    huge = json.dumps(pointer).encode()[:-1] + b', "pad": "' + b"x" * 2 * MAX_POINTER_BYTES + b'"}'
+    fs3.pipe_file(path, huge)
+    fs = make_fs()
+    archive.requests.clear()
+    with pytest.raises(CatalogError, match="larger than 16,777,216 bytes"):
+        fs.ls(root, detail=True)
+    assert archive.requests.count("GET", key=_pointer_key(root)) == 1
+    assert archive.requests.bytes_sent("GET") <= MAX_POINTER_BYTES + 1 + 4096  # + the registry
 
 
 def _relative_files(src: Path) -> set[str]:

@@ -9,6 +9,7 @@ first use).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from archivefs.access.resolve import Resolver
 from archivefs.access.restoring import Restoring, make_engine
 from archivefs.access.transfer import Transfers
 from archivefs.access.writes import Writes
+from archivefs.catalog.index import read_catalog_object
 from archivefs.s3compat import TargetCalls
 from archivefs.stats import ReadStats
 from archivefs.stores import make_store
@@ -93,7 +95,7 @@ def assemble(
     caches = Caches(
         fs=fs,
         dircache=dircache,
-        get_bytes=store.get_bytes,
+        get_bytes=functools.partial(read_catalog_object, store),  # within read_bound
         ttl=settings.catalog_ttl,
         strip=strip,
         parent=parent,

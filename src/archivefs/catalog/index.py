@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from archivefs.catalog import shards
+from archivefs.catalog import layout, shards
 from archivefs.catalog.table import BundleInfo, CatalogTable
 from archivefs.entries import MODIFIED_KEYS
-from archivefs.errors import CatalogConflictError, CatalogError
+from archivefs.errors import CatalogConflictError, CatalogError, ObjectNotFoundError
 from archivefs.model import StorageClass
 from archivefs.providers import PROVIDERS
 from archivefs.stores import forget_listings, remove_object
@@ -38,6 +38,8 @@ from archivefs.stores.conditional import read_versioned, write_versioned
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+
+    from archivefs.stores.base import ColdStore
 
 
 FORMAT_VERSION = 2  # sharded (format 1: one file, still read; see docs/bundles.md)
@@ -657,6 +659,34 @@ def bounded_reads(fs: Any, paths: Sequence[str], limit: int) -> list[bytes | Bas
             )
         out.append(bytes(data) if isinstance(data, bytes | bytearray) else data)
     return out
+
+
+def read_bound(path: str) -> int:
+    """The most bytes archivefs reads of the catalog object at ``path``: a shard (or a
+    format-1 catalog file) :data:`MAX_FILE_BYTES`; a pointer or a bucket's registry
+    :data:`MAX_POINTER_BYTES`."""
+    path = path.strip("/")
+    small = path.endswith(f"/{POINTER}") or path == layout.registry_path(path.split("/")[0])
+    return MAX_POINTER_BYTES if small else MAX_FILE_BYTES
+
+
+async def read_catalog_object(store: ColdStore, path: str) -> bytes:
+    """The catalog object at ``path`` (pointer, shard or registry) whole, in one ranged
+    read through the store adapter of at most :func:`read_bound` + 1 bytes: a larger one
+    is a :class:`CatalogError` and no more of it is read; a missing one is
+    :class:`ObjectNotFoundError`."""
+    limit = read_bound(path)
+    found = await store.read_tagged(path, limit=limit + 1)
+    if found is None:
+        raise ObjectNotFoundError("does not exist.", path=path, fix="check the path.")
+    if len(found.data) > limit or (found.size or 0) > limit:
+        raise CatalogError(
+            f"the catalog file is larger than {limit:,} bytes, the most archivefs reads "
+            "of one; it was not read.",
+            path=path,
+            fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
+        )
+    return found.data
 
 
 def _read_versioned_pointer(fs: Any, path: str) -> tuple[bytes, str] | None:
