@@ -4,10 +4,12 @@ markers are folders, on each provider's emulated twin."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import pytest
 
+from archivefs.cli.render import jsonable
 from archivefs.entries import ARCHIVE_KEYS
 from tests.support.providers import seed
 
@@ -99,3 +101,14 @@ def test_ls_of_a_version_needs_a_version_aware_target(provider: Provider) -> Non
     for options in ({"version_id": "2022-01-01T00:00:00.0000000Z"}, {"versions": True}):
         with pytest.raises(ValueError, match="not version aware"):
             fs.ls(f"{provider.bucket}/run", **options)
+
+
+def test_archivefs_ls_json_prints_every_targets_entries(provider: Provider) -> None:
+    """``archivefs --json ls`` prints what ``list_entries`` gives, the target's own values
+    included (adlfs's ``content_settings`` holds its MD5 as bytes)."""
+    seed(provider, {"run/a.txt": DATA}, provider.spec.hot_class)
+    fs = provider.fs()
+    (entry,) = fs.list_entries(f"{provider.bucket}/run")
+    printed = json.loads(json.dumps(jsonable(entry)))
+    assert (printed["name"], printed["size"]) == (f"{provider.bucket}/run/a.txt", len(DATA))
+    assert printed["storage_class"] == provider.spec.hot_class

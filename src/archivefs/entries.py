@@ -238,7 +238,7 @@ def version_entry(info: dict[str, Any]) -> dict[str, Any]:
     """The target's info of one object version (``VersionId`` and all), with the
     provider-neutral class fields every entry has."""
     entry = dict(info)
-    storage_class = StorageClass.parse(entry.get("StorageClass"))
+    storage_class = StorageClass.parse(class_name_of(entry))
     entry.setdefault("storage_class", storage_class.value)
     entry.setdefault("provider", storage_class.provider)
     entry.setdefault("access", storage_class.access.value)
@@ -259,12 +259,24 @@ def directory_entry(path: str, size: int | None = 0) -> dict[str, Any]:
 # reads take as a precondition; s3fs ``ETag``; adlfs, ocifs ``etag``) and when the object
 # was last written (s3fs, adlfs, gcsfs, gcsfs's resource, ocifs)
 ETAG_KEYS = ("generation", "ETag", "etag")
+# the storage class: archivefs's key first, then s3fs's, gcsfs's, ocifs's (adlfs's
+# entries name no tier)
+CLASS_KEYS = ("storage_class", "StorageClass", "storageClass", "storageTier")
 MODIFIED_KEYS = ("LastModified", "mtime", "last_modified", "updated", "timeModified")
 
 
 def etag_of(entry: Mapping[str, Any]) -> str | None:
     """The ETag (or GCS generation) an entry of any target carries, ``None`` without one."""
     for key in ETAG_KEYS:
+        value = entry.get(key)
+        if value:
+            return str(value)
+    return None
+
+
+def class_name_of(entry: Mapping[str, Any]) -> str | None:
+    """The storage class an entry of any target names (as spelt there), ``None`` if none."""
+    for key in CLASS_KEYS:
         value = entry.get(key)
         if value:
             return str(value)

@@ -44,7 +44,7 @@ from archivefs.catalog.registry import change_registry, parse_registry
 from archivefs.catalog.sources import list_sources
 from archivefs.catalog.table import BundleInfo
 from archivefs.catalog.workdir import clean_stale, temporary_bundle, work_dir
-from archivefs.entries import etag_of
+from archivefs.entries import class_name_of, etag_of
 from archivefs.errors import ArchiveError, BundleError, CatalogConflictError, CatalogError
 from archivefs.model import StorageClass
 from archivefs.pricing import load_price_sheet
@@ -268,15 +268,7 @@ def _recorded_bundle(
 def _uploaded_bundles(fs: Any, root: str) -> dict[str, tuple[int | None, str]]:
     """Every bundle object under ``root`` (one listing): key -> (size, storage class)."""
     return {
-        key: (
-            int(info["size"]),
-            str(
-                info.get("StorageClass")
-                or info.get("storage_class")
-                or info.get("storageTier")
-                or "STANDARD"
-            ),
-        )
+        key: (int(info["size"]), class_name_of(info) or "STANDARD")
         for key, info in _listed_bundles(fs, root).items()
     }
 
@@ -744,7 +736,7 @@ def rebuild_catalog(fs: Any, root: str) -> Catalog:
             ) from error
         entries = read_entries(_sliced(data), len(data), bundle=key)
         entries = verify_bundle_bytes(data, entries, bundle=key)
-        klass = StorageClass.parse(info.get("StorageClass") or info.get("storage_class"))
+        klass = StorageClass.parse(class_name_of(info))
         bundle = BundleInfo(
             key=key,
             size=size,

@@ -246,7 +246,23 @@ def echo_break_even(point: Any, indent: str = "", *, tib: bool = False) -> None:
 
 
 def jsonable(entry: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for key, value in entry.items():
-        out[key] = value.isoformat() if hasattr(value, "isoformat") else value
-    return out
+    """An entry as JSON takes it: the target's own values too (adlfs's
+    ``content_settings`` mapping with its MD5 bytes, times) made plain."""
+    return {str(key): _plain(value) for key, value in entry.items()}
+
+
+def _plain(value: Any) -> Any:
+    import base64
+    from collections.abc import Mapping
+
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode()  # as Azure shows Content-MD5
+    if isinstance(value, Mapping) or hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_plain(v) for v in value]
+    return str(value)
