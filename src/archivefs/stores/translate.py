@@ -85,6 +85,12 @@ longer has: S3's ``PreconditionFailed`` (the GCS adapter gives a failed
 ``IfMatchFailed``."""
 
 
+CUSTOMER_KEY_MISSING_CODES = frozenset({"InvalidRequest", "400"})
+"""What S3 answers a read of an object encrypted with a customer key (SSE-C) that
+carries no key: GetObject ``400 InvalidRequest``, HeadObject a bare ``400`` (no body).
+A GET or HEAD has no tier or days to be wrong, so on a read these codes mean that."""
+
+
 def is_precondition_failed(error: BaseException) -> bool:
     """A read or write pinned to an ETag failed because the object has another ETag now."""
     return s3_error_code(error) in PRECONDITION_FAILED_CODES
@@ -239,6 +245,14 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
             "no such object.",
             path=path,
             fix="check the path; list its parent directory with fs.ls() to see what exists.",
+        )
+    if code in CUSTOMER_KEY_MISSING_CODES and action in ("read", "inspect"):
+        return AccessDeniedError(
+            f"the object is encrypted with a customer key (SSE-C) and the request to {action} "
+            f"it carried none (the store answered {code}).",
+            path=path,
+            fix="pass the key in the options: target_options={'s3_additional_kwargs': "
+            "{'SSECustomerAlgorithm': 'AES256', 'SSECustomerKey': <the 32-byte key>}}.",
         )
     if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
         return AccessDeniedError(
