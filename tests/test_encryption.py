@@ -9,11 +9,14 @@ of an SSE-C object without its key as S3 does, see docs/testing.md), and on rado
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from click.testing import CliRunner
 
+from archivefs.cli import main
 from archivefs.errors import AccessDeniedError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import RestoreState
@@ -28,7 +31,7 @@ CUSTOMER_KEY = hashlib.sha256(b"archivefs test customer key").digest()  # 32 byt
 SSE_C = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": CUSTOMER_KEY}
 SSE_S3 = {"ServerSideEncryption": "AES256"}
 SSE_KMS = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": "alias/archivefs-test"}
-MISSING_KEY = r"encrypted with a customer key \(SSE-C\).*SSECustomerKey"
+MISSING_KEY = r"encrypted with a customer key \(SSE-C\).*SSECustomerKey.*--storage-options"
 
 
 def with_key(make: Callable[..., ArchiveFileSystem], options: dict[str, Any]) -> ArchiveFileSystem:
@@ -63,6 +66,7 @@ def test_sse_c_objects_list_probe_restore_and_read_with_the_key_given_once(
     bucket: str,
     make_fs: Callable[..., ArchiveFileSystem],
     s3_storage_options: dict[str, Any],
+    tmp_path: Path,
 ) -> None:
     """Every HEAD and GET carries the key (the server refuses any that does not)."""
     put(archive, bucket, "d/hot.bin", b"hot and encrypted", **SSE_C)
@@ -79,6 +83,9 @@ def test_sse_c_objects_list_probe_restore_and_read_with_the_key_given_once(
     fs.restore([f"{bucket}/d/cold.bin"])
     assert archive.requests.count("RestoreObject") == 1
     assert fs.cat(f"{bucket}/d/cold.bin") == b"cold and encrypted"
+    fs.get(f"{bucket}/d/", str(tmp_path / "got"), recursive=True)
+    assert (tmp_path / "got" / "hot.bin").read_bytes() == b"hot and encrypted"
+    assert (tmp_path / "got" / "cold.bin").read_bytes() == b"cold and encrypted"
     assert CUSTOMER_KEY not in pickle.dumps(fs)  # withheld from pickles (stores/credentials.py)
     assert CUSTOMER_KEY.hex() not in repr(fs.storage_options)
 
@@ -104,6 +111,29 @@ def test_an_sse_c_object_read_without_its_key_says_so(
     with pytest.raises(AccessDeniedError, match=MISSING_KEY):
         listed.cat(f"{bucket}/c.bin")
     assert archive.requests.counts() == {"GET": 1}  # the GET alone, no HEAD before it
+
+
+def test_the_command_line_takes_the_key_in_storage_options_and_never_prints_it(
+    archive: EmulatedArchive, bucket: str, s3_storage_options: dict[str, Any], tmp_path: Path
+) -> None:
+    """``prefetch --to`` reads with the key from ``--storage-options``; without it, the
+    command fails with the same words (exit 1), and neither run prints the key."""
+    key = "archivefs-test-key-of-32-bytes!!"  # a str key: botocore encodes it
+    put(archive, bucket, "c/x.bin", b"secret", **{**SSE_C, "SSECustomerKey": key.encode()})
+    keyed = {**s3_storage_options, "s3_additional_kwargs": {**SSE_C, "SSECustomerKey": key}}
+
+    def run(options: dict[str, Any], target: Path) -> Any:
+        args = ["--storage-options", json.dumps(options), "--journal", str(tmp_path / "j")]
+        args += ["prefetch", f"s3://{bucket}/c/", "--to", str(target)]
+        return CliRunner().invoke(main, args)
+
+    done = run(keyed, tmp_path / "keyed")
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "keyed" / bucket / "c" / "x.bin").read_bytes() == b"secret"
+    refused = run(s3_storage_options, tmp_path / "bare")
+    assert refused.exit_code == 1, refused.output
+    assert "encrypted with a customer key (SSE-C)" in refused.output
+    assert key not in done.output + refused.output
 
 
 @pytest.mark.parametrize("encryption", [SSE_S3, SSE_KMS], ids=["sse-s3", "sse-kms"])

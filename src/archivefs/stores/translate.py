@@ -251,14 +251,16 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
             f"the object is encrypted with a customer key (SSE-C) and the request to {action} "
             f"it carried none (the store answered {code}).",
             path=path,
-            fix="pass the key in the options: target_options={'s3_additional_kwargs': "
-            "{'SSECustomerAlgorithm': 'AES256', 'SSECustomerKey': <the 32-byte key>}}.",
+            fix="pass the key in the cold store's options, s3_additional_kwargs="
+            "{'SSECustomerAlgorithm': 'AES256', 'SSECustomerKey': <the 32-byte key>} "
+            "(Python: in target_options; the command line: in --storage-options).",
         )
     if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
         return AccessDeniedError(
             f"the store refused to {action} this object ({code}).",
             path=path,
-            fix="check the credentials and the bucket policy (s3:GetObject, s3:RestoreObject).",
+            fix="check the credentials and the bucket policy (s3:GetObject, s3:RestoreObject); "
+            "for an object encrypted with a customer key (SSE-C), check the key.",
         )
     if code in ("InvalidArgument", "MalformedXML", "InvalidRequest"):
         return InvalidRestoreRequestError(
