@@ -8,8 +8,10 @@ of an SSE-C object without its key as S3 does, see docs/testing.md), and on rado
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import logging
 import pickle
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +89,7 @@ def test_sse_c_objects_list_probe_restore_and_read_with_the_key_given_once(
     assert (tmp_path / "got" / "hot.bin").read_bytes() == b"hot and encrypted"
     assert (tmp_path / "got" / "cold.bin").read_bytes() == b"cold and encrypted"
     assert CUSTOMER_KEY not in pickle.dumps(fs)  # withheld from pickles (stores/credentials.py)
-    assert CUSTOMER_KEY.hex() not in repr(fs.storage_options)
+    assert "SSECustomerKey" not in fs.to_json()  # and from JSON
 
 
 def test_an_sse_c_object_read_without_its_key_says_so(
@@ -111,6 +113,23 @@ def test_an_sse_c_object_read_without_its_key_says_so(
     with pytest.raises(AccessDeniedError, match=MISSING_KEY):
         listed.cat(f"{bucket}/c.bin")
     assert archive.requests.counts() == {"GET": 1}  # the GET alone, no HEAD before it
+
+
+def test_the_key_never_reaches_the_debug_logs(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Callable[..., ArchiveFileSystem],
+    s3_storage_options: dict[str, Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """botocore logs each request's headers at DEBUG: the key's header is scrubbed
+    (its MD5, which S3 sends back in every answer, is not a secret)."""
+    put(archive, bucket, "c.bin", b"secret", **SSE_C)
+    with caplog.at_level(logging.DEBUG):
+        assert with_key(make_fs, s3_storage_options).cat(f"{bucket}/c.bin") == b"secret"
+    assert "x-amz-server-side-encryption-customer-key': '***'" in caplog.text  # it was logged
+    for shown in (base64.b64encode(CUSTOMER_KEY).decode(), repr(CUSTOMER_KEY)[2:-1]):
+        assert shown not in caplog.text
 
 
 def test_the_command_line_takes_the_key_in_storage_options_and_never_prints_it(
