@@ -15,9 +15,12 @@ import logging
 import pickle
 from typing import TYPE_CHECKING, Any
 
+import fsspec
 import pytest
+import s3fs
 from click.testing import CliRunner
 
+from archivefs.catalog.writer import bundle_tree
 from archivefs.cli import main
 from archivefs.errors import AccessDeniedError
 from archivefs.filesystem import ArchiveFileSystem
@@ -113,6 +116,36 @@ def test_an_sse_c_object_read_without_its_key_says_so(
     with pytest.raises(AccessDeniedError, match=MISSING_KEY):
         listed.cat(f"{bucket}/c.bin")
     assert archive.requests.counts() == {"GET": 1}  # the GET alone, no HEAD before it
+
+
+def test_bundles_written_with_the_key_are_encrypted_and_read_with_it(
+    archive: EmulatedArchive,
+    bucket: str,
+    make_fs: Callable[..., ArchiveFileSystem],
+    s3_storage_options: dict[str, Any],
+    tmp_path: Path,
+) -> None:
+    """Bundling through an s3fs that holds the key writes the bundle and the catalog
+    with it (a reader without the key is refused); members list, restore and read
+    through the filesystem given the same key once."""
+    (tmp_path / "src" / "a").mkdir(parents=True)
+    for i in range(3):
+        (tmp_path / "src" / "a" / f"f{i}").write_bytes(bytes([i]) * 100)
+    keyed = s3fs.S3FileSystem(
+        skip_instance_cache=True, s3_additional_kwargs=SSE_C, **s3_storage_options
+    )
+    local = fsspec.filesystem("file")
+    bundle_tree(local, str(tmp_path / "src"), keyed, f"{bucket}/packed", storage_class="GLACIER")
+    (bundle,) = keyed.find(f"{bucket}/packed/.archivefs/bundles")
+    with pytest.raises(AccessDeniedError, match=MISSING_KEY):
+        make_fs().info(bundle)
+    fs = with_key(make_fs, s3_storage_options)
+    members = [f"{bucket}/packed/a/f{i}" for i in range(3)]
+    assert fs.ls(f"{bucket}/packed/a", detail=False) == members
+    archive.requests.clear()
+    fs.restore([members[1]])
+    assert archive.requests.count("RestoreObject") == 1  # the one bundle
+    assert fs.cat(members[1]) == bytes([1]) * 100
 
 
 def test_the_key_never_reaches_the_debug_logs(
