@@ -85,6 +85,12 @@ longer has: S3's ``PreconditionFailed`` (the GCS adapter gives a failed
 ``IfMatchFailed``."""
 
 
+CUSTOMER_KEY_MISSING_CODES = frozenset({"InvalidRequest", "400"})
+"""What S3 answers a read of an object encrypted with a customer key (SSE-C) that
+carries no key: GetObject ``400 InvalidRequest``, HeadObject a bare ``400`` (no body).
+A GET or HEAD has no tier or days to be wrong, so on a read these codes mean that."""
+
+
 def is_precondition_failed(error: BaseException) -> bool:
     """A read or write pinned to an ETag failed because the object has another ETag now."""
     return s3_error_code(error) in PRECONDITION_FAILED_CODES
@@ -240,11 +246,21 @@ def translate(error: BaseException, path: str, *, action: str = "access") -> Bas
             path=path,
             fix="check the path; list its parent directory with fs.ls() to see what exists.",
         )
+    if code in CUSTOMER_KEY_MISSING_CODES and action in ("read", "inspect"):
+        return AccessDeniedError(
+            f"the object is encrypted with a customer key (SSE-C) and the request to {action} "
+            f"it carried none (the store answered {code}).",
+            path=path,
+            fix="pass the key in the cold store's options, s3_additional_kwargs="
+            "{'SSECustomerAlgorithm': 'AES256', 'SSECustomerKey': <the 32-byte key>} "
+            "(Python: in target_options; the command line: in --storage-options).",
+        )
     if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
         return AccessDeniedError(
             f"the store refused to {action} this object ({code}).",
             path=path,
-            fix="check the credentials and the bucket policy (s3:GetObject, s3:RestoreObject).",
+            fix="check the credentials and the bucket policy (s3:GetObject, s3:RestoreObject); "
+            "for an object encrypted with a customer key (SSE-C), check the key.",
         )
     if code in ("InvalidArgument", "MalformedXML", "InvalidRequest"):
         return InvalidRestoreRequestError(

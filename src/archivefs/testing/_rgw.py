@@ -10,7 +10,8 @@ Facts about radosgw (Ceph 16) that tests rely on: it refuses a storage class
 it does not know (``400 InvalidStorageClass``) until the zone group placement
 names it; :data:`STORAGE_CLASSES` are configured, so a ``GLACIER`` object is
 stored, reported as ``GLACIER`` and read at once; ``RestoreObject`` answers
-``501 NotImplemented``; listings carry no ``RestoreStatus``. Every S3 request
+``501 NotImplemented``; listings carry no ``RestoreStatus``; SSE-C is served over
+plain HTTP (``rgw crypt require ssl = false``: the test cluster has no TLS). Every S3 request
 it answers is written to its ops log (``rgw_ops_log_file_path``), which
 :attr:`LocalRGW.requests` counts.
 
@@ -434,6 +435,7 @@ rgw enable ops log = true
 ms mon client mode = crc
 rgw ops log rados = false
 rgw ops log file path = {root}/log/ops.log
+rgw crypt require ssl = false
 """
 
 

@@ -42,6 +42,12 @@ restore's completion. What it lacks, and why each piece of this shim exists:
   objects seeded into ``ARCHIVE_ACCESS``/``DEEP_ARCHIVE_ACCESS``, reports it
   in ``x-amz-archive-status``, refuses their GETs, and restores them (no
   ``Days``: the object returns to the frequent tier for good).
+* **Customer keys (SSE-C).** moto 5.2.5 ignores the
+  ``x-amz-server-side-encryption-customer-*`` headers: it stores the object in clear and
+  serves it to anyone. The shim remembers the key's MD5 of every single-request PUT that
+  carried one and answers a GET or HEAD of that object as S3 does: ``400`` without the
+  key (``InvalidRequest``; HEAD has no body), ``403 AccessDenied`` with another key.
+  Multipart uploads and copies with customer keys are not emulated.
 
 The state of objects lives in moto's in-process backend (``s3_backends``):
 the shim looks keys up there, because moto offers no HTTP API to change a
@@ -81,6 +87,7 @@ _CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.DOTALL)
 _KEY = re.compile(rb"<Key>(.*?)</Key>", re.DOTALL)
 
 Response = tuple[str, list[tuple[str, str]], bytes]
+_CUSTOMER_KEY_MD5 = "HTTP_X_AMZ_SERVER_SIDE_ENCRYPTION_CUSTOMER_KEY_MD5"
 
 
 @dataclass(slots=True)
@@ -153,6 +160,7 @@ class ArchiveShim:
         self._region = region
         self._lock = threading.RLock()
         self._tracked: dict[tuple[str, str], _Tracked] = {}
+        self._customer_keys: dict[tuple[str, str], str] = {}  # SSE-C objects: key MD5
         self.seconds_per_day = seconds_per_day
         self.restore_status_in_listings = restore_status_in_listings
         self.restore_windows = restore_windows
@@ -163,6 +171,7 @@ class ArchiveShim:
         """Forget every emulated state (call together with moto's reset)."""
         with self._lock:
             self._tracked.clear()
+            self._customer_keys.clear()
 
     def set_archive_access(self, bucket: str, key: str, tier: str) -> None:
         """Put an existing Intelligent-Tiering object into an archive access tier."""
@@ -221,6 +230,11 @@ class ArchiveShim:
                 return self._respond(start_response, call(self._app, environ))
         if request.key is None:
             return self._app(environ, start_response)
+        if request.op == "PUT" and self._customer_key_changes(request, environ):
+            return self._respond(start_response, self._put(request.bucket, request.key, environ))
+        refused = self._customer_key_refusal(request, environ)
+        if refused is not None:
+            return self._respond(start_response, refused)
         now = time.time()
         with self._lock:
             tracked = self._sync(request.bucket, request.key, now)
@@ -240,6 +254,52 @@ class ArchiveShim:
                     headers.append(("x-amz-restore", 'ongoing-request="true"'))
             return self._respond(start_response, (status, headers, body))
         return self._app(environ, start_response)
+
+    # -- customer keys (SSE-C) -----------------------------------------------------------
+
+    def _customer_key_changes(self, request: S3Request, environ: WSGIEnvironment) -> bool:
+        """Whether a PUT writes with a customer key, or over an object written with one."""
+        with self._lock:
+            known = (str(request.bucket), str(request.key)) in self._customer_keys
+        return known or _CUSTOMER_KEY_MD5 in environ
+
+    def _put(self, bucket: str, key: str, environ: WSGIEnvironment) -> Response:
+        """moto's PUT, remembering whether the object was written with a customer key."""
+        md5 = environ.get(_CUSTOMER_KEY_MD5)
+        response = call(self._app, environ)
+        if response[0].startswith("200"):
+            with self._lock:
+                if md5:
+                    self._customer_keys[(bucket, key)] = str(md5)
+                else:
+                    self._customer_keys.pop((bucket, key), None)
+        return response
+
+    def _customer_key_refusal(
+        self, request: S3Request, environ: WSGIEnvironment
+    ) -> Response | None:
+        """S3's answer to a GET or HEAD of an SSE-C object without its key (or with another)."""
+        if request.op not in ("GET", "HEAD") or request.key is None:
+            return None
+        with self._lock:
+            stored = self._customer_keys.get((str(request.bucket), request.key))
+        given = environ.get(_CUSTOMER_KEY_MD5)
+        if stored is None or given == stored:
+            return None
+        resource = f"/{request.bucket}/{request.key}"
+        if given is None:
+            message = (
+                "The object was stored using a form of Server Side Encryption. "
+                "The correct parameters must be provided to retrieve the object."
+            )
+            status, headers, body = error_response(400, "InvalidRequest", message, resource)
+        else:
+            status, headers, body = error_response(403, "AccessDenied", "Access Denied", resource)
+        if request.op == "HEAD":  # S3 answers HEAD with the status alone
+            headers = [(n, v) for n, v in headers if n != "Content-Length"]
+            headers.append(("Content-Length", "0"))
+            body = b""
+        return status, headers, body
 
     # -- restore -------------------------------------------------------------------------
 
