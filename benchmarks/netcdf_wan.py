@@ -3,7 +3,8 @@
 The S3 endpoint is reached through :class:`~benchmarks._shaping_proxy.ShapingProxy`
 (10 ms added each way, each connection capped at 40 MB/s), with the emulator's
 own per-request latency off. Each sample opens the file (``fs.open``) and reads
-it with xarray (``engine="h5netcdf"``): the whole variable, and one time step.
+it with xarray (``engine="h5netcdf"``): the whole variable, one time step, and the
+whole variable again with the clients' caches dropped first (:data:`NO_LISTING`).
 archivefs reads with its defaults (``archivefs.readahead``); s3fs with its own
 (``cache_type="readahead"``, 50 MiB blocks). Both filesystems list the bucket
 once before sampling, so neither sends a HEAD for the size. GETs and bytes are
@@ -48,7 +49,12 @@ BUCKET = "netcdf-wan"
 PATTERNS: dict[str, Any] = {
     "whole variable": lambda steps: {},
     "one time step": lambda steps: {"time": steps // 2},
+    "whole variable, no listing": lambda steps: {},
 }
+NO_LISTING = {"whole variable, no listing"}
+"""Patterns read the simple way (issue 49.4): each client's caches dropped before
+``fs.open``, so the open pays what a first open pays (the HEAD for the size; archivefs
+its catalog lookup), as a user who opens a file without listing first."""
 TIME_TARGET = 1.2  # whole variable: at most this times s3fs's time
 BYTES_TARGET = 1.5  # one time step: at most this times the bytes needed
 
@@ -86,9 +92,12 @@ def _read(
     fs: Any,
     name: str,
     selection: dict[str, Any],
+    listed: bool = True,
 ) -> dict[str, float]:
     import xarray as xr
 
+    if not listed:
+        fs.invalidate_cache()
     archive.requests.clear()
     proxy.reset()
     start = time.perf_counter()
@@ -174,7 +183,14 @@ def _sample_on(server: Any, files: dict[str, tuple[int, int]], size: str) -> dic
                 out: dict[str, float] = {}
                 for name, (steps, _) in files.items():
                     for pattern, selection in PATTERNS.items():
-                        cell = _read(server, proxy, clients[client], name, selection(steps))
+                        cell = _read(
+                            server,
+                            proxy,
+                            clients[client],
+                            name,
+                            selection(steps),
+                            listed=pattern not in NO_LISTING,
+                        )
                         for metric, value in cell.items():
                             out[f"{name}/{pattern}/{metric}"] = value
                 return out
@@ -214,7 +230,7 @@ def _result(
             rows.append(row)
 
     def verdict(row: dict[str, Any]) -> str:
-        if row["pattern"] == "whole variable":
+        if row["pattern"].startswith("whole variable"):
             ok = row["time_ratio"] <= TIME_TARGET
             return f"{row['time_ratio']:.2f}x s3fs's time ({'met' if ok else 'missed'})"
         amp = row["archivefs_amplification"]
@@ -288,8 +304,8 @@ def render(data: dict[str, Any]) -> dict[str, str]:
     def verdict(ok: bool) -> str:
         return "met" if ok else "**missed**"
 
-    whole = [r for r in data["archivefs"]["rows"] if r["pattern"] == "whole variable"]
-    step = [r for r in data["archivefs"]["rows"] if r["pattern"] != "whole variable"]
+    whole = [r for r in data["archivefs"]["rows"] if r["pattern"].startswith("whole variable")]
+    step = [r for r in data["archivefs"]["rows"] if not r["pattern"].startswith("whole variable")]
     worst_time = max(r["time_ratio"] for r in whole)
     worst_bytes = max(r["archivefs_amplification"] for r in step)
     lines += [

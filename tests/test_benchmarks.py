@@ -153,12 +153,17 @@ def _netcdf_wan(wan: dict[str, Any]) -> None:
     assert [(r["file"], r["pattern"]) for r in rows] == [
         ("small", "whole variable"),
         ("small", "one time step"),
+        ("small", "whole variable, no listing"),
     ]
-    for row in rows:  # counted at the server; the file is in the listing, so no HEAD
+    for row in rows[:2]:  # counted at the server; the file is in the listing, so no HEAD
         assert row["archivefs_HEAD"] == row["s3fs_default_HEAD"] == 0
         assert row["s3fs_default_GET"] == 1  # its first 50 MiB block holds the whole file
         assert row["archivefs_GET"] == 1  # at most 1 MiB (archivefs.readahead.WHOLE_FILE)
         assert row["archivefs_bytes"] == row["s3fs_default_bytes"] == row["file_bytes"]
+    cold = rows[2]  # caches dropped: each sends the HEAD; archivefs looks for a catalog
+    assert cold["archivefs_HEAD"] == cold["s3fs_default_HEAD"] == 1
+    assert cold["s3fs_default_GET"] == 1
+    assert cold["archivefs_GET"] == 2  # the catalog lookup (404), then the whole file
 
 
 def _mount(mount: dict[str, Any]) -> None:

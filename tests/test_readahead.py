@@ -142,3 +142,20 @@ def test_a_random_read_in_the_middle_of_a_run_keeps_the_runs_readahead() -> None
     for i in range(2, 10):  # the run goes on from its readahead: no request
         cache._fetch(BLOCK + i * chunk, BLOCK + (i + 1) * chunk)
     assert len(calls) == before == 3
+
+
+def test_in_a_file_of_at_most_run_to_end_the_first_block_starts_a_run() -> None:
+    """The first chunk after the headers (a whole variable) reads the rest of the file;
+    in a larger file it stays an exact random read."""
+    cache, calls, _ = _cache(RUN_TO_END)
+    cache._fetch(0, 100)
+    cache._fetch(BLOCK, BLOCK + 65_536)
+    assert calls == [(0, BLOCK), (BLOCK, RUN_TO_END)]
+    large, calls, _ = _cache(RUN_TO_END + 1)
+    large._fetch(0, 100)
+    large._fetch(BLOCK, BLOCK + 65_536)
+    assert calls == [(0, BLOCK), (BLOCK, BLOCK + 65_536)]
+    jump, calls, _ = _cache(RUN_TO_END)  # a read further on (one time step): exact
+    jump._fetch(0, 100)
+    jump._fetch(4_000_000, 4_065_536)
+    assert calls == [(0, BLOCK), (4_000_000, 4_065_536)]

@@ -8,7 +8,10 @@ random reads, and readahead that grows along forward runs, fetched in parts at o
 - A read that starts where an earlier one ended (a run of chunks: a whole
   variable, or a point time series, which reads every chunk) fetches ahead
   :data:`GROWTH` times the previous fetch, up to :data:`MAX_AHEAD`; in a file of
-  at most :data:`RUN_TO_END` bytes, the rest of the file. A run of n bytes takes
+  at most :data:`RUN_TO_END` bytes, the rest of the file, and there a read that
+  starts where the first block ended (the first chunk after the headers) already
+  continues a run, so a whole variable's first chunk is not a round trip of its
+  own. A run of n bytes takes
   about 1 + log16(n / chunk) + n / 64 MiB rounds instead of one request per chunk.
 - A readahead of at least two :data:`PART` goes out as up to :data:`PARTS` ranged
   reads at once when the file gives a ``fetch_ranges`` (one stream over a
@@ -119,6 +122,8 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         continued = next(  # the one this read continues: it starts inside or just past it
             (b for b in self.buffers if b.start <= start <= b.stop + RUN_GAP), None
         )
+        if continued is None and self._continues_first_block(start):
+            continued = _Buffer(self.blocksize, b"", fetched=self.blocksize)
         if continued is None:  # a random read: exactly what is asked
             buffer = _Buffer(start, self._get(start, end), fetched=end - start)
         else:
@@ -134,6 +139,13 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
             buffer.start, buffer.fetched = start, len(buffer.data) - len(kept)
         self._use(buffer)
         return buffer.data[: end - start]
+
+    def _continues_first_block(self, start: int) -> bool:
+        """Whether a read from ``start`` runs on from the first block in a file of at most
+        :data:`RUN_TO_END` bytes (the first chunk after the headers: a whole variable)."""
+        return self.first is not None and (
+            self.size <= RUN_TO_END and self.blocksize <= start <= self.blocksize + RUN_GAP
+        )
 
     def _use(self, buffer: _Buffer) -> None:
         """``buffer`` becomes the most recently used; the least recently used beyond
