@@ -189,7 +189,9 @@ def test_adapter_options_and_tiers_are_checked_before_any_request(
         make_oci(store_options={"retry": {"tries": 3}})
     with pytest.raises(ValueError, match=r"'batch_size' is not an option of the oracle adapter"):
         make_oci(store_options={"batch_size": 10})
-    with pytest.raises(InvalidRestoreRequestError, match="no restore speed"):
+    with pytest.raises(
+        InvalidRestoreRequestError, match="has one restore speed, 'Standard'; not 'Bulk'"
+    ):
         make_oci(tier="Bulk")
     assert oracle_archive.requests.counts() == {}
 

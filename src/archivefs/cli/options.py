@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from archivefs.pricing.sizes import MAX_AMOUNT, MAX_BYTES
 from archivefs.providers import PROVIDERS
 
 if TYPE_CHECKING:
@@ -23,6 +22,8 @@ class _Count(click.types.IntParamType):
     """A whole number from 0 to ``MAX_BYTES`` (shown as INTEGER, as click's own)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from archivefs.pricing.sizes import MAX_BYTES  # on use: `ls` imports no pricing
+
         number = super().convert(value, param, ctx)
         if not 0 <= number <= MAX_BYTES:
             self.fail(f"{value!r} is not a whole number from 0 to 2^80.", param, ctx)
@@ -37,6 +38,8 @@ class _Amount(click.types.FloatParamType):
     """A finite number from 0 to ``MAX_AMOUNT`` (click's FLOAT takes ``inf`` and ``nan``)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from archivefs.pricing.sizes import MAX_AMOUNT  # on use: `ls` imports no pricing
+
         number = super().convert(value, param, ctx)
         if not (math.isfinite(number) and 0 <= number <= MAX_AMOUNT):
             self.fail(f"{value!r} is not a finite number from 0 to {MAX_AMOUNT:g}.", param, ctx)

@@ -165,9 +165,8 @@ class ArchiveWorkload(_Strict):
                 raise FieldError(
                     f"{field}.classes",
                     f"placement {placement.name!r} holds {format_size(sum(held.values()))} "
-                    f"(classes plus on_premises), not {copies}; make its shares add up to "
-                    "that, or, if it keeps the data more than once (a full copy on premises "
-                    "and one in the cloud), give copies: N",
+                    f"(classes plus on_premises), not {copies}; give copies: N if it keeps "
+                    "the data N times (on premises and in the cloud), else fix its shares",
                 )
             split = placement.downloads_per_year
             if split is not None:
