@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archivefs.access.synced import MANIFEST
 from benchmarks._common import ROOT, SAMPLES, Result, bundle_files, medians, ratio, sample, spread
 from benchmarks._shaping_proxy import ShapingProxy
 
@@ -183,8 +184,10 @@ def _run_command(
 
 
 def _downloaded(dest: str) -> tuple[int, int]:
-    """Files and bytes under ``dest``."""
-    files = [p for p in Path(dest).rglob("*") if p.is_file()]
+    """Files and bytes under ``dest``, but for the manifest ``prefetch --to`` keeps there
+    (what it wrote, so that a second run skips unchanged files): bookkeeping, not data."""
+    manifest = Path(dest) / MANIFEST
+    files = [p for p in Path(dest).rglob("*") if p.is_file() and p != manifest]
     return len(files), sum(p.stat().st_size for p in files)
 
 

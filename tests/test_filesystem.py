@@ -549,6 +549,13 @@ def test_promote_into_another_bucket_is_a_server_side_copy(
 # -- line reads: no backwards range at the end of a file --------------------------------------
 
 
+def _catalog_read(key: str | None) -> bool:
+    """A read of the registry or of a catalog's pointer or shards: since the catalog view
+    reads them within read_bound, a ranged GET too, but no read of the file's bytes."""
+    path = f"/{key or ''}"
+    return path.endswith("/.archivefs/catalogs.json") or "/.archivefs/catalog/" in path
+
+
 def _lines_read_without_416(archive: EmulatedArchive, fs: ArchiveFileSystem, path: str) -> None:
     archive.requests.clear()
     with fs.open(path) as handle:
@@ -557,7 +564,7 @@ def _lines_read_without_416(archive: EmulatedArchive, fs: ArchiveFileSystem, pat
         assert handle.readline() == b""
     assert b"".join(lines) == LINES
     assert [line.endswith(b"\n") for line in lines] == [True, True, True]
-    gets = archive.requests.records
+    gets = [r for r in archive.requests.records if not _catalog_read(r.key)]
     assert [r.status for r in gets if r.op == "GET" and r.range] == [206]  # one ranged GET
     assert archive.requests.count("GET", status=416) == 0
 

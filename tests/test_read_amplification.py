@@ -268,7 +268,11 @@ def test_a_whole_variable_of_a_small_netcdf_file_read_the_simple_way(
     with fs.open(f"{bucket}/small.nc") as f:
         loaded = xr.open_dataset(f, engine="h5netcdf")["t"].load()
     assert loaded.shape == (120, 128, 128)
-    ranged = [_span(r.range) for r in archive.requests.records if r.op == "GET" and r.range]
+    ranged = [
+        _span(r.range)
+        for r in archive.requests.records
+        if r.op == "GET" and r.range and r.key == "small.nc"  # not the registry's ranged GET
+    ]
     block = fs.read_block_size
     parts = min(PARTS, (len(data) - block) // PART)
     assert len(ranged) == 1 + 1 + parts == 9  # s3fs's defaults: 1 (one 50 MiB block)
