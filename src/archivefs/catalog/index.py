@@ -676,17 +676,26 @@ async def read_catalog_object(store: ColdStore, path: str) -> bytes:
     is a :class:`CatalogError` and no more of it is read; a missing one is
     :class:`ObjectNotFoundError`."""
     limit = read_bound(path)
-    found = await store.read_tagged(path, limit=limit + 1)
-    if found is None:
-        raise ObjectNotFoundError("does not exist.", path=path, fix="check the path.")
-    if len(found.data) > limit or (found.size or 0) > limit:
+    try:
+        # one ranged GET on every provider (read_tagged is two on GCS: objects.get, then
+        # the bytes; a filesystem's first look for a registry must be one request)
+        read = await store.get_range(path, 0, limit + 1)
+        data, size = read.data, read.total_size
+    except FileNotFoundError as error:
+        raise ObjectNotFoundError("does not exist.", path=path, fix="check the path.") from error
+    except Exception:  # e.g. S3's InvalidRange of an empty object: read_tagged copes
+        found = await store.read_tagged(path, limit=limit + 1)
+        if found is None:
+            raise ObjectNotFoundError("does not exist.", path=path, fix="check the path.") from None
+        data, size = found.data, found.size
+    if len(data) > limit or (size or 0) > limit:
         raise CatalogError(
             f"the catalog file is larger than {limit:,} bytes, the most archivefs reads "
             "of one; it was not read.",
             path=path,
             fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
         )
-    return found.data
+    return data
 
 
 def _read_versioned_pointer(fs: Any, path: str) -> tuple[bytes, str] | None:
