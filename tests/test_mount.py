@@ -256,8 +256,11 @@ def test_python_context_manager_mounts_in_a_thread(
     archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
     """``archivefs.mount(...)`` serves the tree from a thread of this process for the block
-    and unmounts at its end."""
+    and unmounts at its end, leaving the process's signal dispositions as they were
+    (libfuse set SIGPIPE to SIG_DFL after its loop: the next write to a closed socket
+    killed the process, an xdist worker in this suite)."""
     files = seed(archive, bucket)
+    ignored_before = _ignored_signals()
     root = tmp_path / "mnt"
     root.mkdir()
     with archivefs.mount(
@@ -268,6 +271,17 @@ def test_python_context_manager_mounts_in_a_thread(
         assert (mounted / "b.bin").read_bytes() == files["data/b.bin"]
         assert os.stat(mounted / "sub/c.txt").st_size == 6
     assert not os.path.ismount(root)
+    assert _ignored_signals() == ignored_before
+    assert signal.SIGPIPE in ignored_before  # Python ignores it; libfuse must not undo that
+
+
+def _ignored_signals() -> set[int]:
+    """The signals this process ignores, as the kernel has them (/proc: SigIgn)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            mask = int(line.split()[1], 16)
+            return {n for n in range(1, 65) if mask >> (n - 1) & 1}
+    raise AssertionError("no SigIgn in /proc/self/status")
 
 
 def test_netcdf_programs_and_xarray_read_through_the_mount(

@@ -140,6 +140,25 @@ def serve(
     log.info("unmounted %s", path)
 
 
+_LIBFUSE_SIGNALS = (signal.SIGPIPE, signal.SIGHUP, signal.SIGTERM, signal.SIGINT)
+
+
+def _signal_dispositions() -> dict[int, Any]:
+    """The Python-level handlers of the signals libfuse's loop changes (main thread only:
+    elsewhere they cannot be set back, and an empty record restores nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in _LIBFUSE_SIGNALS}
+
+
+def _restore_signal_dispositions(saved: dict[int, Any]) -> None:
+    """Set each signal back to ``saved`` (the process's real disposition, which libfuse
+    changed beneath Python's own record)."""
+    for sig, handler in saved.items():
+        if handler is not None:
+            signal.signal(sig, handler)
+
+
 def unmount(mountpoint: str | os.PathLike[str], *, lazy: bool = False) -> None:
     """Unmount ``mountpoint`` (``fusermount3 -u``; ``lazy``: ``-uz``, detached now and
     gone once nothing uses it). Also clears the mount of a process that was killed."""
@@ -226,12 +245,17 @@ def mount(
         except BaseException as error:
             failed.append(error)
 
+    # libfuse sets SIGPIPE (and SIGHUP/SIGTERM) for its loop and, when the loop ends, sets
+    # SIGPIPE back to SIG_DFL whatever it was: a Python process (which ignores SIGPIPE)
+    # would then die on its next write to a closed socket. Put them back as they were.
+    saved = _signal_dispositions()
     thread = threading.Thread(target=run, name=f"archivefs mount {path}", daemon=True)
     thread.start()
     if not wait_mounted(path, thread.is_alive):
         if os.path.ismount(path):
             unmount(path, lazy=True)
         thread.join(UNMOUNT_TIMEOUT)
+        _restore_signal_dispositions(saved)
         if failed:
             raise failed[0]
         raise ArchiveError("the mount did not appear in time.", path=str(path))
@@ -243,6 +267,7 @@ def mount(
         except ArchiveError:
             unmount(path, lazy=True)  # a program still has a file open: detach now
         thread.join(UNMOUNT_TIMEOUT)
+        _restore_signal_dispositions(saved)
 
 
 def daemonize(mountpoint: Path, log_file: Path) -> int | None:
