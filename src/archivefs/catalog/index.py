@@ -35,6 +35,7 @@ from archivefs.model import StorageClass
 from archivefs.providers import PROVIDERS
 from archivefs.stores import forget_listings, remove_object
 from archivefs.stores.conditional import read_versioned, write_versioned
+from archivefs.stores.translate import raise_translated
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -680,14 +681,11 @@ async def read_catalog_object(store: ColdStore, path: str) -> bytes:
         # one ranged GET on every provider (read_tagged is two on GCS: objects.get, then
         # the bytes; a filesystem's first look for a registry must be one request)
         read = await store.get_range(path, 0, limit + 1)
-        data, size = read.data, read.total_size
     except FileNotFoundError as error:
         raise ObjectNotFoundError("does not exist.", path=path, fix="check the path.") from error
-    except Exception:  # e.g. S3's InvalidRange of an empty object: read_tagged copes
-        found = await store.read_tagged(path, limit=limit + 1)
-        if found is None:
-            raise ObjectNotFoundError("does not exist.", path=path, fix="check the path.") from None
-        data, size = found.data, found.size
+    except Exception as error:  # S3's adapter leaves s3fs's errors as they are
+        raise_translated(error, path, action="read")
+    data, size = read.data, read.total_size
     if len(data) > limit or (size or 0) > limit:
         raise CatalogError(
             f"the catalog file is larger than {limit:,} bytes, the most archivefs reads "

@@ -54,6 +54,7 @@ from archivefs.model import (
 )
 from archivefs.providers import AZURE
 from archivefs.stores.base import (
+    EMPTY_READ,
     TAGGED_LIMIT,
     BulkProbe,
     Listing,
@@ -67,6 +68,7 @@ from archivefs.stores.retry import StoreRetry
 from archivefs.stores.translate import (
     TRANSIENT_CODES,
     is_transient,
+    is_unsatisfiable_range,
     raise_translated,
     s3_error_code,
     translate,
@@ -498,6 +500,8 @@ class AzureStore(BulkProbe):
             stream = await client.download_blob(offset=start, length=end - start, **kwargs)
             data: bytes = await stream.readall()
         except Exception as error:
+            if start == 0 and is_unsatisfiable_range(error):
+                return EMPTY_READ  # an empty blob has no byte 0 to range over
             raise_translated(error, path, action="read")
         # properties.size is the ranged download's length; the blob's own size is the
         # total in Content-Range ("bytes 506-865/11397")

@@ -41,6 +41,9 @@ class RangeRead:
     etag: str | None
 
 
+EMPTY_READ = RangeRead(b"", 0, None)  # the read of an empty object: stores refuse its range
+
+
 class RangeStream(Protocol):
     """One ranged GET whose body is read as it arrives (:class:`StreamsRanges`).
 

@@ -37,6 +37,7 @@ from archivefs.model import ObjectState, RestoreState, StorageClass
 from archivefs.providers import ORACLE
 from archivefs.providers.oracle import MAX_HOURS, MIN_HOURS, check_restore_objects
 from archivefs.stores.base import (
+    EMPTY_READ,
     TAGGED_LIMIT,
     BulkProbe,
     Listing,
@@ -47,7 +48,7 @@ from archivefs.stores.base import (
     split_path,
 )
 from archivefs.stores.retry import StoreRetry
-from archivefs.stores.translate import raise_translated, s3_error_code
+from archivefs.stores.translate import is_unsatisfiable_range, raise_translated, s3_error_code
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
@@ -330,9 +331,14 @@ class OracleStore(BulkProbe):
         kwargs: dict[str, Any] = {"range": f"bytes={start}-{max(start, end - 1)}"}
         if if_match:
             kwargs["if_match"] = if_match
-        response = await self._call(
-            path, "read", "get_object", namespace, bucket_name, name, **kwargs
-        )
+        try:
+            response = await self._call(
+                path, "read", "get_object", namespace, bucket_name, name, **kwargs
+            )
+        except ArchiveError as error:
+            if start == 0 and is_unsatisfiable_range(error):
+                return EMPTY_READ  # an empty object has no byte 0 to range over
+            raise
         data: bytes = await asyncio.to_thread(lambda: response.data.content)
         content_range = str(response.headers.get("content-range") or "")
         total = content_range.rsplit("/", 1)[-1]

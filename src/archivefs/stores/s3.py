@@ -60,6 +60,7 @@ from archivefs.model import (
 )
 from archivefs.providers import S3
 from archivefs.stores.base import (
+    EMPTY_READ,
     TAGGED_LIMIT,
     BulkProbe,
     Listing,
@@ -74,6 +75,7 @@ from archivefs.stores.keyspace import KeyRange, cut_points, just_before, ranges_
 from archivefs.stores.s3session import give_session
 from archivefs.stores.translate import (
     is_restore_in_progress,
+    is_unsatisfiable_range,
     raise_translated,
     s3_error_code,
 )
@@ -354,7 +356,12 @@ class S3Store(BulkProbe):
             total = str(out.get("ContentRange") or "").rpartition("/")[2]
             return RangeRead(data, int(total) if total.isdigit() else None, out.get("ETag"))
 
-        read: RangeRead = await _error_wrapper(call_and_read, retries=self.fs.retries)
+        try:
+            read: RangeRead = await _error_wrapper(call_and_read, retries=self.fs.retries)
+        except OSError as error:
+            if start == 0 and is_unsatisfiable_range(error):
+                return EMPTY_READ  # an empty object has no byte 0 to range over
+            raise
         return read
 
     async def stream_range(

@@ -101,6 +101,12 @@ def is_archived_error(error: BaseException) -> bool:
     return s3_error_code(error) in ARCHIVED_CODES
 
 
+def is_unsatisfiable_range(error: BaseException) -> bool:
+    """A ranged read started at or past the object's end (416 ``InvalidRange`` on S3,
+    Azure and Oracle; GCS answers an empty object's range with its empty body)."""
+    return s3_error_code(error) in {"InvalidRange", "416"}
+
+
 def is_restore_in_progress(error: BaseException) -> bool:
     return s3_error_code(error) == "RestoreAlreadyInProgress"
 
