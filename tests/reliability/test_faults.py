@@ -7,6 +7,7 @@ completed (or failed with a clear archivefs error) and no restore was paid twice
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -43,7 +44,12 @@ def _fast_engine(
     policy = RetryPolicy(give_up_after=retry.get("give_up_after", 3), pause=0.01, max_pause=0.05)
     journal = Journal(str(tmp_path / "journal.sqlite"), namespace=archive.endpoint_url)
     store = S3Store(fs, restore_status_in_listings=True)
-    return RestoreEngine(store if wrap is None else wrap(store), journal=journal, retry=policy)
+    return RestoreEngine(
+        store if wrap is None else wrap(store),
+        journal=journal,
+        retry=policy,
+        concurrency=retry.get("concurrency", 64),
+    )
 
 
 # -- throttling bursts (SlowDown 503) on every operation type -----------------------------
@@ -299,6 +305,33 @@ def test_a_throttled_group_waits_for_the_wave_before_trying_again(
     # the first group's second round waits for the five still in flight; their failures
     # give up the run (3 in a row), so no group is sent twice
     assert archive.requests.count("RestoreObject") == 6
+
+
+def test_a_bucket_that_keeps_throttling_does_not_hold_back_another(
+    archive: EmulatedArchive, tmp_path: Path
+) -> None:
+    """The pause and the giving up are per bucket (S3 throttles per bucket prefix): one
+    send at a time, the throttled bucket's groups first, and every group of the other
+    bucket is still sent, once."""
+    throttled, fine = "throttle-a-first", "throttle-b-second"
+    archive.create_bucket(throttled)
+    archive.create_bucket(fine)
+    slow, fast = seed_cold(archive, throttled, 8), seed_cold(archive, fine, 8)
+    engine = _fast_engine(archive, tmp_path, concurrency=1)
+    loop = engine.store.fs.loop
+    plan = sync(loop, engine.plan, sorted(slow) + sorted(fast))
+    archive.faults.throttle(ops=["RestoreObject"], buckets=[throttled])
+    with pytest.raises(RestoreFailedError) as error:
+        sync(loop, engine.restore, plan)
+    assert sorted(error.value.failures) == sorted(slow)
+    records = [r for r in archive.requests.records if r.op == "RestoreObject"]
+    accepted = sorted(f"{r.bucket}/{r.key}" for r in records if r.status == 202)
+    assert accepted == sorted(fast)
+    sent = Counter(r.bucket for r in records)
+    assert sent[fine] == len(fast)
+    policy = RetryPolicy()
+    assert 3 <= sent[throttled] <= 3 * policy.rounds  # given up on that bucket alone
+    assert "requests to throttle-a-first in a row" in "\n".join(error.value.failures.values())
 
 
 def test_catalog_load_under_throttling(

@@ -10,11 +10,12 @@ Retries are layered once: the client's own (botocore's standard mode, see
 ``stores/s3.py``; tenacity in ``stores/retry.py`` for Azure and Oracle) retries each
 request, each after its own back-off, so a batch is never serialised behind one
 throttled request; the submitter never sends a request
-again. What it adds is shared by every request in flight: a store that still
-throttles after the client's retries pauses all further sends (a pause that
-grows while throttling lasts and ends with the first success), and after
-``give_up_after`` groups in a row fail that way, the rest are not sent at all
-(reported as failed, nothing paid; the same call run later sends them).
+again. What it adds is shared by the requests in flight to one bucket (S3 throttles
+per bucket prefix): a bucket that still throttles after the client's retries pauses
+all further sends to it (a pause that grows while throttling lasts and ends with
+the first success), and after ``give_up_after`` groups of it in a row fail that
+way, the rest of it are not sent at all (reported as failed, nothing paid; the same
+call run later sends them). Other buckets of the batch go on.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class RetryPolicy:
 
 
 class _Throttle:
-    """One state for all requests in flight: pause after throttling, give up when it persists.
+    """One state for the requests in flight to one bucket: pause after throttling, give
+    up when it persists.
 
     A throttled group tries again only once every request sent before its failure
     has answered (:meth:`settle`): their failures count towards giving up first, so
@@ -105,6 +107,10 @@ class _Throttle:
             await self._changed.wait_for(
                 lambda: not self._in_flight or self._in_flight[0] >= horizon
             )
+
+    @property
+    def paused(self) -> bool:
+        return time.monotonic() < self.resume_at
 
     @property
     def given_up(self) -> bool:
@@ -194,7 +200,7 @@ class Submitter:
         # batches, so ``concurrency`` still bounds the requests in flight.
         batch = max(1, int(getattr(self.store, "restore_batch_size", 1)))
         semaphore = asyncio.Semaphore(self.concurrency * batch)
-        throttle = _Throttle(self.retry)
+        throttles: dict[str, _Throttle] = {}  # by bucket
         commit = _GroupCommit(self.journal) if self.journal is not None else None
 
         async def record(key: str, outcome: Outcome, **kwargs: Any) -> None:
@@ -220,21 +226,28 @@ class Submitter:
                 on_sent(key, outcome)
 
         async def send(key: str) -> tuple[RestoreOutcome | None, ArchiveError | None, bool]:
-            """The request for ``key`` (within the concurrency bound): outcome, error, sent?"""
-            async with semaphore:
-                group = by_key[key]
-                tried = 0  # rounds whose request was sent
-                last: ArchiveError | None = None
-                while tried < self.retry.rounds:
-                    await throttle.wait()
-                    if throttle.given_up:
-                        break
+            """The request for ``key`` (within the concurrency bound): outcome, error, sent?
+
+            A group waits out its bucket's pause without holding a place in the bound,
+            so a throttled bucket does not hold back the others."""
+            group = by_key[key]
+            bucket = key.split("/", 1)[0]
+            throttle = throttles.setdefault(bucket, _Throttle(self.retry))
+            tried = 0  # rounds whose request was sent
+            last: ArchiveError | None = None
+            while tried < self.retry.rounds:
+                await throttle.wait()
+                if throttle.given_up:
+                    break
+                async with semaphore:
+                    if throttle.paused or throttle.given_up:
+                        continue  # throttled while this one waited for its place
                     tried += 1
                     ticket = throttle.sending()
                     try:
                         outcome = await self._send(group, tier=tier, days=days)
                     except StoreUnavailableError as error:
-                        throttle.throttled()  # pauses every send; maybe another round
+                        throttle.throttled()  # pauses the bucket's sends; maybe another round
                         last = error
                     except ArchiveError as error:
                         return None, error, True
@@ -243,16 +256,16 @@ class Submitter:
                         return outcome, None, True
                     finally:
                         await throttle.answered(ticket)
-                    await throttle.settle()  # what the others in flight meet counts too
-                if last is None:  # given up before this group's first request
-                    last = StoreUnavailableError(
-                        f"not sent: the store kept throttling ({throttle.failures} restore "
-                        "requests in a row failed after the client's retries).",
-                        path=key,
-                        fix="run the same restore again later; only what was not accepted "
-                        "is sent, and nothing was paid for this one.",
-                    )
-                return None, last, tried > 0
+                await throttle.settle()  # what the others in flight meet counts too
+            if last is None:  # given up before this group's first request
+                last = StoreUnavailableError(
+                    f"not sent: the store kept throttling ({throttle.failures} restore "
+                    f"requests to {bucket} in a row failed after the client's retries).",
+                    path=key,
+                    fix="run the same restore again later; only what was not accepted "
+                    "is sent, and nothing was paid for this one.",
+                )
+            return None, last, tried > 0
 
         await asyncio.gather(*(one(k) for k in claimed))
         return report

@@ -69,9 +69,12 @@ class _Rule:
     ops: frozenset[str] | None
     after_bytes: int
     rng: random.Random = field(repr=False)
+    buckets: frozenset[str] | None = None
 
-    def fires(self, op: str) -> bool:
+    def fires(self, op: str, bucket: str | None = None) -> bool:
         if self.remaining == 0 or (self.ops is not None and op not in self.ops):
+            return False
+        if self.buckets is not None and bucket not in self.buckets:
             return False
         if self.fraction < 1.0 and self.rng.random() >= self.fraction:
             return False
@@ -84,10 +87,11 @@ class FaultInjector:
     """Rules for faults the emulated archive injects instead of serving a request.
 
     Each rule applies to requests whose operation is in ``ops`` (default: all
-    S3 operations). ``count`` limits how many faults the rule injects (default:
-    no limit, until :meth:`clear`); ``fraction`` is the chance that a matching
-    request is faulted (default 1.0), drawn from a generator seeded with
-    ``seed`` so runs repeat. Rules are tried in the order they were added.
+    S3 operations), of the ``buckets`` given (default: any). ``count`` limits how
+    many faults the rule injects (default: no limit, until :meth:`clear`);
+    ``fraction`` is the chance that a matching request is faulted (default 1.0),
+    drawn from a generator seeded with ``seed`` so runs repeat.
+    Rules are tried in the order they were added.
     """
 
     def __init__(self) -> None:
@@ -102,10 +106,11 @@ class FaultInjector:
         fraction: float | None = None,
         ops: Iterable[str] | None = None,
         seed: int = 0,
+        buckets: Iterable[str] | None = None,
     ) -> None:
         """Answer ``503 SlowDown`` (S3's XML error body) instead of serving."""
         _, status, code, message = _THROTTLE
-        self._add("error", status, code, message, count, fraction, ops, 0, seed)
+        self._add("error", status, code, message, count, fraction, ops, 0, seed, buckets)
 
     def error(
         self,
@@ -116,6 +121,7 @@ class FaultInjector:
         fraction: float | None = None,
         ops: Iterable[str] | None = None,
         seed: int = 0,
+        buckets: Iterable[str] | None = None,
     ) -> None:
         """Answer ``status`` with an S3 XML error whose ``Code`` is ``code``."""
         if not 400 <= status <= 599:
@@ -124,7 +130,7 @@ class FaultInjector:
                 "Fix: pass a status between 400 and 599."
             )
         message = "We encountered an internal error. Please try again."
-        self._add("error", status, code, message, count, fraction, ops, 0, seed)
+        self._add("error", status, code, message, count, fraction, ops, 0, seed, buckets)
 
     def reset_connection(
         self,
@@ -134,6 +140,7 @@ class FaultInjector:
         ops: Iterable[str] | None = None,
         after_bytes: int = 0,
         seed: int = 0,
+        buckets: Iterable[str] | None = None,
     ) -> None:
         """Drop the connection with a TCP reset.
 
@@ -145,7 +152,7 @@ class FaultInjector:
                 f"FaultInjector.reset_connection: after_bytes={after_bytes} is negative. "
                 "Fix: pass 0 (reset before any response) or a positive number of body bytes."
             )
-        self._add("reset", 0, "", "", count, fraction, ops, after_bytes, seed)
+        self._add("reset", 0, "", "", count, fraction, ops, after_bytes, seed, buckets)
 
     def clear(self) -> None:
         """Remove every rule and set :attr:`injected` back to 0."""
@@ -159,11 +166,11 @@ class FaultInjector:
         with self._lock:
             return self._injected
 
-    def pick(self, op: str) -> _Rule | None:
+    def pick(self, op: str, bucket: str | None = None) -> _Rule | None:
         """The rule that faults this request, if any (counts it as injected)."""
         with self._lock:
             for rule in self._rules:
-                if rule.fires(op):
+                if rule.fires(op, bucket):
                     self._injected += 1
                     return rule
         return None
@@ -179,6 +186,7 @@ class FaultInjector:
         ops: Iterable[str] | None,
         after_bytes: int,
         seed: int,
+        buckets: Iterable[str] | None = None,
     ) -> None:
         if count is not None and (isinstance(count, bool) or count < 1):
             raise ValueError(
@@ -206,6 +214,7 @@ class FaultInjector:
             ops=op_set,
             after_bytes=after_bytes,
             rng=random.Random(seed),
+            buckets=None if buckets is None else frozenset(buckets),
         )
         with self._lock:
             self._rules.append(rule)
@@ -223,7 +232,7 @@ class FaultMiddleware:
         request = parse_request(environ)
         if request is None or self._harness_key in environ:
             return self._app(environ, start_response)
-        rule = self._faults.pick(request.op)
+        rule = self._faults.pick(request.op, request.bucket)
         if rule is None:
             return self._app(environ, start_response)
         if rule.kind == "error":
