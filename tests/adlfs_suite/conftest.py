@@ -38,7 +38,6 @@ import importlib.metadata
 import os
 import shutil
 import sys
-import tomllib
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -49,7 +48,7 @@ import pytest
 from archivefs.entries import ARCHIVE_KEYS
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.testing import EmulatedAzureArchive
-from tests.support.sdist import FetchError, import_suite, suite_dir
+from tests.support.sdist import FetchError, import_suite, mark_suite_items, suite_dir
 
 SUITE_FILE = "suite.toml"
 TARGET_ENV = "ARCHIVEFS_ADLFS_SUITE_TARGET"
@@ -256,34 +255,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     suite_file = ours[0].getparent(AdlfsSuite)
     assert suite_file is not None
-    listed = tomllib.loads(suite_file.path.read_text())
-    internals: dict[str, str] = listed.get("internals", {})
-    adlfs_fails: dict[str, str] = listed.get("adlfs_fails", {})
-    differences: dict[str, str] = listed.get("differences", {})
-    heavy: dict[str, str] = listed.get("heavy", {})
-    deselected = []
     for item in ours:
         item.add_marker(GROUP)
-        # adlfs's own warning policy (its suite leaves files and sessions unclosed),
-        # instead of this project's filterwarnings = error
-        item.add_marker(pytest.mark.filterwarnings("default"))
-        if not SWAPPED_FIXTURES & set(getattr(item, "fixturenames", ())):
-            deselected.append(item)  # tests adlfs alone: archivefs is never reached
-            continue
-        for key in suite_name(item):
-            if key in heavy:  # for either target
-                item.add_marker(pytest.mark.skip(reason=f"too heavy here: {heavy[key]}"))
-            if key in internals and target() == "archivefs":
-                item.add_marker(pytest.mark.skip(reason=f"adlfs internals: {internals[key]}"))
-            if key in adlfs_fails:
-                item.add_marker(
-                    pytest.mark.xfail(reason=f"adlfs fails too: {adlfs_fails[key]}", strict=False)
-                )
-            if key in differences and target() == "archivefs":
-                item.add_marker(
-                    pytest.mark.xfail(reason=f"not yet as adlfs: {differences[key]}", strict=True)
-                )
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        gone = {id(item) for item in deselected}
-        items[:] = [item for item in items if id(item) not in gone]
+    mark_suite_items(
+        config,
+        items,
+        ours,
+        listed=suite_file.path,
+        library="adlfs",
+        name_of=suite_name,
+        swapped_fixtures=SWAPPED_FIXTURES,
+        swapped=target() == "archivefs",
+    )

@@ -27,7 +27,6 @@ import importlib.metadata
 import importlib.util
 import inspect
 import os
-import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -208,25 +207,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     suite_file = ours[0].getparent(S3fsSuite)
     assert suite_file is not None
-    listed = tomllib.loads(suite_file.path.read_text())
-    internals: dict[str, str] = listed.get("internals", {})
-    s3fs_fails: dict[str, str] = listed.get("s3fs_fails", {})
-    deselected = []
-    for item in ours:
-        # s3fs's own warning policy (its suite's unclosed files and zarr's notices are not
-        # errors there), instead of this project's filterwarnings = error
-        item.add_marker(pytest.mark.filterwarnings("default"))
-        if not SWAPPED_FIXTURES & set(getattr(item, "fixturenames", ())):
-            deselected.append(item)  # tests s3fs alone: archivefs is never reached
-            continue
-        for key in suite_name(item):
-            if key in internals and target() == "archivefs":
-                item.add_marker(pytest.mark.skip(reason=f"s3fs internals: {internals[key]}"))
-            if key in s3fs_fails:
-                item.add_marker(
-                    pytest.mark.xfail(reason=f"s3fs fails too: {s3fs_fails[key]}", strict=False)
-                )
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        gone = {id(item) for item in deselected}
-        items[:] = [item for item in items if id(item) not in gone]
+    sdist.mark_suite_items(
+        config,
+        items,
+        ours,
+        listed=suite_file.path,
+        library="s3fs",
+        name_of=suite_name,
+        swapped_fixtures=SWAPPED_FIXTURES,
+        swapped=target() == "archivefs",
+    )

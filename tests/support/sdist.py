@@ -3,7 +3,8 @@
 The s3fs and adlfs suites (``tests/s3fs_suite``, ``tests/adlfs_suite``) run the test
 suites those packages ship in their sdists. Neither wheel has them and neither is
 copied into this repository: :func:`suite_dir` fetches the sdist once with pip and
-keeps ``<package>/tests`` under the archivefs cache directory.
+keeps ``<package>/tests`` under the archivefs cache directory; :func:`mark_suite_items`
+applies a suite's ``suite.toml`` (what is skipped or expected to fail, and why).
 """
 
 from __future__ import annotations
@@ -14,9 +15,16 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from archivefs.paths import cache_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class FetchError(Exception):
@@ -82,3 +90,55 @@ def import_suite(package: str, tests: Path) -> None:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     parent.tests = module
+
+
+def mark_suite_items(
+    config: pytest.Config,
+    items: list[pytest.Item],
+    ours: list[pytest.Item],
+    *,
+    listed: Path,
+    library: str,
+    name_of: Callable[[pytest.Item], tuple[str, ...]],
+    swapped_fixtures: frozenset[str],
+    swapped: bool,
+) -> None:
+    """Apply a suite's ``suite.toml`` to its collected items ``ours`` (of the session's
+    ``items``, from which deselected ones are removed).
+
+    Tests that request none of ``swapped_fixtures`` test ``library`` alone and are
+    deselected. The list's ``heavy`` tests are skipped for either target, its
+    ``internals`` skipped and its ``differences`` expected to fail strictly when
+    ``swapped`` (archivefs is the target), its ``<library>_fails`` expected to fail;
+    ``name_of(item)`` gives the names an item is listed under (with and without its
+    parameters). Each suite keeps its library's own warning policy.
+    """
+    table = tomllib.loads(listed.read_text())
+    heavy: dict[str, str] = table.get("heavy", {})
+    internals: dict[str, str] = table.get("internals", {})
+    fails: dict[str, str] = table.get(f"{library}_fails", {})
+    differences: dict[str, str] = table.get("differences", {})
+    deselected = []
+    for item in ours:
+        # the library's own warning policy (its suite leaves files and sessions unclosed),
+        # instead of this project's filterwarnings = error
+        item.add_marker(pytest.mark.filterwarnings("default"))
+        if not swapped_fixtures & set(getattr(item, "fixturenames", ())):
+            deselected.append(item)  # tests the library alone: archivefs is never reached
+            continue
+        for key in name_of(item):
+            if key in heavy:
+                item.add_marker(pytest.mark.skip(reason=f"too heavy here: {heavy[key]}"))
+            if key in internals and swapped:
+                item.add_marker(pytest.mark.skip(reason=f"{library} internals: {internals[key]}"))
+            if key in fails:
+                item.add_marker(
+                    pytest.mark.xfail(reason=f"{library} fails too: {fails[key]}", strict=False)
+                )
+            if key in differences and swapped:
+                reason = f"not yet as {library}: {differences[key]}"
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        gone = {id(item) for item in deselected}
+        items[:] = [item for item in items if id(item) not in gone]
