@@ -6,9 +6,10 @@ has accepted the restore, so the retry meets ``RestoreAlreadyInProgress``).
 archivefs (``fs.submit``, its journal, concurrency 64, botocore standard mode)
 against a boto3 loop a user would write: ``restore_object`` from 64 threads
 sharing one client in botocore's standard retry mode, ``RestoreAlreadyInProgress``
-counted as success. The variant ``archivefs_adaptive`` is archivefs with
-botocore's adaptive mode, the retry configuration it had before (issue 47,
-item 9). Every variant is checked to pay exactly one accepted restore per key.
+counted as success, the keys that failed past botocore's retries sent once more.
+The variant ``archivefs_adaptive`` is archivefs with botocore's adaptive mode, the
+retry configuration it had before (issue 47, item 9).
+Every variant is checked to pay exactly one accepted restore per key.
 """
 
 from __future__ import annotations
@@ -82,22 +83,24 @@ def _boto3_loop(
     keys = [f"o/{i:06d}" for i in range(n)]
     archive.requests.clear()
     _inject(archive, faults, seed)
-    failed = 0
 
-    def one(key: str) -> None:
-        nonlocal failed
+    def one(key: str) -> str | None:
+        """``key`` when its restore failed past botocore's retries, else None."""
         try:
             client.restore_object(Bucket=name, Key=key, RestoreRequest={"Days": 1})
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") != "RestoreAlreadyInProgress":
-                failed += 1
+                return key
         except Exception:  # a reset past the retries
-            failed += 1
+            return key
+        return None
 
     start = time.perf_counter()
     with ThreadPoolExecutor(CONCURRENCY) as pool:
-        list(pool.map(one, keys))
-    return _metrics(archive, n, time.perf_counter() - start, failed)
+        failed = [k for k in pool.map(one, keys) if k is not None]
+        # a careful script sends what failed once more, as archivefs's second round does
+        failed = [k for k in pool.map(one, failed) if k is not None]
+    return _metrics(archive, n, time.perf_counter() - start, len(failed))
 
 
 def _metrics(archive: EmulatedArchive, n: int, seconds: float, failed: int) -> dict[str, Any]:
@@ -187,7 +190,10 @@ def run(archive: EmulatedArchive, size: str) -> Result:
             "fault_free": summary["boto3_standard"],
             "faulted_vs_fault_free": theirs,
         },
-        baseline_name=f"boto3 restore_object, standard retry mode, {CONCURRENCY} threads",
+        baseline_name=(
+            f"boto3 restore_object, standard retry mode, {CONCURRENCY} threads, "
+            "failed keys sent once more"
+        ),
         headline=headline,
         runs=runs,
     )
