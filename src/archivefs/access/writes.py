@@ -15,6 +15,8 @@ from archivefs.access.resolve import GLOB_CHARS
 from archivefs.catalog.layout import registry_path
 from archivefs.catalog.registry import change_registry
 from archivefs.errors import ArchiveError, InvalidPathError
+from archivefs.model import StorageClass
+from archivefs.stores import upload_in_class
 from archivefs.stores.base import split_path
 from archivefs.stores.translate import raise_translated
 
@@ -85,10 +87,30 @@ class Writes:
         self.parts.invalidate_cache(path)
         await self.parts.fs._pipe_file(path, value, **kwargs)
 
-    async def put_file(self, lpath: str, rpath: str, **kwargs: Any) -> None:
+    async def put_file(
+        self, lpath: str, rpath: str, storage_class: str | None = None, **kwargs: Any
+    ) -> None:
+        """The target's ``put_file``; with ``storage_class`` (a class of the store's
+        provider), one upload straight into that class with the provider's own call
+        (``stores.upload_in_class``: S3 StorageClass, Azure access tier, GCS storage
+        class, Oracle storage tier), never a write then a class change."""
         rpath = await self.writable(rpath, "overwritten")
         self.parts.invalidate_cache(rpath)
-        await self.parts.fs._put_file(lpath, rpath, **kwargs)
+        if storage_class is None:
+            await self.parts.fs._put_file(lpath, rpath, **kwargs)
+            return
+        klass = StorageClass.parse(str(storage_class), provider=self.parts.provider.name)
+        # the provider's blocking call, on a worker thread: it waits on the loop this
+        # coroutine runs on (a blocking target, ocifs, through its own sync face)
+        target = getattr(self.parts.fs, "sync_fs", self.parts.fs)
+        try:
+            await asyncio.to_thread(upload_in_class, target, lpath, rpath, klass, {})
+        except ArchiveError:
+            raise
+        except Exception as error:
+            raise_translated(error, rpath, action="upload")
+        finally:
+            self.parts.invalidate_cache(rpath)
 
     async def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
         path1 = self.parts.strip(path1)
