@@ -691,3 +691,132 @@ def test_bundle_members_are_files_of_their_own_size_and_mtime_listed_from_the_ca
         "regular",
         "file",
     ]
+
+
+# -- --writable ---------------------------------------------------------------------------
+
+
+def fresh(archive: EmulatedArchive) -> archivefs.ArchiveFileSystem:
+    """A new filesystem on the server (no listing cache)."""
+    return archivefs.ArchiveFileSystem(
+        target_options=archive.storage_options(), skip_instance_cache=True
+    )
+
+
+def listed(archive: EmulatedArchive, bucket: str, prefix: str) -> dict[str, dict[str, object]]:
+    """A fresh listing of ``prefix`` at the server, by name."""
+    entries = fresh(archive).ls(f"{bucket}/{prefix}", detail=True)
+    return {e["name"].rstrip("/").rsplit("/", 1)[-1]: e for e in entries}
+
+
+def upload_line(url: str, size: int, klass: str, provider: str = "s3") -> str:
+    """The log line of one upload, with its cost from the provider's price sheet."""
+    from archivefs.model import StorageClass
+    from archivefs.pricing.amounts import format_amount
+    from archivefs.pricing.estimate import write_cost
+    from archivefs.pricing.sheet import load_price_sheet
+    from archivefs.providers import PROVIDERS
+
+    sheet = load_price_sheet(PROVIDERS[provider].price_sheet)
+    cost = write_cost(sheet, StorageClass.parse(klass, provider=provider), size)
+    return (
+        f"uploaded {url} ({size} bytes) in {klass}: {format_amount(cost.requests, 'USD')} for "
+        f"1 PUT request(s), {format_amount(cost.storage_per_month, 'USD')} a month of storage "
+        f"(price sheet {sheet.name})"
+    )
+
+
+def test_writable_cp_uploads_once_in_the_storage_class_with_its_cost_in_the_log(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """`cp` into a --writable mount is one PUT, in --storage-class, once the file is
+    closed; the log says what it costs; the file reads back; `echo >`, mkdir and tar -x
+    work as on a disk."""
+    seed(archive, bucket)
+    mounted = mount_cli("--writable", "--storage-class", "GLACIER")
+    data = os.urandom(300_000)
+    (tmp_path / "local.bin").write_bytes(data)
+    archive.requests.clear()
+    run("cp", tmp_path / "local.bin", mounted.root / "data/new.bin")
+    assert archive.requests.per_op().get("PUT") == 1, archive.requests.per_op()
+    entry = listed(archive, bucket, "data")["new.bin"]
+    assert (entry["size"], entry["storage_class"]) == (len(data), "GLACIER")
+    url = f"s3://{bucket}/data/new.bin"
+    assert upload_line(url, len(data), "GLACIER") in mounted.log()
+    assert "GLACIER is an archive class: reading it back needs a restore" in mounted.log()
+    assert run("cmp", tmp_path / "local.bin", mounted.root / "data/new.bin").returncode == 0
+    run("mkdir", mounted.root / "made")
+    run("sh", "-c", f"echo hello > {mounted.root / 'made/hi.txt'}")
+    assert run("cat", mounted.root / "made/hi.txt").stdout == "hello\n"
+    (tmp_path / "tree/t").mkdir(parents=True)
+    (tmp_path / "tree/t/x.txt").write_bytes(b"x" * 10)
+    run("tar", "-C", tmp_path / "tree", "-cf", tmp_path / "t.tar", "t")
+    run("tar", "-C", mounted.root / "made", "-xf", tmp_path / "t.tar")
+    assert set(listed(archive, bucket, "made")) == {"hi.txt", "t"}
+    assert listed(archive, bucket, "made/t")["x.txt"]["size"] == 10
+    assert archive.requests.per_op().get("PUT") == 3  # new.bin, hi.txt, x.txt: once each
+    assert archive.requests.per_op().get("DELETE", 0) == 0
+
+
+def test_writable_defaults_to_the_hot_class_and_renames_what_it_wrote(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """Without --storage-class uploads are STANDARD; write-then-rename (as editors and
+    rsync do) ends as one object under the new name: one upload each, one delete."""
+    seed(archive, bucket)
+    mounted = mount_cli("--writable")
+    archive.requests.clear()
+    run("sh", "-c", f"echo draft > {mounted.root / '.tmp.txt'} && "
+        f"mv {mounted.root / '.tmp.txt'} {mounted.root / 'final.txt'}")  # fmt: skip
+    names = listed(archive, bucket, "")
+    assert ".tmp.txt" not in names
+    assert names["final.txt"]["storage_class"] == "STANDARD"
+    assert fresh(archive).cat(f"{bucket}/final.txt") == b"draft\n"
+    counts = archive.requests.per_op()
+    assert (counts.get("PUT"), counts.get("DELETE")) == (2, 1), counts
+    assert run("cat", mounted.root / "final.txt").stdout == "draft\n"
+    # an object the mount did not write is not renamed in place: mv copies and deletes
+    archive.requests.clear()
+    run("mv", mounted.root / "top.txt", mounted.root / "data/top.txt")
+    assert "top.txt" not in listed(archive, bucket, "")
+    assert fresh(archive).cat(f"{bucket}/data/top.txt") == b"top\n"
+    assert "not written by this mount; not renamed in place" in mounted.log()
+
+
+def test_writable_rm_deletes_with_one_request_but_never_a_member_or_early(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """rm is one DELETE; a bundle member and an object inside its class's minimum storage
+    days are refused with EPERM (nothing sent), the log says why and the fix; with
+    --allow-early-delete the early deletion goes ahead and the log says its charge."""
+    seed(archive, bucket)
+    bundle(archive, bucket, tmp_path, {"m1.txt": b"one", "m2.txt": b"two"})
+    archive.put_objects(bucket, {"cold/young.bin": b"y" * 1000}, storage_class="GLACIER")
+    mounted = mount_cli("--writable")
+    archive.requests.clear()
+    run("rm", mounted.root / "top.txt")
+    assert archive.requests.per_op().get("DELETE") == 1
+    assert "top.txt" not in listed(archive, bucket, "")
+    archive.requests.clear()
+    for name in ("b/m1.txt", "cold/young.bin"):
+        done = run("rm", "-f", mounted.root / name, check=False)
+        assert "Operation not permitted" in done.stderr, done.stderr
+    assert "DELETE" not in archive.requests.per_op()
+    log = mounted.log()
+    assert "b/m1.txt: a member of bundle" in log
+    assert "cold/young.bin: in GLACIER for 0.0 of its 90 minimum days; not deleted" in log
+    assert "--allow-early-delete" in log
+    allowed = mount_cli("--writable", "--allow-early-delete")
+    archive.requests.clear()
+    run("rm", allowed.root / "cold/young.bin")
+    assert archive.requests.per_op().get("DELETE") == 1
+    assert "of early deletion billed (--allow-early-delete)" in allowed.log()
+
+
+def test_writable_storage_class_is_checked_before_mounting(tmp_path: Path) -> None:
+    """A class the provider does not have is a usage error (exit 2) naming its classes."""
+    done = run(ARCHIVEFS, "mount", "az://c/p", tmp_path, "--writable", "--storage-class",
+               "GLACIER", check=False)  # fmt: skip
+    assert done.returncode == 2
+    assert "unknown azure storage class 'GLACIER'" in done.stderr
+    assert "Hot, Cool, Cold, Archive" in done.stderr

@@ -51,10 +51,13 @@ def refuse(code: int, message: str, *args: Any) -> mfusepy.FuseOSError:
 class Written:
     """A file this mount wrote: its local copy, and whether the store has its last change."""
 
-    def __init__(self, path: str, local: str, *, dirty: bool) -> None:
+    def __init__(self, path: str, local: str, *, pending: bool) -> None:
         self.path = path  # its mount path (a rename changes it)
         self.local = local
-        self.dirty = dirty  # changed since its last upload
+        self.dirty = False  # written to since its last upload: sent at the next close
+        # created or truncated by an open, nothing written since: sent when the last
+        # handle is released (a shell's `> f` closes a duplicate before the program writes)
+        self.pending = pending
         self.uploaded = False  # the store holds a copy of it at ``path``
         self.handles = 0
         self.mtime = time.time()
@@ -86,6 +89,8 @@ class WriteHandle:
         return done
 
     def truncate(self, length: int) -> None:
+        if os.fstat(self.fd).st_size == length:
+            return  # the kernel's truncate of an O_TRUNC open: nothing changes
         os.ftruncate(self.fd, length)
         self.written.dirty = True
         self.written.mtime = time.time()
@@ -160,10 +165,10 @@ class Writer:
         with self._lock:
             written = self.written.get(path)
             if written is None:
-                written = self.written[path] = Written(path, self._local(), dirty=True)
+                written = self.written[path] = Written(path, self._local(), pending=True)
             else:
                 os.truncate(written.local, 0)
-                written.dirty = True
+                written.pending = True
             return self._handle(written)
 
     def open(self, path: str, entry: dict[str, Any] | None, *, truncate: bool) -> WriteHandle:
@@ -188,31 +193,34 @@ class Writer:
                     )
                 self.fs.get_file(self.listings.target(path), local)
             with self._lock:
-                written = self.written.setdefault(path, Written(path, local, dirty=truncate))
-        handle = self._handle(written)
+                written = self.written.setdefault(path, Written(path, local, pending=False))
         if truncate:
-            handle.truncate(0)
-        return handle
+            os.truncate(written.local, 0)
+            written.pending = True
+        return self._handle(written)
 
     # -- uploading -------------------------------------------------------------------------
 
     def flush(self, handle: WriteHandle) -> None:
-        """Upload the handle's file if it changed since its last upload (a close)."""
+        """Upload the handle's file if it was written to since its last upload (a close)."""
         self.upload(handle.written)
 
     def release(self, handle: WriteHandle) -> None:
+        """The last close of a handle: upload what a failed flush left unsent, and a file
+        created (or truncated) empty once nothing has it open."""
         handle.close()
         with self._lock:
             handle.written.handles -= 1
-        self.upload(handle.written)  # what a failed flush left unsent
+        self.upload(handle.written, closing=True)
 
-    def upload(self, written: Written) -> None:
+    def upload(self, written: Written, *, closing: bool = False) -> None:
         """One upload of ``written``'s local copy into the mount's class, if it changed;
         its cost goes to the log."""
         with written.lock:
-            if not written.dirty:
+            empty = closing and written.pending and written.handles == 0
+            if not (written.dirty or empty):
                 return
-            written.dirty = False  # a write from now on makes it dirty again
+            written.dirty = written.pending = False  # a write from now on sends it again
             path = written.path
             size = os.path.getsize(written.local)
             klass = self.storage_class
@@ -221,7 +229,7 @@ class Writer:
                     written.local, self.listings.target(path), storage_class=klass.name
                 )
             except BaseException:
-                written.dirty = True
+                written.dirty = True  # sent again at the next close
                 raise
             written.uploaded = True
         self.listings.forget(path.rpartition("/")[0] or "/")
@@ -374,8 +382,8 @@ class Writer:
             self.fs.rm_file(self.listings.target(old))
             self.listings.forget(old.rpartition("/")[0] or "/")
             log.info("renamed %s to %s: one upload and 1 delete request", self.url(old), new)
-        elif written.handles == 0:
-            self.upload(written)  # not open: its pending upload goes out under the new name
+        elif written.handles == 0:  # not open: what it waited to send goes out under the new name
+            self.upload(written, closing=True)
 
     # -- directories -------------------------------------------------------------------------
 
