@@ -820,3 +820,55 @@ def test_writable_storage_class_is_checked_before_mounting(tmp_path: Path) -> No
     assert done.returncode == 2
     assert "unknown azure storage class 'GLACIER'" in done.stderr
     assert "Hot, Cool, Cold, Archive" in done.stderr
+
+
+UPLOAD_OPS = {"s3": "PUT", "rgw": "PUT", "azure": "PutBlob", "oracle": "PutObject"}
+DELETE_OPS = {"s3": "DELETE", "rgw": "DELETE", "azure": "DeleteBlob", "oracle": "DeleteObject",
+              "gcs": "objects.delete"}  # fmt: skip
+
+
+def test_every_provider_uploads_a_written_file_in_the_mounts_class(
+    provider: Provider, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On each provider (S3/moto, Azurite, GCS, the Oracle fake, radosgw), mounted with
+    ``archivefs.mount(writable=True, storage_class=...)``: `cp` is one upload, the object
+    at the server is in that class (an archive or fee class where the provider has one),
+    the log gives its cost; rm of a hot object is one delete; rm of the new object,
+    inside its class's minimum days, is refused with EPERM."""
+    caplog.set_level("INFO", logger="archivefs.mount")
+    spec = provider.spec
+    klass = spec.chunk_class if spec.restores or spec.fee_class else spec.hot_class
+    seed_provider(provider, {"p/old.txt": b"old"}, spec.hot_class)
+    data = os.urandom(200_000)
+    (tmp_path / "local.bin").write_bytes(data)
+    root = tmp_path / "mnt"
+    root.mkdir()
+    url = f"{spec.protocol}://{provider.bucket}/p"
+    with archivefs.mount(url, root, fs=provider.fs(), writable=True, storage_class=klass) as mnt:
+        provider.server.requests.clear()
+        run("cp", tmp_path / "local.bin", mnt / "new.bin")
+        counts = request_counts(provider)
+        if spec.name == "gcs":  # one resumable upload: its start, then its one chunk
+            assert counts.get("objects.insert") == 2, counts
+        else:
+            assert counts.get(UPLOAD_OPS[spec.name]) == 1, counts
+        entries = {e["name"].rsplit("/", 1)[-1]: e for e in provider.fs().ls(url, detail=True)}
+        assert entries["new.bin"]["size"] == len(data)
+        assert entries["new.bin"]["storage_class"] == klass
+        assert upload_line(f"{url}/new.bin", len(data), klass, _sheet_provider(spec.name)) in (
+            caplog.text
+        )
+        assert run("cmp", tmp_path / "local.bin", mnt / "new.bin").returncode == 0
+        provider.server.requests.clear()
+        run("rm", mnt / "old.txt")
+        assert request_counts(provider).get(DELETE_OPS[spec.name]) == 1
+        if klass != spec.hot_class:  # a class with minimum storage days
+            done = run("rm", mnt / "new.bin", check=False)
+            assert "Operation not permitted" in done.stderr
+            assert "bills" in caplog.text
+            assert "of early deletion" in caplog.text
+    assert not os.path.ismount(root)
+
+
+def _sheet_provider(name: str) -> str:
+    return "s3" if name == "rgw" else name

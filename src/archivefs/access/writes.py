@@ -138,7 +138,10 @@ class Writes:
         path = self.parts.strip(path)
         await self._removable(path)
         self.parts.invalidate_cache(path)
-        await self.parts.fs._rm_file(path, **kwargs)
+        try:
+            await self.parts.fs._rm_file(path, **kwargs)
+        except NotImplementedError:  # a target with no one-object delete (ocifs): its rm
+            await self.parts.fs._rm(path, **kwargs)
 
     async def rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
         """Remove objects; removing a catalog root (or a folder above one) also removes it
