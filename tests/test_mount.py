@@ -872,3 +872,31 @@ def test_every_provider_uploads_a_written_file_in_the_mounts_class(
 
 def _sheet_provider(name: str) -> str:
     return "s3" if name == "rgw" else name
+
+
+def test_writable_xarray_to_netcdf_on_the_mount_is_uploaded_once(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """xarray's ``to_netcdf`` of a path on a --writable mount (HDF5: random writes, reads
+    of what it wrote, several opens) ends as one object, uploaded once, that reads back."""
+    pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    seed(archive, bucket)
+    mounted = mount_cli("--writable")
+    archive.requests.clear()
+    path = mounted.root / "data/out.nc"
+    script = (
+        "import sys, numpy, xarray; "
+        "xarray.Dataset({'temp': (('x',), numpy.arange(1000.0))})"
+        ".to_netcdf(sys.argv[1], engine='h5netcdf')"
+    )
+    run(sys.executable, "-c", script, path)
+    assert archive.requests.per_op().get("PUT") == 1, archive.requests.per_op()
+    uploaded = fresh(archive).cat(f"{bucket}/data/out.nc")
+    assert uploaded[:8] == b"\x89HDF\r\n\x1a\n"
+    assert listed(archive, bucket, "data")["out.nc"]["size"] == len(uploaded)
+    reader = (
+        "import sys, xarray; "
+        "print(float(xarray.open_dataset(sys.argv[1], engine='h5netcdf').temp.sum()))"
+    )
+    assert run(sys.executable, "-c", reader, path).stdout.strip() == "499500.0"
