@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
 
+from archivefs.access.approval import Approval
 from archivefs.access.bundles import BundleReads
 from archivefs.access.listing import Lister
 from archivefs.access.parts import Parts
@@ -28,9 +30,15 @@ class Writes:
     """``pipe``/``put``/``cp``/``rm`` and the registry of catalog roots they keep current."""
 
     def __init__(
-        self, parts: Parts, bundles: BundleReads, policy: ReadPolicy, lister: Lister
+        self,
+        parts: Parts,
+        bundles: BundleReads,
+        policy: ReadPolicy,
+        lister: Lister,
+        approval: Approval,
     ) -> None:
         self.parts = parts
+        self.approval = approval
         self.bundles = bundles
         self.policy = policy
         self.lister = lister
@@ -93,7 +101,8 @@ class Writes:
         """The target's ``put_file``; with ``storage_class`` (a class of the store's
         provider), one upload straight into that class with the provider's own call
         (``stores.upload_in_class``: S3 StorageClass, Azure access tier, GCS storage
-        class, Oracle storage tier), never a write then a class change."""
+        class, Oracle storage tier), never a write then a class change. Its PUT is
+        charged to the budget (``max_cost``) first."""
         rpath = await self.writable(rpath, "overwritten")
         self.parts.invalidate_cache(rpath)
         if storage_class is None:
@@ -103,6 +112,8 @@ class Writes:
         # the provider's blocking call, on a worker thread: it waits on the loop this
         # coroutine runs on (a blocking target, ocifs, through its own sync face)
         target = getattr(self.parts.fs, "sync_fs", self.parts.fs)
+        size = os.path.getsize(lpath)
+        await asyncio.to_thread(self.approval.charge_upload, klass, size, rpath)
         try:
             await asyncio.to_thread(upload_in_class, target, lpath, rpath, klass, {})
         except ArchiveError:

@@ -133,9 +133,10 @@ def serve(
     if writer is not None:
         klass = writer.storage_class
         log.info(
-            "writable: files written are uploaded in %s%s",
+            "writable: files written are uploaded in %s%s; local copies of open files in %s",
             klass.name,
             " (an archive class: reading them back needs a restore)" if klass.needs_restore else "",
+            writer.dir,
         )
     try:
         mfusepy.FUSE(

@@ -12,6 +12,7 @@ wrote, in a class with no minimum storage time; other renames answer ``EXDEV`` s
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -120,6 +121,7 @@ class Writer:
         self.dir = tempfile.mkdtemp(prefix="writes-", dir=scratch)  # mode 0700
         self.written: dict[str, Written] = {}
         self.directories: set[str] = set()  # made by mkdir, with nothing below them yet
+        self.wrote: set[str] = set()  # uploaded by this mount, local copy removed (closed)
         self._lock = threading.Lock()
 
     def url(self, path: str) -> str:
@@ -176,24 +178,33 @@ class Writer:
         object listed as ``entry`` (fetched whole unless ``truncate``), if it may be
         replaced (not a bundle member, no early deletion unless allowed)."""
         with self._lock:
-            written = self.written.get(path)
-        if written is None:
-            if entry is None:
-                raise mfusepy.FuseOSError(errno.ENOENT)
-            self.check_removal(path, entry, "replaced")
-            local = self._local()
-            if not truncate:
-                if not state_from_entry(entry).readable:
-                    raise refuse(
-                        NOT_READABLE,
-                        "%s: archived; not opened for writing (its bytes cannot be read "
-                        "to change them). Fix: restore it first, or replace it whole "
-                        "(open with O_TRUNC, as `cp` and `>` do).",
-                        self.url(path),
-                    )
-                self.fs.get_file(self.listings.target(path), local)
-            with self._lock:
-                written = self.written.setdefault(path, Written(path, local, pending=False))
+            if path in self.written:
+                return self._reopen(path, truncate)
+        if entry is None:
+            raise mfusepy.FuseOSError(errno.ENOENT)
+        self.check_removal(path, entry, "replaced")
+        local = self._local()
+        if not truncate:
+            if not state_from_entry(entry).readable:
+                os.unlink(local)
+                raise refuse(
+                    NOT_READABLE,
+                    "%s: archived; not opened for writing (its bytes cannot be read "
+                    "to change them). Fix: restore it first, or replace it whole "
+                    "(open with O_TRUNC, as `cp` and `>` do).",
+                    self.url(path),
+                )
+            self.fs.get_file(self.listings.target(path), local)
+        with self._lock:
+            if path in self.written:  # another open made a copy meanwhile: use that one
+                os.unlink(local)
+            else:
+                self.written[path] = Written(path, local, pending=False)
+            return self._reopen(path, truncate)
+
+    def _reopen(self, path: str, truncate: bool) -> WriteHandle:
+        """A handle of the local copy of ``path`` (emptied with ``truncate``); hold the lock."""
+        written = self.written[path]
         if truncate:
             os.truncate(written.local, 0)
             written.pending = True
@@ -212,13 +223,30 @@ class Writer:
         with self._lock:
             handle.written.handles -= 1
         self.upload(handle.written, closing=True)
+        self._drop(handle.written)
+
+    def _drop(self, written: Written) -> None:
+        """Remove the local copy of a file nothing has open and the store has as it is
+        (local disk holds only what is open or unsent); the mount remembers the files it
+        uploaded (they may be renamed)."""
+        with written.lock, self._lock:
+            if written.handles or written.dirty or written.pending:
+                return
+            if self.written.get(written.path) is written:
+                del self.written[written.path]
+            if written.uploaded:
+                self.wrote.add(written.path)
+        with contextlib.suppress(FileNotFoundError):  # deleted or replaced while open
+            os.unlink(written.local)
 
     def upload(self, written: Written, *, closing: bool = False) -> None:
         """One upload of ``written``'s local copy into the mount's class, if it changed;
         its cost goes to the log."""
         with written.lock:
             empty = closing and written.pending and written.handles == 0
-            if not (written.dirty or empty):
+            with self._lock:
+                current = self.written.get(written.path) is written  # not deleted or replaced
+            if not current or not (written.dirty or empty):
                 return
             written.dirty = written.pending = False  # a write from now on sends it again
             path = written.path
@@ -334,9 +362,11 @@ class Writer:
             self.fs.rm_file(self.listings.target(path))
             self.listings.forget(path.rpartition("/")[0] or "/")
             log.info("deleted %s (1 delete request)", self.url(path))
-        if written is not None:
-            with self._lock:
+        with self._lock:
+            self.wrote.discard(path)
+            if written is not None:
                 self.written.pop(path, None)
+        if written is not None:
             os.unlink(written.local)
 
     def rename(self, old: str, new: str, new_entry: dict[str, Any] | None) -> None:
@@ -349,7 +379,7 @@ class Writer:
                 self.directories.discard(old)
                 self.directories.add(new)
                 return
-        if written is None:
+        if written is None and old not in self.wrote:
             raise refuse(
                 errno.EXDEV,
                 "%s: not written by this mount; not renamed in place (a rename in the "
@@ -370,20 +400,32 @@ class Writer:
             if new_entry.get("type") == "directory":
                 raise mfusepy.FuseOSError(errno.EISDIR)
             self.check_removal(new, new_entry, "replaced")
+        if written is None:  # uploaded and closed: its bytes again, from the store
+            local = self._local()
+            self.fs.get_file(self.listings.target(old), local)
+            written = Written(old, local, pending=False)
+            written.uploaded = True
+            with self._lock:
+                self.written[old] = written
         with self._lock:
+            self.wrote.discard(old)
             replaced = self.written.pop(new, None)
             self.written[new] = self.written.pop(old)
             written.path = new
-        if replaced is not None:
+        if replaced is not None and not replaced.handles:
             os.unlink(replaced.local)
         if written.uploaded:
             written.dirty = True
             self.upload(written)
             self.fs.rm_file(self.listings.target(old))
             self.listings.forget(old.rpartition("/")[0] or "/")
-            log.info("renamed %s to %s: one upload and 1 delete request", self.url(old), new)
+            log.info(
+                "renamed %s to %s: one upload and 1 delete request", self.url(old), self.url(new)
+            )
         elif written.handles == 0:  # not open: what it waited to send goes out under the new name
             self.upload(written, closing=True)
+        if written.handles == 0:
+            self._drop(written)
 
     # -- directories -------------------------------------------------------------------------
 
