@@ -784,6 +784,21 @@ def test_writable_defaults_to_the_hot_class_and_renames_what_it_wrote(
     counts = archive.requests.per_op()
     assert (counts.get("PUT"), counts.get("DELETE")) == (2, 1), counts
     assert run("cat", mounted.root / "final.txt").stdout == "draft\n"
+    # dd writes a new file (one upload); truncate changes an object in place (its bytes
+    # fetched whole, one upload); rm -r removes the files, then the emptied directory
+    archive.requests.clear()
+    run("dd", "if=/dev/zero", f"of={mounted.root / 'd/z.bin'}", "bs=4096", "count=10",
+        check=False)  # fmt: skip
+    assert "No such file or directory" in run("ls", mounted.root / "d", check=False).stderr
+    run("mkdir", mounted.root / "d")
+    run("dd", "if=/dev/zero", f"of={mounted.root / 'd/z.bin'}", "bs=4096", "count=10")
+    assert listed(archive, bucket, "d")["z.bin"]["size"] == 40960
+    run("truncate", "-s", "100", mounted.root / "d/z.bin")
+    assert listed(archive, bucket, "d")["z.bin"]["size"] == 100
+    assert archive.requests.per_op().get("PUT") == 2
+    run("rm", "-r", mounted.root / "d")
+    assert archive.requests.per_op().get("DELETE") == 1
+    assert "d" not in run("ls", mounted.root).stdout.split()
     # an object the mount did not write is not renamed in place: mv copies and deletes
     archive.requests.clear()
     run("mv", mounted.root / "top.txt", mounted.root / "data/top.txt")

@@ -435,11 +435,11 @@ class Writer:
             self.directories.add(path)
 
     def rmdir(self, path: str, listed: bool) -> None:
-        """Remove an empty directory this mount made; ``listed``: the store has files
-        below it (``ENOTEMPTY``)."""
+        """Remove an empty directory (``listed``: the store has files below it, and it is
+        ``ENOTEMPTY``). A prefix is gone from the store with its last file: one the mount
+        made is forgotten, and the parent is listed again at the next look."""
         if listed or self.names_in(path):
             raise mfusepy.FuseOSError(errno.ENOTEMPTY)
         with self._lock:
-            if path not in self.directories:
-                raise mfusepy.FuseOSError(errno.ENOENT)
             self.directories.discard(path)
+        self.listings.forget(path.rpartition("/")[0] or "/")
