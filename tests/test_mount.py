@@ -915,3 +915,24 @@ def test_writable_xarray_to_netcdf_on_the_mount_is_uploaded_once(
         "print(float(xarray.open_dataset(sys.argv[1], engine='h5netcdf').temp.sum()))"
     )
     assert run(sys.executable, "-c", reader, path).stdout.strip() == "499500.0"
+
+
+def test_writable_upload_above_max_cost_fails_the_close_with_edquot_and_keeps_the_copy(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """An upload whose PUT does not fit --max-cost is not sent: the program's close()
+    fails with EDQUOT, the log says why; at unmount the unsent copy is kept and named."""
+    seed(archive, bucket)
+    mounted = mount_cli("--writable", "--max-cost", "0")
+    (tmp_path / "local.txt").write_bytes(b"precious\n")
+    archive.requests.clear()
+    done = run("cp", tmp_path / "local.txt", mounted.root / "kept.txt", check=False)
+    assert "Disk quota exceeded" in done.stderr, done.stderr
+    assert "PUT" not in archive.requests.per_op()
+    assert "an upload of 9 bytes into STANDARD" in mounted.log()
+    mounted.process.send_signal(signal.SIGINT)
+    assert mounted.process.wait(TIMEOUT) == 0
+    copies = Path(mounted.log().split("local copies of open files in ")[1].split()[0])
+    assert f"not uploaded (their last upload failed): s3://{bucket}/kept.txt" in mounted.log()
+    assert [p.read_bytes() for p in copies.iterdir()] == [b"precious\n"]
+    shutil.rmtree(copies)

@@ -128,7 +128,16 @@ class Writer:
         return f"{self.fs.store_protocol}://{self.listings.target(path)}"
 
     def close(self) -> None:
-        """Remove the local copies (the store has every closed file)."""
+        """Remove the local copies at unmount, unless one holds what the store lacks (an
+        upload that failed): then the directory stays, and the log says where."""
+        unsent = [w.path for w in self.written.values() if w.dirty or w.pending]
+        if unsent:
+            log.warning(
+                "not uploaded (their last upload failed): %s; their local copies stay in %s",
+                ", ".join(self.url(p) for p in unsent),
+                self.dir,
+            )
+            return
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # -- what stat and readdir see of the mount's own writes ----------------------------
