@@ -659,6 +659,7 @@ def test_members_are_not_written_or_removed_one_by_one(
     for write in (
         lambda: afs.pipe_file(path, b"new"),
         lambda: afs.put_file(str(tmp_path / "new"), path),
+        lambda: afs.put_file(str(tmp_path / "new"), path, storage_class="STANDARD"),
         lambda: afs.cp_file(f"{root}/{sorted(files)[1]}", path),
         lambda: afs.rm_file(path),
         lambda: afs.rm(f"{root}/d0", recursive=True),

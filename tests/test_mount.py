@@ -691,3 +691,248 @@ def test_bundle_members_are_files_of_their_own_size_and_mtime_listed_from_the_ca
         "regular",
         "file",
     ]
+
+
+# -- --writable ---------------------------------------------------------------------------
+
+
+def fresh(archive: EmulatedArchive) -> archivefs.ArchiveFileSystem:
+    """A new filesystem on the server (no listing cache)."""
+    return archivefs.ArchiveFileSystem(
+        target_options=archive.storage_options(), skip_instance_cache=True
+    )
+
+
+def listed(archive: EmulatedArchive, bucket: str, prefix: str) -> dict[str, dict[str, object]]:
+    """A fresh listing of ``prefix`` at the server, by name."""
+    entries = fresh(archive).ls(f"{bucket}/{prefix}", detail=True)
+    return {e["name"].rstrip("/").rsplit("/", 1)[-1]: e for e in entries}
+
+
+def upload_line(url: str, size: int, klass: str, provider: str = "s3") -> str:
+    """The log line of one upload, with its cost from the provider's price sheet."""
+    from archivefs.model import StorageClass
+    from archivefs.pricing.amounts import format_amount
+    from archivefs.pricing.estimate import write_cost
+    from archivefs.pricing.sheet import load_price_sheet
+    from archivefs.providers import PROVIDERS
+
+    sheet = load_price_sheet(PROVIDERS[provider].price_sheet)
+    cost = write_cost(sheet, StorageClass.parse(klass, provider=provider), size)
+    return (
+        f"uploaded {url} ({size} bytes) in {klass}: {format_amount(cost.requests, 'USD')} for "
+        f"1 PUT request(s), {format_amount(cost.storage_per_month, 'USD')} a month of storage "
+        f"(price sheet {sheet.name})"
+    )
+
+
+def test_writable_cp_uploads_once_in_the_storage_class_with_its_cost_in_the_log(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """`cp` into a --writable mount is one PUT, in --storage-class, once the file is
+    closed; the log says what it costs; the closed file is the store's (archived: its
+    open is EACCES, as any archived file's); `echo >`, mkdir and tar -x work as on a
+    disk; no local copy outlives its upload."""
+    seed(archive, bucket)
+    mounted = mount_cli("--writable", "--storage-class", "GLACIER")
+    data = os.urandom(300_000)
+    (tmp_path / "local.bin").write_bytes(data)
+    archive.requests.clear()
+    run("cp", tmp_path / "local.bin", mounted.root / "data/new.bin")
+    assert archive.requests.per_op().get("PUT") == 1, archive.requests.per_op()
+    entry = listed(archive, bucket, "data")["new.bin"]
+    assert (entry["size"], entry["storage_class"]) == (len(data), "GLACIER")
+    url = f"s3://{bucket}/data/new.bin"
+    assert upload_line(url, len(data), "GLACIER") in mounted.log()
+    assert "GLACIER is an archive class: reading it back needs a restore" in mounted.log()
+    wait_for(lambda: "Permission denied" in run("cat", mounted.root / "data/new.bin",
+                                                 check=False).stderr)  # fmt: skip
+    assert run("stat", "-c", "%s", mounted.root / "data/new.bin").stdout.strip() == str(len(data))
+    run("mkdir", mounted.root / "made")
+    run("sh", "-c", f"echo hello > {mounted.root / 'made/hi.txt'}")
+    assert listed(archive, bucket, "made")["hi.txt"]["size"] == 6
+    (tmp_path / "tree/t").mkdir(parents=True)
+    (tmp_path / "tree/t/x.txt").write_bytes(b"x" * 10)
+    run("tar", "-C", tmp_path / "tree", "-cf", tmp_path / "t.tar", "t")
+    run("tar", "-C", mounted.root / "made", "-xf", tmp_path / "t.tar")
+    assert set(listed(archive, bucket, "made")) == {"hi.txt", "t"}
+    assert listed(archive, bucket, "made/t")["x.txt"]["size"] == 10
+    assert archive.requests.per_op().get("PUT") == 3  # new.bin, hi.txt, x.txt: once each
+    assert archive.requests.per_op().get("DELETE", 0) == 0
+    copies = Path(mounted.log().split("local copies of open files in ")[1].split()[0])
+    assert copies.stat().st_mode & 0o777 == 0o700
+    wait_for(lambda: not list(copies.iterdir()))  # none outlives its upload (at release)
+    mounted.process.send_signal(signal.SIGINT)
+    assert mounted.process.wait(TIMEOUT) == 0
+    assert not copies.exists()  # removed at unmount
+
+
+def test_writable_defaults_to_the_hot_class_and_renames_what_it_wrote(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """Without --storage-class uploads are STANDARD; write-then-rename (as editors and
+    rsync do) ends as one object under the new name: one upload each, one delete."""
+    seed(archive, bucket)
+    mounted = mount_cli("--writable")
+    archive.requests.clear()
+    run("sh", "-c", f"echo draft > {mounted.root / '.tmp.txt'} && "
+        f"mv {mounted.root / '.tmp.txt'} {mounted.root / 'final.txt'}")  # fmt: skip
+    names = listed(archive, bucket, "")
+    assert ".tmp.txt" not in names
+    assert names["final.txt"]["storage_class"] == "STANDARD"
+    assert fresh(archive).cat(f"{bucket}/final.txt") == b"draft\n"
+    counts = archive.requests.per_op()
+    assert (counts.get("PUT"), counts.get("DELETE")) == (2, 1), counts
+    assert run("cat", mounted.root / "final.txt").stdout == "draft\n"
+    # dd writes a new file (one upload); truncate changes an object in place (its bytes
+    # fetched whole, one upload); rm -r removes the files, then the emptied directory
+    archive.requests.clear()
+    run("dd", "if=/dev/zero", f"of={mounted.root / 'd/z.bin'}", "bs=4096", "count=10",
+        check=False)  # fmt: skip
+    assert "No such file or directory" in run("ls", mounted.root / "d", check=False).stderr
+    run("mkdir", mounted.root / "d")
+    run("dd", "if=/dev/zero", f"of={mounted.root / 'd/z.bin'}", "bs=4096", "count=10")
+    assert listed(archive, bucket, "d")["z.bin"]["size"] == 40960
+    run("truncate", "-s", "100", mounted.root / "d/z.bin")
+    assert listed(archive, bucket, "d")["z.bin"]["size"] == 100
+    assert archive.requests.per_op().get("PUT") == 2
+    run("rm", "-r", mounted.root / "d")
+    assert archive.requests.per_op().get("DELETE") == 1
+    assert "d" not in run("ls", mounted.root).stdout.split()
+    # an object the mount did not write is not renamed in place: mv copies and deletes
+    archive.requests.clear()
+    run("mv", mounted.root / "top.txt", mounted.root / "data/top.txt")
+    assert "top.txt" not in listed(archive, bucket, "")
+    assert fresh(archive).cat(f"{bucket}/data/top.txt") == b"top\n"
+    assert "not written by this mount; not renamed in place" in mounted.log()
+
+
+def test_writable_rm_deletes_with_one_request_but_never_a_member_or_early(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """rm is one DELETE; a bundle member and an object inside its class's minimum storage
+    days are refused with EPERM (nothing sent), the log says why and the fix; with
+    --allow-early-delete the early deletion goes ahead and the log says its charge."""
+    seed(archive, bucket)
+    bundle(archive, bucket, tmp_path, {"m1.txt": b"one", "m2.txt": b"two"})
+    archive.put_objects(bucket, {"cold/young.bin": b"y" * 1000}, storage_class="GLACIER")
+    mounted = mount_cli("--writable")
+    archive.requests.clear()
+    run("rm", mounted.root / "top.txt")
+    assert archive.requests.per_op().get("DELETE") == 1
+    assert "top.txt" not in listed(archive, bucket, "")
+    archive.requests.clear()
+    for name in ("b/m1.txt", "cold/young.bin"):
+        done = run("rm", "-f", mounted.root / name, check=False)
+        assert "Operation not permitted" in done.stderr, done.stderr
+    assert "DELETE" not in archive.requests.per_op()
+    log = mounted.log()
+    assert "b/m1.txt: a member of bundle" in log
+    assert "cold/young.bin: in GLACIER for 0.0 of its 90 minimum days; not deleted" in log
+    assert "--allow-early-delete" in log
+    allowed = mount_cli("--writable", "--allow-early-delete")
+    archive.requests.clear()
+    run("rm", allowed.root / "cold/young.bin")
+    assert archive.requests.per_op().get("DELETE") == 1
+    assert "of early deletion billed (--allow-early-delete)" in allowed.log()
+
+
+def test_writable_storage_class_is_checked_before_mounting(tmp_path: Path) -> None:
+    """A class the provider does not have is a usage error (exit 2) naming its classes."""
+    done = run(ARCHIVEFS, "mount", "az://c/p", tmp_path, "--writable", "--storage-class",
+               "GLACIER", check=False)  # fmt: skip
+    assert done.returncode == 2
+    assert "unknown azure storage class 'GLACIER'" in done.stderr
+    assert "Hot, Cool, Cold, Archive" in done.stderr
+
+
+def test_every_provider_uploads_a_written_file_in_the_mounts_class(
+    provider: Provider, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On each provider (S3/moto, Azurite, GCS, the Oracle fake, radosgw), mounted with
+    ``archivefs.mount(writable=True, storage_class=...)``: `cp` is one upload, the object
+    at the server is in that class (an archive or fee class where the provider has one),
+    the log gives its cost; rm of a hot object is one delete; rm of the new object,
+    inside its class's minimum days, is refused with EPERM."""
+    caplog.set_level("INFO", logger="archivefs.mount")
+    spec = provider.spec
+    klass = spec.chunk_class if spec.restores or spec.fee_class else spec.hot_class
+    seed_provider(provider, {"p/old.txt": b"old"}, spec.hot_class)
+    data = os.urandom(200_000)
+    (tmp_path / "local.bin").write_bytes(data)
+    root = tmp_path / "mnt"
+    root.mkdir()
+    url = f"{spec.protocol}://{provider.bucket}/p"
+    with archivefs.mount(url, root, fs=provider.fs(), writable=True, storage_class=klass) as mnt:
+        provider.server.requests.clear()
+        run("cp", tmp_path / "local.bin", mnt / "new.bin")
+        counts = request_counts(provider)
+        assert counts.get(spec.put_op) == spec.put_requests, counts  # one upload
+        entries = {e["name"].rsplit("/", 1)[-1]: e for e in provider.fs().ls(url, detail=True)}
+        assert entries["new.bin"]["size"] == len(data)
+        assert entries["new.bin"]["storage_class"] == klass
+        assert upload_line(f"{url}/new.bin", len(data), klass, _sheet_provider(spec.name)) in (
+            caplog.text
+        )
+        provider.server.requests.clear()
+        run("rm", mnt / "old.txt")
+        assert request_counts(provider).get(spec.delete_op) == 1
+        if klass != spec.hot_class:  # a class with minimum storage days
+            done = run("rm", mnt / "new.bin", check=False)
+            assert "Operation not permitted" in done.stderr
+            assert "bills" in caplog.text
+            assert "of early deletion" in caplog.text
+    assert not os.path.ismount(root)
+
+
+def _sheet_provider(name: str) -> str:
+    return "s3" if name == "rgw" else name
+
+
+def test_writable_xarray_to_netcdf_on_the_mount_is_uploaded_once(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
+) -> None:
+    """xarray's ``to_netcdf`` of a path on a --writable mount (HDF5: random writes, reads
+    of what it wrote, several opens) ends as one object, uploaded once, that reads back."""
+    pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    seed(archive, bucket)
+    mounted = mount_cli("--writable")
+    archive.requests.clear()
+    path = mounted.root / "data/out.nc"
+    script = (
+        "import sys, numpy, xarray; "
+        "xarray.Dataset({'temp': (('x',), numpy.arange(1000.0))})"
+        ".to_netcdf(sys.argv[1], engine='h5netcdf')"
+    )
+    run(sys.executable, "-c", script, path)
+    assert archive.requests.per_op().get("PUT") == 1, archive.requests.per_op()
+    uploaded = fresh(archive).cat(f"{bucket}/data/out.nc")
+    assert uploaded[:8] == b"\x89HDF\r\n\x1a\n"
+    assert listed(archive, bucket, "data")["out.nc"]["size"] == len(uploaded)
+    reader = (
+        "import sys, xarray; "
+        "print(float(xarray.open_dataset(sys.argv[1], engine='h5netcdf').temp.sum()))"
+    )
+    assert run(sys.executable, "-c", reader, path).stdout.strip() == "499500.0"
+
+
+def test_writable_upload_above_max_cost_fails_the_close_with_edquot_and_keeps_the_copy(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """An upload whose PUT does not fit --max-cost is not sent: the program's close()
+    fails with EDQUOT, the log says why; at unmount the unsent copy is kept and named."""
+    seed(archive, bucket)
+    mounted = mount_cli("--writable", "--max-cost", "0")
+    (tmp_path / "local.txt").write_bytes(b"precious\n")
+    archive.requests.clear()
+    done = run("cp", tmp_path / "local.txt", mounted.root / "kept.txt", check=False)
+    assert "Disk quota exceeded" in done.stderr, done.stderr
+    assert "PUT" not in archive.requests.per_op()
+    assert "an upload of 9 bytes into STANDARD" in mounted.log()
+    mounted.process.send_signal(signal.SIGINT)
+    assert mounted.process.wait(TIMEOUT) == 0
+    copies = Path(mounted.log().split("local copies of open files in ")[1].split()[0])
+    assert f"not uploaded (their last upload failed): s3://{bucket}/kept.txt" in mounted.log()
+    assert [p.read_bytes() for p in copies.iterdir()] == [b"precious\n"]
+    shutil.rmtree(copies)

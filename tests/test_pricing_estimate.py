@@ -483,3 +483,27 @@ def test_reads_of_rehydrated_azure_blobs_pay_hot_reads_not_the_rehydration() -> 
     result = estimate(restore, azure, tier="Standard")
     assert result.components["requests"] == pytest.approx(hot_read)
     assert result.components["restore_requests"] == pytest.approx(0.55 / 1000)
+
+
+def test_write_cost_is_the_put_and_the_monthly_storage_of_the_class() -> None:
+    """One object written into GLACIER: one PUT at $0.03 per 1,000, and its month of
+    storage with GLACIER's per-object overheads (as a workload estimate prices it)."""
+    from archivefs.pricing.estimate import write_cost
+
+    cost = write_cost(US, SC.GLACIER, GiB)
+    assert cost.requests == pytest.approx(0.03 / 1000)
+    assert cost.storage_per_month == pytest.approx(glacier_month(GiB))
+    assert (cost.put_requests, cost.min_storage_days, cost.sheet) == (1, 90, "aws-us-east-1")
+    small = write_cost(US, SC.STANDARD_IA, 1000, put_requests=3)  # below the 128 KiB minimum
+    assert small.requests == pytest.approx(3 * 0.01 / 1000)
+    assert small.storage_per_month == pytest.approx(128 * 1024 * 0.0125 / GiB)
+
+
+def test_early_deletion_cost_bills_the_rest_of_the_minimum_days() -> None:
+    """Deleting a GLACIER object after 30 of its 90 days bills 60 days (2 months) of its
+    storage; after 90 days, or in STANDARD, nothing."""
+    from archivefs.pricing.estimate import early_deletion_cost
+
+    assert early_deletion_cost(US, SC.GLACIER, GiB, 30) == pytest.approx(glacier_month(GiB) * 2)
+    assert early_deletion_cost(US, SC.GLACIER, GiB, 90) == 0
+    assert early_deletion_cost(US, SC.STANDARD, GiB, 0) == 0

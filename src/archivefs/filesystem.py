@@ -505,6 +505,9 @@ class ArchiveFileSystem(
         await self._crew.writes.pipe_file(path, value, **kwargs)
 
     async def _put_file(self, lpath: str, rpath: str, **kwargs: Any) -> None:
+        """Upload the local file ``lpath`` to ``rpath``. ``storage_class=`` (a class of
+        the store's provider: ``"GLACIER"``, ``"Archive"``, ``"COLDLINE"``...) puts it
+        straight into that class with one upload, on every provider."""
         await self._crew.writes.put_file(lpath, rpath, **kwargs)
 
     async def _cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:

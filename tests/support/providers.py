@@ -49,6 +49,10 @@ class ProviderSpec:
     list_page: int = 1000  # the most objects one listing page holds
     key_field: str = "key"  # the request record's attribute naming the object
     head_op: str = "HEAD"  # the request that reads one object's metadata
+    # an upload into a class (fs.put_file(storage_class=)): its requests, how many
+    put_op: str = "PUT"
+    put_requests: int = 1
+    delete_op: str = "DELETE"  # the request that deletes one object
     # the CLI: an option of another provider's client, refused with the name of this
     # one's client; a flag of another provider, refused naming this one's way; a restore
     # speed it lacks, refused in these words
@@ -112,7 +116,7 @@ PROVIDERS: dict[str, ProviderSpec] = {
             {"restore_time_scale": 1 / 3600, "price_sheet": "azure-eastus"},
             # Set Blob Tier goes in Blob Batches of up to 256
             restore_call="BlobBatch", restore_batch=256, read_op="GetBlob", key_field="blob",
-            list_op="ListBlobs", list_page=5000,
+            list_op="ListBlobs", list_page=5000, put_op="PutBlob", delete_op="DeleteBlob",
             restored_as=("Hot", "hot"),  # a rehydrated blob is a Hot blob
             head_op="GetBlobProperties", sheet="azure-eastus",
             cli_foreign_option=("endpoint_url", "adlfs"),
@@ -123,7 +127,9 @@ PROVIDERS: dict[str, ProviderSpec] = {
             "gcs", "gcs_archive", "gcs_bucket", "gs", "STANDARD", None,
             {"price_sheet": "gcs-us-central1"},
             read_op="objects.download", key_field="name", head_op="objects.get",
-            list_op="objects.list",
+            list_op="objects.list", delete_op="objects.delete",
+            # one resumable upload: its start (naming the class), then its one chunk
+            put_op="objects.insert", put_requests=2,
             sheet="gcs-us-central1", cli_foreign_option=("account_name", "gcsfs"),
             cli_foreign_flag=("--profile", "--storage-options"),
             fee_classes={"COLDLINE": (0.02, 0.01), "NEARLINE": (0.01, 0.001),
@@ -133,7 +139,7 @@ PROVIDERS: dict[str, ProviderSpec] = {
             "oracle", "oracle_archive", "oracle_bucket", "oci", "Standard", "Archive",
             {"restore_time_scale": 1 / 3600, "price_sheet": "oci-us-ashburn-1"},
             restore_call="RestoreObjects", read_op="GetObject", key_field="name",
-            list_op="ListObjects",
+            list_op="ListObjects", put_op="PutObject", delete_op="DeleteObject",
             head_op="HeadObject", sheet="oci-us-ashburn-1",
             cli_foreign_option=("account_name", "ocifs"),
             cli_foreign_tier=("Bulk", "oracle has one restore speed, 'Standard'; not 'Bulk'"),

@@ -10,6 +10,7 @@ from archivefs.model import ObjectState
 from archivefs.plans import Plan
 
 if TYPE_CHECKING:
+    from archivefs.model import StorageClass
     from archivefs.pricing import Estimate, PriceSheet
 
 
@@ -73,6 +74,16 @@ class Approval:
         what = f"a GET of {nbytes} bytes of this {state.storage_class.value} object"
         self.parts.hooks.charge(cost, what, state.path)
         return cost
+
+    def charge_upload(self, storage_class: StorageClass, size: int, path: str) -> None:
+        """Reserve one upload of ``size`` bytes into ``storage_class`` (its PUT request,
+        as the price sheet bills it) from the budget: :class:`BudgetExceededError` when
+        it does not fit, and nothing is sent. Blocking (a cluster's ledger)."""
+        from archivefs.pricing.estimate import write_cost
+
+        cost = write_cost(self.price_sheet, storage_class, size)
+        what = f"an upload of {size} bytes into {storage_class.value}"
+        self.parts.hooks.charge(cost.requests, what, path)
 
     def refund_read(self, state: ObjectState, asked: int, got: int, reserved: float) -> None:
         """Give back what a GET reserved for ``asked`` bytes and did not spend: the bytes it

@@ -142,7 +142,7 @@ def assemble(
         reads=reads,
         lister=lister,
         resolver=resolver,
-        writes=Writes(parts, bundles, policy, lister),
+        writes=Writes(parts, bundles, policy, lister, approval),
         transfers=transfers,
         copies=copies,
         promotion=promotion,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
 
+from archivefs.access.approval import Approval
 from archivefs.access.bundles import BundleReads
 from archivefs.access.listing import Lister
 from archivefs.access.parts import Parts
@@ -15,6 +17,8 @@ from archivefs.access.resolve import GLOB_CHARS
 from archivefs.catalog.layout import registry_path
 from archivefs.catalog.registry import change_registry
 from archivefs.errors import ArchiveError, InvalidPathError
+from archivefs.model import StorageClass
+from archivefs.stores import upload_in_class
 from archivefs.stores.base import split_path
 from archivefs.stores.translate import raise_translated
 
@@ -26,9 +30,15 @@ class Writes:
     """``pipe``/``put``/``cp``/``rm`` and the registry of catalog roots they keep current."""
 
     def __init__(
-        self, parts: Parts, bundles: BundleReads, policy: ReadPolicy, lister: Lister
+        self,
+        parts: Parts,
+        bundles: BundleReads,
+        policy: ReadPolicy,
+        lister: Lister,
+        approval: Approval,
     ) -> None:
         self.parts = parts
+        self.approval = approval
         self.bundles = bundles
         self.policy = policy
         self.lister = lister
@@ -85,10 +95,33 @@ class Writes:
         self.parts.invalidate_cache(path)
         await self.parts.fs._pipe_file(path, value, **kwargs)
 
-    async def put_file(self, lpath: str, rpath: str, **kwargs: Any) -> None:
+    async def put_file(
+        self, lpath: str, rpath: str, storage_class: str | None = None, **kwargs: Any
+    ) -> None:
+        """The target's ``put_file``; with ``storage_class`` (a class of the store's
+        provider), one upload straight into that class with the provider's own call
+        (``stores.upload_in_class``: S3 StorageClass, Azure access tier, GCS storage
+        class, Oracle storage tier), never a write then a class change. Its PUT is
+        charged to the budget (``max_cost``) first."""
         rpath = await self.writable(rpath, "overwritten")
         self.parts.invalidate_cache(rpath)
-        await self.parts.fs._put_file(lpath, rpath, **kwargs)
+        if storage_class is None:
+            await self.parts.fs._put_file(lpath, rpath, **kwargs)
+            return
+        klass = StorageClass.parse(str(storage_class), provider=self.parts.provider.name)
+        # the provider's blocking call, on a worker thread: it waits on the loop this
+        # coroutine runs on (a blocking target, ocifs, through its own sync face)
+        target = getattr(self.parts.fs, "sync_fs", self.parts.fs)
+        size = os.path.getsize(lpath)
+        await asyncio.to_thread(self.approval.charge_upload, klass, size, rpath)
+        try:
+            await asyncio.to_thread(upload_in_class, target, lpath, rpath, klass, {})
+        except ArchiveError:
+            raise
+        except Exception as error:
+            raise_translated(error, rpath, action="upload")
+        finally:
+            self.parts.invalidate_cache(rpath)
 
     async def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
         path1 = self.parts.strip(path1)
@@ -116,7 +149,10 @@ class Writes:
         path = self.parts.strip(path)
         await self._removable(path)
         self.parts.invalidate_cache(path)
-        await self.parts.fs._rm_file(path, **kwargs)
+        try:
+            await self.parts.fs._rm_file(path, **kwargs)
+        except NotImplementedError:  # a target with no one-object delete (ocifs): its rm
+            await self.parts.fs._rm(path, **kwargs)
 
     async def rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
         """Remove objects; removing a catalog root (or a folder above one) also removes it

@@ -66,6 +66,23 @@ POLICIES = click.Choice(["raise", "restore", "wait"])
     help="The mount's budget: a restore or fee-charging read estimated above it is "
     "refused (the open fails with EDQUOT, the log says why).",
 )
+@click.option(
+    "--writable",
+    is_flag=True,
+    help="Upload files written and closed (in --storage-class, the cost in the log); "
+    "delete with rm. Without it every write fails with EROFS.",
+)
+@click.option(
+    "--storage-class",
+    help="--writable: the class files are uploaded in (default: the provider's hot class, "
+    "e.g. STANDARD; an archive class is allowed and the log says so).",
+)
+@click.option(
+    "--allow-early-delete",
+    is_flag=True,
+    help="--writable: let rm and overwrites remove objects younger than their class's "
+    "minimum storage days (the log says the early-deletion charge); else EPERM.",
+)
 @click.option("--daemon", is_flag=True, help="Detach once mounted (log: --log-file).")
 @click.option(
     "--log-file",
@@ -87,10 +104,13 @@ def mount_command(
     tier: str | None,
     days: int | None,
     max_cost: float | None,
+    writable: bool,
+    storage_class: str | None,
+    allow_early_delete: bool,
     daemon: bool,
     log_file: Path | None,
 ) -> None:
-    """Mount URL at MOUNTPOINT, read-only, for programs that read files.
+    """Mount URL at MOUNTPOINT for programs that read files (read-only unless --writable).
 
     In the foreground until Ctrl-C (or `archivefs unmount MOUNTPOINT`); the log says
     which archived object an open refused and the command that restores it.
@@ -99,6 +119,7 @@ def mount_command(
     Examples:
       archivefs mount s3://bucket/run42/ /mnt/run42
       archivefs mount s3://bucket/run42/ /mnt/run42 --on-archived wait --tier Bulk --daemon
+      archivefs mount s3://bucket/out/ /mnt/out --writable --storage-class GLACIER
       getfattr -d /mnt/run42/a.nc
     """
     from archivefs.mount.runner import MountOptions, check_mountpoint, daemonize, serve
@@ -109,6 +130,16 @@ def mount_command(
         cache_bytes = parse_size(cache_size)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="'--cache-size'") from None
+    if not writable and (storage_class is not None or allow_early_delete):
+        raise click.UsageError("--storage-class and --allow-early-delete need --writable.")
+    if storage_class is not None:
+        from archivefs.model import StorageClass
+        from archivefs.providers import provider_for_url
+
+        try:
+            StorageClass.parse(storage_class, provider=provider_for_url(url).name)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="'--storage-class'") from None
 
     def body() -> None:
         path = check_mountpoint(mountpoint)
@@ -137,6 +168,9 @@ def mount_command(
             batch_window,
             None if cache_dir is None else str(cache_dir),
             cache_bytes,
+            writable,
+            storage_class,
+            allow_early_delete,
         )
         serve(fs, url, path, policy)
 

@@ -23,6 +23,9 @@ NOT_READABLE = errno.EACCES
 BUDGET = errno.EDQUOT  # the mount's --max-cost refused the restore or the read
 WAITED_TOO_LONG = errno.ETIMEDOUT  # --on-archived wait: not readable within --wait-timeout
 READ_ONLY = errno.EROFS  # a write to a mount without --writable
+# --writable: deleting (or replacing) a bundle member, an early deletion not allowed, a
+# rename of a file written in a class with a minimum storage time
+REFUSED_DELETE = errno.EPERM
 
 
 def errno_of(error: BaseException) -> int:

@@ -3,7 +3,9 @@
 ``stat``/``readdir`` from directory listings (:class:`~archivefs.mount.listings.Listings`),
 opens through the ``--on-archived`` policy (:class:`~archivefs.mount.admission.Admission`),
 reads through ``fs.open()``'s file (the filesystem's one read path: coalescing, readahead,
-read policy, counting). Every error becomes an errno in one place (``errnos.errno_of``).
+read policy, counting); with a :class:`~archivefs.mount.writes.Writer` (``--writable``),
+writes, deletes, renames and mkdir go to it, and without one they fail with ``EROFS``.
+Every error becomes an errno in one place (``errnos.errno_of``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from archivefs.mount.attrs import stat_of
 from archivefs.mount.cache import identity
 from archivefs.mount.errnos import READ_ONLY, errno_of
 from archivefs.mount.files import OpenFiles
+from archivefs.mount.writes import WriteHandle
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from archivefs.mount.cache import DiskCache, Filling
     from archivefs.mount.files import SharedFile
     from archivefs.mount.listings import Listings
+    from archivefs.mount.writes import Writer
 
 log = logging.getLogger("archivefs.mount")
 
@@ -93,8 +97,12 @@ class _CachedHandle:
         os.close(self.fd)
 
 
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND
+
+
 class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
-    """A read-only tree of the archive below one root (``bucket/prefix``)."""
+    """The tree of the archive below one root (``bucket/prefix``): read-only, unless a
+    ``writer`` takes the writes."""
 
     use_ns = True  # times in nanoseconds (mfusepy's modern form)
 
@@ -104,37 +112,70 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
         listings: Listings,
         admission: Admission,
         cache: DiskCache | None = None,
+        writer: Writer | None = None,
     ) -> None:
         self.fs = fs
         self.listings = listings
         self.admission = admission
         self.cache = cache
+        self.writer = writer
         self.files = OpenFiles()
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
-        self._handles: dict[int, _Handle | _CachedHandle] = {}
+        self._handles: dict[int, _Handle | _CachedHandle | WriteHandle] = {}
         self._numbers = itertools.count(1)
 
     def _entry(self, path: str) -> dict[str, Any]:
-        entry = self.listings.entry(path)
+        entry = self.writer.entry(path) if self.writer is not None else None
+        if entry is None:
+            entry = self.listings.entry(path)
         if entry is None:
             raise mfusepy.FuseOSError(errno.ENOENT)
         return entry
 
+    def _writer(self) -> Writer:
+        """The mount's writer (``EROFS`` without ``--writable``)."""
+        if self.writer is None:
+            raise mfusepy.FuseOSError(READ_ONLY)
+        return self.writer
+
+    def _add(self, handle: _Handle | _CachedHandle | WriteHandle) -> int:
+        number = next(self._numbers)
+        self._handles[number] = handle
+        return number
+
     @as_errno
     def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
-        return stat_of(self._entry(path), uid=self.uid, gid=self.gid, mounted_at=self.mounted_at)
+        return stat_of(
+            self._entry(path),
+            uid=self.uid,
+            gid=self.gid,
+            mounted_at=self.mounted_at,
+            writable=self.writer is not None,
+        )
 
     @as_errno
     def readdir(self, path: str, fh: int) -> list[str]:
         if self._entry(path).get("type") != "directory":
             raise mfusepy.FuseOSError(errno.ENOTDIR)
-        return [".", "..", *self.listings.entries(path)]
+        if self.writer is None:
+            return [".", "..", *self.listings.entries(path)]
+        try:
+            listed = list(self.listings.entries(path))
+        except (FileNotFoundError, NotADirectoryError):  # a directory only the mount made
+            listed = []
+        own = [name for name in self.writer.names_in(path) if name not in listed]
+        return [".", "..", *listed, *own]
 
     @as_errno
     def open(self, path: str, flags: int) -> int:
-        if flags & (os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND):
-            raise mfusepy.FuseOSError(READ_ONLY)
+        writes = bool(flags & WRITE_FLAGS)
+        if writes or (self.writer is not None and path in self.writer.written):
+            writer = self._writer()
+            if self._entry(path).get("type") == "directory":
+                raise mfusepy.FuseOSError(errno.EISDIR)
+            listed = self.listings.entry(path)
+            return self._add(writer.open(path, listed, truncate=bool(flags & os.O_TRUNC)))
         entry = self._entry(path)
         if entry.get("type") == "directory":
             raise mfusepy.FuseOSError(errno.EISDIR)
@@ -164,9 +205,24 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
     @as_errno
     def release(self, path: str, fh: int) -> int:
         handle = self._handles.pop(fh, None)
-        if handle is not None:
+        if isinstance(handle, WriteHandle):
+            self._writer().release(handle)  # uploads what a failed flush left unsent
+        elif handle is not None:
             handle.close()
         return 0
+
+    @as_errno
+    def flush(self, path: str, fh: int) -> int:
+        """A close: a file changed through this handle is uploaded now (once), so the
+        program's ``close()`` returns after the store has it, or fails if it does not."""
+        handle = self._handles.get(fh)
+        if isinstance(handle, WriteHandle):
+            self._writer().flush(handle)
+        return 0
+
+    @as_errno
+    def fsync(self, path: str, datasync: int, fh: int) -> int:
+        return self.flush(path, fh)
 
     @as_errno
     def listxattr(self, path: str) -> list[str]:
@@ -204,45 +260,99 @@ class ArchiveOperations(mfusepy.Operations):  # type: ignore[misc]
         raise mfusepy.FuseOSError(errno.ENOTSUP)
 
     def statfs(self, path: str) -> dict[str, int]:
-        return {"f_bsize": 1 << 20, "f_frsize": 1 << 20, "f_namemax": 1024}
+        found = {"f_bsize": 1 << 20, "f_frsize": 1 << 20, "f_namemax": 1024}
+        if self.writer is not None:  # a bucket has no size: room, for programs that check
+            found |= {"f_blocks": 1 << 30, "f_bfree": 1 << 30, "f_bavail": 1 << 30}
+        return found
 
-    # what would change the tree: refused with EROFS (registered, so the kernel asks us
-    # and the program hears EROFS, not ENOSYS)
+    # what changes the tree: the writer's (--writable), else refused with EROFS (registered,
+    # so the kernel asks us and the program hears EROFS, not ENOSYS)
+    @as_errno
     def create(self, path: str, mode: int, fi: Any = None) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        writer = self._writer()
+        self._directory(path.rpartition("/")[0] or "/")
+        return self._add(writer.create(path))
 
+    @as_errno
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        handle = self._handles.get(fh)
+        if not isinstance(handle, WriteHandle):
+            raise mfusepy.FuseOSError(READ_ONLY if self.writer is None else errno.EBADF)
+        return handle.write(data, offset)
 
+    @as_errno
     def truncate(self, path: str, length: int, fh: int | None = None) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        writer = self._writer()
+        handle = self._handles.get(fh) if fh is not None else None
+        if isinstance(handle, WriteHandle):
+            handle.truncate(length)
+        else:
+            writer.truncate(path, length, self.listings.entry(path))
+        return 0
 
+    def _directory(self, path: str) -> None:
+        """``path`` is a directory (else ENOENT or ENOTDIR)."""
+        if self._entry(path).get("type") != "directory":
+            raise mfusepy.FuseOSError(errno.ENOTDIR)
+
+    @as_errno
     def mkdir(self, path: str, mode: int) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        writer = self._writer()
+        if writer.entry(path) or self.listings.entry(path):
+            raise mfusepy.FuseOSError(errno.EEXIST)
+        self._directory(path.rpartition("/")[0] or "/")
+        writer.mkdir(path)
+        return 0
 
     def mknod(self, path: str, mode: int, dev: int) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        raise mfusepy.FuseOSError(READ_ONLY if self.writer is None else errno.EPERM)
 
+    @as_errno
     def unlink(self, path: str) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        self._writer().unlink(path, self.listings.entry(path))
+        return 0
 
+    @as_errno
     def rmdir(self, path: str) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        writer = self._writer()
+        self._directory(path)
+        try:
+            listed = bool(self.listings.entries(path))
+        except (FileNotFoundError, NotADirectoryError):
+            listed = False
+        writer.rmdir(path, listed)
+        return 0
 
+    @as_errno
     def rename(self, old: str, new: str) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        writer = self._writer()
+        self._entry(old)
+        self._directory(new.rpartition("/")[0] or "/")
+        writer.rename(old, new, self.listings.entry(new))
+        return 0
 
     def symlink(self, target: str, source: str) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        raise mfusepy.FuseOSError(READ_ONLY if self.writer is None else errno.EPERM)
 
     def link(self, target: str, source: str) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        raise mfusepy.FuseOSError(READ_ONLY if self.writer is None else errno.EPERM)
 
+    # modes, owners and times are not kept by the store: a --writable mount accepts them
+    # (tar, cp -p set them) and keeps nothing
+    @as_errno
     def chmod(self, path: str, mode: int) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        self._writer()
+        self._entry(path)
+        return 0
 
+    @as_errno
     def chown(self, path: str, uid: int, gid: int) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        self._writer()
+        self._entry(path)
+        return 0
 
+    @as_errno
     def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
-        raise mfusepy.FuseOSError(READ_ONLY)
+        self._writer()
+        self._entry(path)
+        return 0

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
+from archivefs.model import StorageClass
 from archivefs.mount.admission import Admission, OnArchived
 from archivefs.mount.batches import DEFAULT_BATCH_WINDOW
 from archivefs.mount.listings import DEFAULT_LISTING_TTL, Listings
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.mount.writes import Writer
 
 log = logging.getLogger("archivefs.mount")
 
@@ -44,6 +46,9 @@ class MountOptions:
     batch_window: float = DEFAULT_BATCH_WINDOW  # seconds opens gather into one restore
     cache: str | None = None  # the disk cache's directory (None: no disk cache)
     cache_size: int = DEFAULT_CACHE_SIZE  # bytes it may hold (LRU beyond)
+    writable: bool = False  # files written are uploaded (else every write is EROFS)
+    storage_class: str | None = None  # the class uploads go in (None: the provider's default)
+    allow_early_delete: bool = False  # delete/replace objects within their minimum days
 
 
 def fuse_problem() -> str | None:
@@ -122,8 +127,17 @@ def serve(
         from archivefs.mount.cache import DiskCache
 
         cache = DiskCache(options.cache, options.cache_size, fs.store_scope)
-    operations = ArchiveOperations(fs, listings, admission, cache)
+    writer = writer_for(fs, listings, options)
+    operations = ArchiveOperations(fs, listings, admission, cache, writer)
     log.info("mounted %s at %s (--on-archived %s)", url, path, options.on_archived)
+    if writer is not None:
+        klass = writer.storage_class
+        log.info(
+            "writable: files written are uploaded in %s%s; local copies of open files in %s",
+            klass.name,
+            " (an archive class: reading them back needs a restore)" if klass.needs_restore else "",
+            writer.dir,
+        )
     try:
         mfusepy.FUSE(
             operations,
@@ -137,7 +151,35 @@ def serve(
         # 8); an end that left the mount point unmounted is a clean one
         if os.path.ismount(path):
             raise ArchiveError(f"the FUSE loop failed ({error}).", path=str(path)) from error
+    finally:
+        if writer is not None:
+            writer.close()
     log.info("unmounted %s", path)
+
+
+def storage_class_for(fs: ArchiveFileSystem, name: str | None) -> StorageClass:
+    """The class a writable mount uploads in: ``name`` in the store's provider's names
+    (None: the provider's default, hot class); an unknown name is an error naming them."""
+    return StorageClass.parse(name, provider=fs.provider.name)
+
+
+def writer_for(fs: ArchiveFileSystem, listings: Listings, options: MountOptions) -> Writer | None:
+    """The mount's writer (None: read-only), its local copies in a private directory under
+    the user cache (``mounts/writes-*``, mode 0700; removed at unmount)."""
+    if not options.writable:
+        if options.storage_class is not None or options.allow_early_delete:
+            raise ValueError("storage_class and allow_early_delete need writable=True")
+        return None
+    from archivefs.mount.writes import Writer
+    from archivefs.paths import cache_dir
+
+    return Writer(
+        fs,
+        listings,
+        storage_class_for(fs, options.storage_class),
+        cache_dir() / "mounts",
+        allow_early_delete=options.allow_early_delete,
+    )
 
 
 _LIBFUSE_SIGNALS = (signal.SIGPIPE, signal.SIGHUP, signal.SIGTERM, signal.SIGINT)
@@ -207,6 +249,9 @@ def mount(
     batch_window: float = DEFAULT_BATCH_WINDOW,
     cache: str | os.PathLike[str] | None = None,
     cache_size: int = DEFAULT_CACHE_SIZE,
+    writable: bool = False,
+    storage_class: str | None = None,
+    allow_early_delete: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> Iterator[Path]:
     """Mount ``url`` at ``mountpoint`` for the ``with`` block (served by a thread of this
@@ -235,7 +280,12 @@ def mount(
         batch_window,
         None if cache is None else str(cache),
         cache_size,
+        writable,
+        storage_class,
+        allow_early_delete,
     )
+    if writable:
+        storage_class_for(fs, storage_class)  # an unknown class fails here, not in the thread
     path = check_mountpoint(mountpoint)
     failed: list[BaseException] = []
 

@@ -552,3 +552,58 @@ def _tally_workload(
             tally.parts["storage_per_month"] * remaining / DAYS_PER_MONTH
         )
     return tally
+
+
+class WriteCost(BaseModel):
+    """What writing one object of ``size`` bytes into ``storage_class`` costs: its PUT
+    request(s) now and its storage every month (from the sheet's class prices)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    currency: str
+    sheet: str
+    storage_class: StorageClass
+    size: int
+    put_requests: int
+    requests: float  # the PUT request(s)
+    storage_per_month: float  # minimum billable size and per-object overheads included
+    min_storage_days: int  # deleting or replacing it sooner bills the rest of these days
+
+
+def write_cost(
+    sheet: PriceSheet, storage_class: StorageClass, size: int, *, put_requests: int = 1
+) -> WriteCost:
+    """The cost of writing one object of ``size`` bytes into ``storage_class``."""
+    price = sheet.price(storage_class)
+    stored = estimate(
+        Workload(objects=1, storage_class=storage_class, object_size=size), sheet, reads=0
+    )
+    return WriteCost(
+        currency=sheet.currency,
+        sheet=sheet.name,
+        storage_class=storage_class,
+        size=size,
+        put_requests=put_requests,
+        requests=put_requests * price.put_per_1000 / 1000,
+        storage_per_month=stored.components["storage_per_month"],
+        min_storage_days=price.min_storage_days,
+    )
+
+
+def early_deletion_cost(
+    sheet: PriceSheet, storage_class: StorageClass, size: int, age_days: float
+) -> float:
+    """What deleting (or replacing) an object of ``size`` bytes in ``storage_class`` after
+    ``age_days`` bills for the rest of the class's minimum storage days (0: none)."""
+    deleted = estimate(
+        Workload(
+            objects=1,
+            storage_class=storage_class,
+            object_size=size,
+            age_days=max(0.0, age_days),
+            delete_after_read=True,
+        ),
+        sheet,
+        reads=0,
+    )
+    return deleted.components["early_deletion"]
