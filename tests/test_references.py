@@ -344,8 +344,9 @@ def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
 def test_bundle_members_reference_their_bundle_and_plan_to_it(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    """A member indexed once its bundle reads: its references point into the bundle at
-    (bundle offset + member offset), the plan names the bundle, values equal."""
+    """A member's references, made by the bundle run, point into the bundle at (bundle
+    offset + member offset); indexing it again once its bundle reads finds them
+    unchanged; the plan names the bundle, values equal."""
     import s3fs
 
     from archivefs.catalog import ByPrefix
@@ -354,10 +355,10 @@ def test_bundle_members_reference_their_bundle_and_plan_to_it(
     source = tmp_path / "src" / "nc"
     source.mkdir(parents=True)
     for i in range(FILES):
-        write_netcdf(source / f"part{i}.nc", start=i * STEPS)
+        write_netcdf(source / f"part{i}.nc", start=i * STEPS, x=500)  # chunks not inline
     (source / "broken.nc").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)  # not HDF5 inside
     dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
-    bundle_tree(
+    bundled = bundle_tree(
         fsspec.filesystem("file"),
         str(tmp_path / "src"),
         dest,
@@ -368,6 +369,9 @@ def test_bundle_members_reference_their_bundle_and_plan_to_it(
     fs = make_fs()
     report = ads.index_files(f"s3://{bucket}/root/nc/*.nc", fs=fs, inline_threshold=0)
     assert [f.path.rsplit("/", 1)[-1] for f in report.indexed] == [f"part{i}.nc" for i in range(3)]
+    assert bundled.referenced == [f.path for f in report.indexed]
+    assert not any(f.written for f in report.indexed)  # the bundle run's describe the same
+    assert list(bundled.unreferenced) == [f"{bucket}/root/nc/broken.nc"]
     assert list(report.failed) == [f"{bucket}/root/nc/broken.nc"]  # the run went on
     assert "kerchunk could not describe" in str(report.failed[f"{bucket}/root/nc/broken.nc"])
     found = fs.catalog_root_for(f"{bucket}/root/nc/part1.nc")
