@@ -185,3 +185,31 @@ def test_bundled_netcdf_opens_plans_and_reads_through_references_made_at_bundle_
     assert bundle_of["part0.nc"] in str(info.value)
     assert not isinstance(info.value, FileNotFoundError)
     assert touching(provider, "r/.archivefs/bundles/", spec.read_op, spec.head_op) == []
+
+
+def test_cli_bundle_counts_the_referenced_and_names_an_unreferenced_file(
+    archive: Any, bucket: str, tmp_path: Path
+) -> None:
+    """``archivefs bundle`` says in one line each how many files got references and how
+    many did not (with one example and the reason), and exits 0."""
+    from click.testing import CliRunner
+
+    from archivefs.cli import main
+
+    write_sources(tmp_path / "src" / "nc")
+    base = ["--storage-options", json.dumps(archive.storage_options())]
+    dest = f"s3://{bucket}/r"
+    text = CliRunner().invoke(main, [*base, "bundle", str(tmp_path / "src"), dest])
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert "4 netCDF/HDF5 files referenced (open unrestored)" in lines
+    (without,) = [line for line in lines if "without references" in line]
+    assert without.startswith("1 netCDF/HDF5 file(s) bundled without references")
+    assert f"{bucket}/r/nc/filtered.nc" in without
+    assert "scaleoffset" in without
+    summary = CliRunner().invoke(main, [*base, "--json", "bundle", str(tmp_path / "src"), dest])
+    assert summary.exit_code == 0, summary.output
+    report = json.loads(summary.stdout)
+    assert report["bundles_reused"] == 1  # the same bundle: nothing sent again
+    assert report["referenced"] == 0  # a recorded bundle is kept as it is, references too
+    assert list(report["unreferenced"]) == []
