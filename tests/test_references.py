@@ -468,3 +468,24 @@ def test_netcdf3_files_are_indexed_and_open_archived(
     assert [g.key for g in plan] == [f"{bucket}/nc3/classic.nc"]
     ads.prefetch(opened["t"], wait=True, timeout=600)
     xr.testing.assert_identical(opened.load(), xr.open_dataset(local, engine="scipy").load())
+
+
+def test_the_plan_names_per_variable_the_files_read_whole(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """A file without references (never indexed, or kerchunk could not describe it) is
+    read whole: the plan says so per variable, naming those files; a selection of only
+    referenced chunks has none."""
+    files = make_files(tmp_path, 2)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
+    assert ads.index_files(f"s3://{bucket}/nc/part0.nc", fs=make_fs(), inline_threshold=0).ok
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(2)]
+    ds = ads.open_mfdataset(urls, fs=make_fs(), combine="by_coords")
+    plan = ads.plan_dataset(ds[["t", "q"]])
+    whole = (f"{bucket}/nc/part1.nc",)
+    assert plan.read_whole == {"lat": whole, "q": whole, "t": whole}  # lat: a lazy coordinate
+    assert "read_whole=['lat', 'q', 't']" in repr(plan)
+    assert ads.plan_dataset(ds["t"].isel(time=slice(0, 2))).read_whole == {}  # part0's chunk
+    assert ads.plan_dataset(ds["t"].isel(time=slice(STEPS, STEPS + 1))).read_whole == {
+        "t": (f"{bucket}/nc/part1.nc",)
+    }
