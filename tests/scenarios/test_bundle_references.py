@@ -216,3 +216,60 @@ def test_cli_bundle_counts_the_referenced_and_names_an_unreferenced_file(
     assert report["bundles_reused"] == 1  # the same bundle: nothing sent again
     assert report["referenced"] == 0  # a recorded bundle is kept as it is, references too
     assert list(report["unreferenced"]) == []
+
+
+def test_a_netcdf_file_kept_hot_as_a_plain_object_is_referenced_too(
+    archive: Any, bucket: str, tmp_path: Path
+) -> None:
+    """A policy that keeps a netCDF file as a plain object: its references point at the
+    object itself, with the ETag the store gave after the upload; it opens from them,
+    plans to itself, reads equal, and a replaced object is refused."""
+    from dataclasses import dataclass
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.filesystem import ArchiveFileSystem
+
+    @dataclass(frozen=True)
+    class KeepPart2(ByPrefix):
+        def keep_hot(self, items: Any) -> list[Any]:
+            return [i for i in items if i.path.endswith("part2.nc")]
+
+    folder = tmp_path / "src" / "nc"
+    write_sources(folder)
+    raw = fsspec.filesystem("s3", skip_instance_cache=True, **archive.storage_options())
+    root = f"{bucket}/r"
+    report = bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        raw,
+        root,
+        policy=KeepPart2(depth=0),
+        storage_class="GLACIER",
+    )
+    assert report.kept_hot == [f"{root}/nc/part2.nc"]
+    assert f"{root}/nc/part2.nc" in report.referenced
+    refs = json.loads(raw.cat_file(f"{root}/.archivefs/references/nc/part2.nc.json"))
+    etag = raw.info(f"{root}/nc/part2.nc")["ETag"].strip('"')
+    assert refs["archivefs"]["targets"] == {
+        f"s3://{root}/nc/part2.nc": {"size": (folder / "part2.nc").stat().st_size, "etag": etag}
+    }
+
+    def make_fs() -> ArchiveFileSystem:
+        return ArchiveFileSystem(
+            target_options=archive.storage_options(),
+            journal=str(tmp_path / "journal.sqlite"),
+            skip_instance_cache=True,
+        )
+
+    archive.requests.clear()
+    ds = ads.open_dataset(f"s3://{root}/nc/part2.nc", fs=make_fs())
+    assert [r for r in archive.requests.matching() if (r.key or "") == "r/nc/part2.nc"] == []
+    plan = ads.plan_dataset(ds["t"].isel(time=slice(0, 2)))
+    assert [g.key for g in plan] == [f"{root}/nc/part2.nc"]
+    assert {g.action.value for g in plan} == {"read"}
+    expected = xr.open_dataset(folder / "part2.nc", engine="h5netcdf")
+    assert ds["t"].values.tobytes() == expected["t"].values.tobytes()
+
+    archive.put_object(bucket, "r/nc/part2.nc", (folder / "part1.nc").read_bytes())
+    with pytest.raises(ObjectChangedError, match="changed since"):
+        ads.open_dataset(f"s3://{root}/nc/part2.nc", fs=make_fs())

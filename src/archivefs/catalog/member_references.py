@@ -14,6 +14,9 @@ readers find a file's references in one place whichever way they were made, a
 member's references are one small GET when one file is opened, and at 10^4 members
 the writes are 10^4 hot-class PUTs (a few cents), sent concurrently.
 
+A netCDF/HDF5 file kept hot as a plain object (:func:`reference_object`) is described
+from the bytes that were uploaded, pointing at the object itself.
+
 A member kerchunk cannot describe (an HDF5 filter it does not support, a type zarr
 has no name for) is bundled without references and named in the report; the run
 goes on.
@@ -22,6 +25,7 @@ goes on.
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import os
 from dataclasses import dataclass, field
@@ -104,8 +108,9 @@ def reference_members(
                 continue
             window.seek(0)
             path = f"{base}/{entry.name}"
+            netcdf3 = {"member": [local.as_uri(), entry.data_offset, entry.length]}
             try:
-                made = _describe(kind, window, local, entry)
+                made = _describe(kind, window, entry.name, netcdf3)
             except Exception as error:  # kerchunk's, h5py's or scipy's: this member only
                 out.unreferenced[path] = f"{type(error).__name__}: {error}"
                 continue
@@ -115,25 +120,40 @@ def reference_members(
     return out
 
 
-def _describe(kind: str, window: _Window, local: Path, entry: Entry) -> dict[str, Any]:
-    """kerchunk's references of one member, pointing into the member itself (offsets
-    from its first byte): the caller moves them into the bundle."""
+def reference_object(data: bytes, path: str, url: str, etag: str) -> dict[str, Any] | None:
+    """References of a netCDF4/HDF5/netCDF3 file kept as a plain object (``data``, its
+    bytes as uploaded; ``path`` its key, ``url`` its provider URL, ``etag`` what the store
+    said of it); ``None`` for other formats. Raises what kerchunk raises."""
+    kind = references.file_kind(data[:HEAD_BYTES])
+    if kind is None:
+        return None
+    inline = "base64:" + base64.b64encode(data).decode()
+    made = _describe(kind, io.BytesIO(data), url, {"member": inline})
+    return references.described(made, path, [references.Target(url, len(data), etag)])
+
+
+def _describe(
+    kind: str, handle: io.RawIOBase | io.BytesIO, url: str, netcdf3: dict[str, Any]
+) -> dict[str, Any]:
+    """kerchunk's references of one file open as ``handle``, pointing at ``url`` (offsets
+    from the file's first byte). ``netcdf3``: the same bytes as a kerchunk reference named
+    ``member`` (kerchunk's netCDF3 parser opens a URL itself: fsspec's reference
+    filesystem over those bytes is that URL)."""
 
     def read(offset: int, length: int) -> bytes:
-        window.seek(offset)
-        data: bytes = window.read(length)
+        handle.seek(offset)
+        data: bytes = handle.read(length)
         return data
 
     if kind == "hdf5":
-        return references.make_references(io.BufferedReader(window), entry.name)
-    # kerchunk's netCDF3 parser opens a URL itself: fsspec's reference filesystem over
-    # the member's bytes in the local bundle (stored, uncompressed) is that URL
-    window_of = {
-        "fo": {"version": 1, "refs": {"member": [local.as_uri(), entry.data_offset, entry.length]}},
+        fileobj = io.BufferedReader(handle) if isinstance(handle, _Window) else handle
+        return references.make_references(fileobj, url)
+    options = {
+        "fo": {"version": 1, "refs": netcdf3},
         "remote_protocol": "file",
         "skip_instance_cache": True,
     }
-    return references.make_netcdf3_references("reference://member", window_of, entry.name, read)
+    return references.make_netcdf3_references("reference://member", options, url, read)
 
 
 async def save_member_references(fs: Any, made: dict[str, dict[str, Any]]) -> int:

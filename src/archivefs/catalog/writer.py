@@ -41,11 +41,13 @@ from archivefs.catalog.hot import HotArrays, hot_items
 from archivefs.catalog.index import POINTER, Catalog, CatalogVersion, modified_time
 from archivefs.catalog.leases import RunLeases, scan_leases
 from archivefs.catalog.member_references import (
+    HEAD_BYTES,
     MemberReferences,
     reference_members,
+    reference_object,
     save_member_references,
 )
-from archivefs.catalog.references import KEY
+from archivefs.catalog.references import KEY, file_kind
 from archivefs.catalog.registry import change_registry, parse_registry
 from archivefs.catalog.sources import list_sources
 from archivefs.catalog.table import BundleInfo
@@ -153,8 +155,9 @@ def bundle_tree(
     Each member that is a netCDF4/HDF5 or netCDF3 file gets kerchunk references
     (``member_references``), made from the local bundle and pointing into the
     uploaded bundle, written beside the catalog before the catalog records the bundle
-    (``report.referenced``); one kerchunk cannot describe is bundled without them
-    (``report.unreferenced``, with the reason).
+    (``report.referenced``); such a file kept hot as a plain object gets references
+    to the object itself (one ``info`` of it for its ETag). One kerchunk cannot
+    describe is stored without them (``report.unreferenced``, with the reason).
 
     Other runs may bundle into the same ``dest_root`` at once: each save is written
     only over the catalog version this run read, and a save that loses the race
@@ -215,6 +218,7 @@ def bundle_tree(
             bundler.save_checked(writer)
     writer.add(parts)
     plain: dict[str, int] = {}
+    plain_refs = MemberReferences()
     for item in hot:
         target = layout.member_path(dest_root, item.path)
         data = src_fs.cat_file(f"{root}/{item.path}")
@@ -224,6 +228,12 @@ def bundle_tree(
             dest_fs.pipe_file(target, data)
         report.kept_hot.append(target)
         plain[dest_fs._strip_protocol(target)] = item.size
+        _plain_references(dest_fs, dest_root, item.path, bytes(data), plain_refs)
+    if plain_refs.made:
+        with _store_errors(layout.references_dir(dest_root), "write references"):
+            run_blocking(dest_fs, save_member_references(dest_fs, plain_refs.made))
+    bundler.referenced.update(refs[KEY]["path"] for refs in plain_refs.made.values())
+    bundler.unreferenced.update(plain_refs.unreferenced)
     writer.add_plain(plain, klass.provider)
     catalog = bundler.save_checked(writer)
     with _store_errors(layout.registry_path(base.split("/", 1)[0]), "update"):
@@ -527,6 +537,30 @@ def _bundle_one(
         {i.path: i.storage_class for i in group},
     )
     return part, sent, described
+
+
+def _plain_references(
+    dest_fs: Any, dest_root: str, relative: str, data: bytes, out: MemberReferences
+) -> None:
+    """Add to ``out`` the references of ``data`` kept as the plain object of source path
+    ``relative`` if it is a netCDF/HDF5 file: they point at the object itself, with the
+    ETag one ``info`` of it gives (only such files cost that request)."""
+    spec = provider_speaking(dest_fs)
+    if spec is None or file_kind(data[:HEAD_BYTES]) is None:
+        return
+    target = layout.member_path(dest_root, relative)
+    key = listed_key(dest_fs, target)
+    with _store_errors(target, "inspect"):
+        etag = recorded_etag(dest_fs.info(target))
+    if etag is None:
+        return
+    try:
+        refs = reference_object(data, key, f"{spec.protocols[0]}://{key}", etag)
+    except Exception as error:  # kerchunk's, h5py's or scipy's: this file only
+        out.unreferenced[key] = f"{type(error).__name__}: {error}"
+        return
+    if refs is not None:
+        out.made[layout.references_path(listed_key(dest_fs, dest_root), relative)] = refs
 
 
 def _member_references(
