@@ -112,12 +112,22 @@ def reference_members(
             try:
                 made = _describe(kind, window, entry.name, netcdf3)
             except Exception as error:  # kerchunk's, h5py's or scipy's: this member only
-                out.unreferenced[path] = f"{type(error).__name__}: {error}"
+                out.unreferenced[path] = unreferenced_reason(error)
                 continue
             moved = references.relocated(made, bundle_url, entry.data_offset, entry.length)
             location = references_path(base, entry.name)
             out.made[location] = references.described(moved, path, [target])
     return out
+
+
+def unreferenced_reason(error: Exception) -> str:
+    """Why a file got no references, in words (a missing parser says how to install it)."""
+    if isinstance(error, ImportError):
+        return (
+            f"{error.name or 'kerchunk'} is not installed: pip install 'archivefs[xarray]' "
+            "and bundle again"
+        )
+    return f"{type(error).__name__}: {error}"
 
 
 def reference_object(data: bytes, path: str, url: str, etag: str) -> dict[str, Any] | None:

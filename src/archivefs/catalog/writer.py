@@ -46,6 +46,7 @@ from archivefs.catalog.member_references import (
     reference_members,
     reference_object,
     save_member_references,
+    unreferenced_reason,
 )
 from archivefs.catalog.references import KEY, file_kind
 from archivefs.catalog.registry import change_registry, parse_registry
@@ -557,7 +558,7 @@ def _plain_references(
     try:
         refs = reference_object(data, key, f"{spec.protocols[0]}://{key}", etag)
     except Exception as error:  # kerchunk's, h5py's or scipy's: this file only
-        out.unreferenced[key] = f"{type(error).__name__}: {error}"
+        out.unreferenced[key] = unreferenced_reason(error)
         return
     if refs is not None:
         out.made[layout.references_path(listed_key(dest_fs, dest_root), relative)] = refs
