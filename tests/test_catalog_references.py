@@ -153,3 +153,13 @@ def test_check_targets_refuses_a_changed_or_missing_object(tmp_path: Path) -> No
 
 def test_references_path_sits_beside_the_catalog() -> None:
     assert references_path("bkt/root", "a/b.nc") == "bkt/root/.archivefs/references/a/b.nc.json"
+
+
+def test_why_a_bundled_file_has_no_references_is_said_in_words() -> None:
+    from archivefs.catalog.member_references import unreferenced_reason
+
+    missing = ModuleNotFoundError("No module named 'kerchunk'", name="kerchunk")
+    assert unreferenced_reason(missing) == (
+        "kerchunk is not installed: pip install 'archivefs[xarray]' and bundle again"
+    )
+    assert unreferenced_reason(ValueError("scaleoffset")) == "ValueError: scaleoffset"

@@ -169,8 +169,13 @@ def _netcdf_files(tmp_path: Path, count: int) -> Path:
     return folder
 
 
+@pytest.mark.parametrize("referenced", [True, False], ids=["references", "made-before"])
 def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_head(
-    archive: EmulatedArchive, bucket: str, tmp_path: Path, options: dict[str, Any]
+    archive: EmulatedArchive,
+    bucket: str,
+    tmp_path: Path,
+    options: dict[str, Any],
+    referenced: bool,
 ) -> None:
     import fsspec
     import s3fs
@@ -189,6 +194,8 @@ def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_he
         policy=ByPrefix(depth=0),
         storage_class="DEEP_ARCHIVE",
     )
+    if not referenced:  # bundled by an archivefs that made no references: as before
+        dest.rm(f"{bucket}/2023/.archivefs/references", recursive=True)
     opts = dict(options)
     fs = ads.ArchiveFileSystem(target_options=opts.pop("storage_options"), **opts)
     fs.restore(f"s3://{bucket}/2023/radiometer/*.nc", wait=True, timeout=600)
@@ -201,6 +208,21 @@ def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_he
         combine="nested",
         concat_dim="time",
     )
+    expected = sum(float(i) * 4 * (2 + i % 3) for i in range(count))
+    if referenced:
+        # 3 GETs load the catalog (registry, pointer, file); the bundle run made the 12
+        # members' references: one LIST finds them, 12 GETs read them, one LIST of the
+        # bundles checks their bundle's size and ETag; no HEAD, no read of the bundle
+        assert archive.requests.counts() == {"GET": 15, "LIST": 2}
+        bundles = [r for r in archive.requests.records if ".archivefs/bundles/" in (r.key or "")]
+        assert bundles == []
+        assert ds["tb"].chunks[0][:4] == (2, 2, 1, 2)  # chunks= reaches every file
+        archive.requests.clear()
+        assert float(ds["tb"].sum()) == expected
+        assert archive.requests.counts() == {}  # small variables are inline in the references
+        plan = ads.plan_dataset(ds["tb"].isel(time=slice(0, 3)))  # times 0-2: files 0 and 1
+        assert len(plan) == 0  # their chunks are inline: nothing to restore or read
+        return
     # 3 GETs load the catalog (registry, pointer, file); one LIST finds no stored
     # references; then the 12 members, neighbours in one bundle, come in one ranged GET
     # of exactly their bytes and headers; no HEAD
@@ -210,7 +232,6 @@ def test_open_mfdataset_of_bundled_files_takes_a_glob_and_chunks_and_sends_no_he
     assert needed <= ranged <= 1.05 * needed  # the members plus the zip headers between them
     assert ds["tb"].chunks[0][:4] == (2, 2, 1, 2)  # chunks= reaches every file (2, 3, 4 steps)
     archive.requests.clear()
-    expected = sum(float(i) * 4 * (2 + i % 3) for i in range(count))
     assert float(ds["tb"].sum()) == expected
     assert archive.requests.counts() == {}  # small files were fetched whole, once
     plan = ads.plan_dataset(ds["tb"].isel(time=slice(0, 3)))  # times 0-2: files 0 and 1

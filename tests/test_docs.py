@@ -92,8 +92,10 @@ assert archive.requests.count("RestoreObject") == 1  # one month of one instrume
 archive.requests.clear()
 ds = ads.open_mfdataset(february, fs=fs, combine="by_coords")
 counts = archive.requests.counts()
-# 28 neighbouring members: one ranged GET, no HEAD; one LIST: no stored references
-assert counts == {"LIST": 1, "GET": 1}, counts
+# the bundle run's references: one LIST finds them, 28 GETs read them, one LIST checks
+# the bundle's ETag; no HEAD, nothing of the bundle (the small variables are inline)
+assert counts == {"LIST": 2, "GET": 28}, counts
+assert [r for r in archive.requests.records if ".archivefs/bundles/" in (r.key or "")] == []
 assert ds["tb"].sizes["time"] == 672
 assert ds["tb"].attrs["units"] == "K"
 assert 249 < float(ds["tb"].mean()) < 251

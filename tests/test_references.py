@@ -344,8 +344,9 @@ def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
 def test_bundle_members_reference_their_bundle_and_plan_to_it(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    """A member indexed once its bundle reads: its references point into the bundle at
-    (bundle offset + member offset), the plan names the bundle, values equal."""
+    """A member's references, made by the bundle run, point into the bundle at (bundle
+    offset + member offset); indexing it again once its bundle reads finds them
+    unchanged; the plan names the bundle, values equal."""
     import s3fs
 
     from archivefs.catalog import ByPrefix
@@ -354,10 +355,10 @@ def test_bundle_members_reference_their_bundle_and_plan_to_it(
     source = tmp_path / "src" / "nc"
     source.mkdir(parents=True)
     for i in range(FILES):
-        write_netcdf(source / f"part{i}.nc", start=i * STEPS)
+        write_netcdf(source / f"part{i}.nc", start=i * STEPS, x=500)  # chunks not inline
     (source / "broken.nc").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)  # not HDF5 inside
     dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
-    bundle_tree(
+    bundled = bundle_tree(
         fsspec.filesystem("file"),
         str(tmp_path / "src"),
         dest,
@@ -368,6 +369,9 @@ def test_bundle_members_reference_their_bundle_and_plan_to_it(
     fs = make_fs()
     report = ads.index_files(f"s3://{bucket}/root/nc/*.nc", fs=fs, inline_threshold=0)
     assert [f.path.rsplit("/", 1)[-1] for f in report.indexed] == [f"part{i}.nc" for i in range(3)]
+    assert bundled.referenced == [f.path for f in report.indexed]
+    assert not any(f.written for f in report.indexed)  # the bundle run's describe the same
+    assert list(bundled.unreferenced) == [f"{bucket}/root/nc/broken.nc"]
     assert list(report.failed) == [f"{bucket}/root/nc/broken.nc"]  # the run went on
     assert "kerchunk could not describe" in str(report.failed[f"{bucket}/root/nc/broken.nc"])
     found = fs.catalog_root_for(f"{bucket}/root/nc/part1.nc")
@@ -464,3 +468,24 @@ def test_netcdf3_files_are_indexed_and_open_archived(
     assert [g.key for g in plan] == [f"{bucket}/nc3/classic.nc"]
     ads.prefetch(opened["t"], wait=True, timeout=600)
     xr.testing.assert_identical(opened.load(), xr.open_dataset(local, engine="scipy").load())
+
+
+def test_the_plan_names_per_variable_the_files_read_whole(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """A file without references (never indexed, or kerchunk could not describe it) is
+    read whole: the plan says so per variable, naming those files; a selection of only
+    referenced chunks has none."""
+    files = make_files(tmp_path, 2)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
+    assert ads.index_files(f"s3://{bucket}/nc/part0.nc", fs=make_fs(), inline_threshold=0).ok
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(2)]
+    ds = ads.open_mfdataset(urls, fs=make_fs(), combine="by_coords")
+    plan = ads.plan_dataset(ds[["t", "q"]])
+    whole = (f"{bucket}/nc/part1.nc",)
+    assert plan.read_whole == {"lat": whole, "q": whole, "t": whole}  # lat: a lazy coordinate
+    assert "read_whole=['lat', 'q', 't']" in repr(plan)
+    assert ads.plan_dataset(ds["t"].isel(time=slice(0, 2))).read_whole == {}  # part0's chunk
+    assert ads.plan_dataset(ds["t"].isel(time=slice(STEPS, STEPS + 1))).read_whole == {
+        "t": (f"{bucket}/nc/part1.nc",)
+    }

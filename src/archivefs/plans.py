@@ -15,7 +15,7 @@ groups (the CLI, hooks, the submitter, the Dask helpers) work unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import chain
 from operator import attrgetter
@@ -275,7 +275,7 @@ class Plan:
     groups: ``Plan(groups=(PlannedGroup(...), ...))``.
     """
 
-    __slots__ = ("_index", "created", "days", "missing", "table", "tier")
+    __slots__ = ("_index", "created", "days", "missing", "read_whole", "table", "tier")
 
     def __init__(
         self,
@@ -286,18 +286,24 @@ class Plan:
         missing: tuple[str, ...] = (),
         *,
         table: PlanTable | None = None,
+        read_whole: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.table = table if table is not None else PlanTable.from_groups(groups)
         self.tier = tier
         self.days = days
         self.created = created
         self.missing = tuple(missing)
+        # a dataset selection's variables read from whole files (no references), each
+        # with those files: restored and read whole, not chunk by chunk
+        self.read_whole = {k: tuple(v) for k, v in (read_whole or {}).items()}
         self._index: dict[str, int] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("table", "tier", "days", "created", "missing")}
+        keys = ("table", "tier", "days", "created", "missing", "read_whole")
+        return {k: getattr(self, k) for k in keys}
 
     def __setstate__(self, data: dict[str, Any]) -> None:
+        self.read_whole = {}
         for key, value in data.items():
             setattr(self, key, value)
         self._index = None
@@ -315,9 +321,10 @@ class Plan:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
+        whole = f", read_whole={sorted(self.read_whole)}" if self.read_whole else ""
         return (
             f"Plan({len(self)} groups, {len(self.table.paths or self.table.keys)} paths, "
-            f"tier={self.tier!r}, days={self.days}, missing={len(self.missing)})"
+            f"tier={self.tier!r}, days={self.days}, missing={len(self.missing)}{whole})"
         )
 
     @property
@@ -368,8 +375,10 @@ class Plan:
         return Plan(groups=tuple(groups), tier=self.tier, days=self.days, created=self.created)
 
     def replace(self, **changes: Any) -> Plan:
-        """The same groups with other ``tier``, ``days``, ``created`` or ``missing``."""
-        fields = {k: getattr(self, k) for k in ("tier", "days", "created", "missing")}
+        """The same groups with other ``tier``, ``days``, ``created``, ``missing`` or
+        ``read_whole``."""
+        keys = ("tier", "days", "created", "missing", "read_whole")
+        fields = {k: getattr(self, k) for k in keys}
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"Plan.replace() got unexpected fields: {', '.join(sorted(unknown))}")

@@ -266,11 +266,14 @@ async def save_references(fs: Any, path: str, refs: dict[str, Any]) -> bool:
     """Store ``refs`` at ``path`` on ``fs`` (the store's own filesystem); ``False`` when
     the references there already describe the same objects (nothing written).
 
-    Each try writes only over the version it read; stored references that cannot be
-    read raise :class:`ReferencesError` and are left as they are.
+    The first try creates the object only if it is absent (one request when there are
+    none); then each try writes only over the version it read; stored references that
+    cannot be read raise :class:`ReferencesError` and are left as they are.
     """
     data = dump_references(refs)
     wanted = targets_of(refs)
+    if await write_versioned_async(fs, path, data, None):
+        return True  # there were none (a first index, a new bundle): one request
     for _ in range(SAVE_TRIES):
         current = await read_versioned_async(fs, path)
         if current is not None and targets_of(parse_references(current[0], path)) == wanted:

@@ -40,6 +40,15 @@ from archivefs.catalog.grouping import ByPrefix, GroupingPolicy, SourceItem
 from archivefs.catalog.hot import HotArrays, hot_items
 from archivefs.catalog.index import POINTER, Catalog, CatalogVersion, modified_time
 from archivefs.catalog.leases import RunLeases, scan_leases
+from archivefs.catalog.member_references import (
+    HEAD_BYTES,
+    MemberReferences,
+    reference_members,
+    reference_object,
+    save_member_references,
+    unreferenced_reason,
+)
+from archivefs.catalog.references import KEY, file_kind
 from archivefs.catalog.registry import change_registry, parse_registry
 from archivefs.catalog.sources import list_sources
 from archivefs.catalog.table import BundleInfo
@@ -63,6 +72,8 @@ from archivefs.stores.translate import raise_translated
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
     from pathlib import Path
+
+    from archivefs.catalog.bundle import Entry
 
 __all__ = ["BundleReport", "Orphan", "bundle_tree", "list_sources", "rebuild_catalog"]
 
@@ -108,6 +119,9 @@ class BundleReport:
     skipped_links: list[str] = field(default_factory=list)
     orphans: list[Orphan] = field(default_factory=list)
     cleaned_partials: int = 0
+    # kerchunk references of netCDF4/HDF5/netCDF3 members, made from the local bundle
+    referenced: list[str] = field(default_factory=list)  # member paths described
+    unreferenced: dict[str, str] = field(default_factory=dict)  # member path -> why not
 
 
 def bundle_tree(
@@ -138,6 +152,13 @@ def bundle_tree(
     catalog records are reported (``report.orphans``) and kept, or deleted
     with ``orphans="delete"`` once ``orphan_age`` seconds old by the store's clock
     (a younger one may be a concurrent run's, not saved yet).
+
+    Each member that is a netCDF4/HDF5 or netCDF3 file gets kerchunk references
+    (``member_references``), made from the local bundle and pointing into the
+    uploaded bundle, written beside the catalog before the catalog records the bundle
+    (``report.referenced``); such a file kept hot as a plain object gets references
+    to the object itself (one ``info`` of it for its ETag). One kerchunk cannot
+    describe is stored without them (``report.unreferenced``, with the reason).
 
     Other runs may bundle into the same ``dest_root`` at once: each save is written
     only over the catalog version this run read, and a save that loses the race
@@ -198,6 +219,7 @@ def bundle_tree(
             bundler.save_checked(writer)
     writer.add(parts)
     plain: dict[str, int] = {}
+    plain_refs = MemberReferences()
     for item in hot:
         target = layout.member_path(dest_root, item.path)
         data = src_fs.cat_file(f"{root}/{item.path}")
@@ -207,10 +229,18 @@ def bundle_tree(
             dest_fs.pipe_file(target, data)
         report.kept_hot.append(target)
         plain[dest_fs._strip_protocol(target)] = item.size
+        _plain_references(dest_fs, dest_root, item.path, bytes(data), plain_refs)
+    if plain_refs.made:
+        with _store_errors(layout.references_dir(dest_root), "write references"):
+            run_blocking(dest_fs, save_member_references(dest_fs, plain_refs.made))
+    bundler.referenced.update(refs[KEY]["path"] for refs in plain_refs.made.values())
+    bundler.unreferenced.update(plain_refs.unreferenced)
     writer.add_plain(plain, klass.provider)
     catalog = bundler.save_checked(writer)
     with _store_errors(layout.registry_path(base.split("/", 1)[0]), "update"):
         _register(dest_fs, dest_root)
+    report.referenced = sorted(bundler.referenced)
+    report.unreferenced = dict(sorted(bundler.unreferenced.items()))
     report.orphans = _account_for_orphans(
         dest_fs, dest_root, uploaded, catalog, orphans, orphan_age
     )
@@ -395,13 +425,17 @@ class _Bundler:
         self.klass, self.scratch, self.uploaded = klass, scratch, uploaded
         self.leases = RunLeases(dest_fs, dest_root)
         self.reused: dict[str, Sequence[SourceItem]] = {}  # found there, not sent: check
+        self.referenced: set[str] = set()  # members whose references are stored
+        self.unreferenced: dict[str, str] = {}  # members kerchunk could not describe
 
     def bundle(self, group: Sequence[SourceItem]) -> tuple[Catalog, bool]:
         """One group's bundle as a catalog part, and whether this run sent it."""
-        part, sent = _bundle_one(
+        part, sent, described = _bundle_one(
             self.src_fs, self.root, self.dest_fs, self.dest_root, group, self.klass,
             self.scratch, self.uploaded, self.leases,
         )  # fmt: skip
+        self.referenced.update(refs[KEY]["path"] for refs in described.made.values())
+        self.unreferenced.update(described.unreferenced)
         key = next(iter(part.bundles))
         self.uploaded[key] = (part.bundles[key].size, self.klass.value)
         if not sent:
@@ -449,9 +483,11 @@ def _bundle_one(
     scratch: Path,
     uploaded: dict[str, tuple[int | None, str]],
     leases: RunLeases,
-) -> tuple[Catalog, bool]:
+) -> tuple[Catalog, bool, MemberReferences]:
     """Write, verify and (unless the same bytes are there already) upload one bundle;
-    its lease is taken before it is checked or sent."""
+    its lease is taken before it is checked or sent. The references of its netCDF/HDF5
+    members are made from the local bundle and stored before it is returned (so before
+    any catalog records it)."""
 
     on_disk = is_local(src_fs)
 
@@ -477,15 +513,16 @@ def _bundle_one(
             if not _same_upload(dest_fs, key, size, digest, uploaded):
                 _upload(dest_fs, str(local), key, klass, digest)
                 sent = True
-    with _store_errors(key, "inspect"):
-        remote_info = dest_fs.info(key)
-        remote = remote_info["size"]
-    if remote != size:
-        raise BundleError(
-            f"the uploaded bundle has {remote} bytes, {size} were written.",
-            path=key,
-            fix="run the same bundle command again; the catalog was not changed.",
-        )
+        with _store_errors(key, "inspect"):
+            remote_info = dest_fs.info(key)
+            remote = remote_info["size"]
+        if remote != size:
+            raise BundleError(
+                f"the uploaded bundle has {remote} bytes, {size} were written.",
+                path=key,
+                fix="run the same bundle command again; the catalog was not changed.",
+            )
+        described = _member_references(dest_fs, dest_root, local, entries, key, remote_info)
     info = BundleInfo(
         key=key,
         size=size,
@@ -500,7 +537,56 @@ def _bundle_one(
         listed_key(dest_fs, dest_root),
         {i.path: i.storage_class for i in group},
     )
-    return part, sent
+    return part, sent, described
+
+
+def _plain_references(
+    dest_fs: Any, dest_root: str, relative: str, data: bytes, out: MemberReferences
+) -> None:
+    """Add to ``out`` the references of ``data`` kept as the plain object of source path
+    ``relative`` if it is a netCDF/HDF5 file: they point at the object itself, with the
+    ETag one ``info`` of it gives (only such files cost that request)."""
+    spec = provider_speaking(dest_fs)
+    if spec is None or file_kind(data[:HEAD_BYTES]) is None:
+        return
+    target = layout.member_path(dest_root, relative)
+    key = listed_key(dest_fs, target)
+    with _store_errors(target, "inspect"):
+        etag = recorded_etag(dest_fs.info(target))
+    if etag is None:
+        return
+    try:
+        refs = reference_object(data, key, f"{spec.protocols[0]}://{key}", etag)
+    except Exception as error:  # kerchunk's, h5py's or scipy's: this file only
+        out.unreferenced[key] = unreferenced_reason(error)
+        return
+    if refs is not None:
+        out.made[layout.references_path(listed_key(dest_fs, dest_root), relative)] = refs
+
+
+def _member_references(
+    dest_fs: Any,
+    dest_root: str,
+    local: Path,
+    entries: Sequence[Entry],
+    key: str,
+    remote_info: Mapping[str, Any],
+) -> MemberReferences:
+    """Make (from the ``local`` bundle) and store the references of its netCDF/HDF5
+    members, pointing into the uploaded bundle ``key`` as the store described it. A
+    destination with no provider or no ETag gets none: a change could not be detected."""
+    spec = provider_speaking(dest_fs)
+    etag = recorded_etag(remote_info)
+    if spec is None or etag is None:
+        return MemberReferences()
+    base = listed_key(dest_fs, dest_root)
+    described = reference_members(
+        local, entries, base, f"{spec.protocols[0]}://{key}", int(remote_info["size"]), etag
+    )
+    if described.made:
+        with _store_errors(layout.references_dir(dest_root), "write references"):
+            run_blocking(dest_fs, save_member_references(dest_fs, described.made))
+    return described
 
 
 class _CatalogWriter:

@@ -86,6 +86,9 @@ def bundle_command(
 
     Members appear at DEST/<path relative to SRC>; bundles and the catalog go
     under DEST/.archivefs/. Interrupted runs resume; sources are never deleted.
+    netCDF4/HDF5/netCDF3 members get kerchunk references under
+    DEST/.archivefs/references/, made from the local bundle, so they open and plan
+    without a restore; files kerchunk cannot describe are bundled without them (counted).
 
     \b
     Examples:
@@ -114,6 +117,8 @@ def bundle_command(
             "skipped_links": report.skipped_links,
             "orphans": [{**vars(o), "note": o.describe()} for o in report.orphans],
             "cleaned_partials": report.cleaned_partials,
+            "referenced": len(report.referenced),
+            "unreferenced": report.unreferenced,
         }
         if ctx.as_json:
             echo_json(summary)
@@ -122,6 +127,14 @@ def bundle_command(
             f"{summary['members']} files in {summary['bundles_written']} new bundles "
             f"({summary['bundles_reused']} already there); {summary['kept_hot']} kept hot"
         )
+        if report.referenced:
+            click.echo(f"{len(report.referenced)} netCDF/HDF5 files referenced (open unrestored)")
+        if report.unreferenced:
+            path, why = next(iter(report.unreferenced.items()))
+            click.echo(
+                f"{len(report.unreferenced)} netCDF/HDF5 file(s) bundled without references "
+                f"(kerchunk cannot describe them; they open restored whole), e.g. {path}: {why}"
+            )
         for link in report.skipped_links:
             click.echo(f"skipped: {link} (a link leaving SRC; --follow-symlinks to bundle it)")
         for orphan in report.orphans:

@@ -9,7 +9,7 @@ from archivefs.plans import Plan
 
 if TYPE_CHECKING:
     from archivefs.restore.engine import RestoreResult
-from archivefs.datasets.graph import chunk_paths
+from archivefs.datasets.graph import chunk_paths, whole_file_reads
 
 
 def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) -> Plan:
@@ -35,7 +35,9 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
         )
     ((fs, paths),) = per_fs.items()
     plan: Plan = fs.plan(paths, tier=tier, days=days)
-    plan = plan.replace(missing=())  # absent chunks are fill values, not errors
+    # absent chunks are fill values, not errors; variables of files without references
+    # are read whole, and the plan says which
+    plan = plan.replace(missing=(), read_whole=whole_file_reads(obj))
     # compute() will read these chunks one by one, unguarded: the retrieval fees of the
     # selection are shown to the budget and estimate hooks here, once
     fs.approve_reads(plan)

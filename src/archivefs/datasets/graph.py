@@ -25,6 +25,7 @@ class _Source:
     # a file opened through its kerchunk references: zarr key -> [url, offset, length]
     # (or inline bytes); ``array`` is then the array's name in them
     refs: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
+    variable: str | None = None  # the variable a whole-file source reads (for plans)
 
 
 _SOURCES: dict[str, _Source] = {}  # dask layer name -> source
@@ -175,6 +176,23 @@ def chunk_paths(obj: Any) -> dict[ArchiveFileSystem, list[str]]:
         for window in windows:
             paths.update(layout.keys_for(window))
     return {fs: sorted(paths) for fs, paths in out.items()}
+
+
+def whole_file_reads(obj: Any) -> dict[str, list[str]]:
+    """The variables of a lazy selection that read whole files (netCDF/HDF5 opened without
+    references: kerchunk could not describe them, or they were never indexed), each with
+    those files: what a plan cannot narrow to chunks.
+
+    Example::
+
+        whole_file_reads(ds["t2m"].isel(time=0))   # {'t2m': ['bucket/run42/qc.nc']}
+    """
+    out: dict[str, set[str]] = {}
+    for layer in chunk_reads(obj):
+        source = _SOURCES[layer]
+        if source.array is None:
+            out.setdefault(source.variable or "?", set()).add(source.path)
+    return {name: sorted(paths) for name, paths in sorted(out.items())}
 
 
 def _layout_of(

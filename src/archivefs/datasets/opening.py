@@ -45,7 +45,7 @@ def _register(ds: Any, fs: ArchiveFileSystem, path: str, *, zarr: bool) -> None:
         data = variable.data
         layer = getattr(data, "name", None)
         if isinstance(layer, str) and layer.startswith(LAYER_PREFIX):
-            _SOURCES[layer] = _Source(fs, path, str(name) if zarr else None)
+            _SOURCES[layer] = _Source(fs, path, str(name) if zarr else None, variable=str(name))
 
 
 def open_zarr(

@@ -12,9 +12,11 @@ what its listing says now (size, ETag): a changed one is refused.
 from __future__ import annotations
 
 import posixpath
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
+from fsspec.implementations.reference import ReferenceFileSystem, ReferenceNotReachable
 
 from archivefs.catalog.layout import RESERVED, references_path
 from archivefs.catalog.references import check_targets, load_references, targets_of
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from archivefs.filesystem import ArchiveFileSystem
+
+SEPARATED_CHUNKS = "The specified chunks separate the stored chunks"  # xarray's warning
 
 
 def references_location(fs: ArchiveFileSystem, path: str) -> str:
@@ -41,22 +45,19 @@ def references_location(fs: ArchiveFileSystem, path: str) -> str:
     return references_path(root, path[len(root) + 1 :])
 
 
-def _reference_filesystem() -> type:
+class ArchiveReferences(ReferenceFileSystem):  # type: ignore[misc]
     """fsspec's ``ReferenceFileSystem`` that lets archivefs's errors through as they are
     (``ObjectArchivedError`` names the object, the estimate and the restore), where
-    fsspec would wrap them in its ``ReferenceNotReachable``."""
-    from fsspec.implementations.reference import ReferenceFileSystem, ReferenceNotReachable
+    fsspec would wrap them in its ``ReferenceNotReachable``. A module-level class, so a
+    dataset opened through it pickles to Dask workers by reference."""
 
-    class ArchiveReferences(ReferenceFileSystem):  # type: ignore[misc]
-        async def _cat_file(self, path: str, start: Any = None, end: Any = None, **kw: Any) -> Any:
-            try:
-                return await super()._cat_file(path, start=start, end=end, **kw)
-            except ReferenceNotReachable as error:
-                if isinstance(error.__cause__, ArchiveError):
-                    raise error.__cause__ from None
-                raise
-
-    return ArchiveReferences
+    async def _cat_file(self, path: str, start: Any = None, end: Any = None, **kw: Any) -> Any:
+        try:
+            return await super()._cat_file(path, start=start, end=end, **kw)
+        except ReferenceNotReachable as error:
+            if isinstance(error.__cause__, ArchiveError):
+                raise error.__cause__ from None
+            raise
 
 
 def find_references(
@@ -112,7 +113,7 @@ def open_referenced(
     # zarr reads on its own event loop: the archive filesystem's calls run on a thread
     # there (each on the filesystem's own loop), so reads, counts and budget are fs's
     remote = AsyncFileSystemWrapper(fs, asynchronous=True)
-    rfs = _reference_filesystem()(
+    rfs = ArchiveReferences(
         fo=refs,
         fs={fs.store_protocol: remote},
         asynchronous=True,
@@ -120,13 +121,18 @@ def open_referenced(
         max_gap=0,  # no bytes between chunks: the archive filesystem coalesces its own reads
     )
     store = zarr.storage.FsspecStore(rfs, read_only=True, path="")
-    ds = xr.open_dataset(
-        store,  # type: ignore[arg-type]  # a zarr store: the zarr engine takes it
-        engine="zarr",
-        consolidated=False,
-        chunks=chunks if chunks is not None else {},
-        **xr_kwargs,
-    )
+    with warnings.catch_warnings():
+        # a contiguous netCDF variable is one stored "chunk" in its references: ``chunks=``
+        # that split it are what the caller asked for, as they are when the file itself
+        # is opened (where xarray does not warn)
+        warnings.filterwarnings("ignore", SEPARATED_CHUNKS, UserWarning)
+        ds = xr.open_dataset(
+            store,  # type: ignore[arg-type]  # a zarr store: the zarr engine takes it
+            engine="zarr",
+            consolidated=False,
+            chunks=chunks if chunks is not None else {},
+            **xr_kwargs,
+        )
     ds.encoding["archivefs"] = {"path": path, "references": True}
     for name, variable in ds.variables.items():
         layer = getattr(variable.data, "name", None)
