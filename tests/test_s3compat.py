@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
+from tests.support.providers import seed
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from archivefs.testing import EmulatedArchive
+    from tests.support.providers import Provider
 
 
 def fs_over(archive: EmulatedArchive, tmp_path: Path, **target: Any) -> ArchiveFileSystem:
@@ -386,3 +389,27 @@ def test_a_key_that_is_also_a_folder_finds_and_globs_with_its_info(
     assert fs.glob(f"{bucket}/x/**", maxdepth=2, withdirs=False) == []
     assert fs.glob(f"{bucket}/x/**", withdirs=False) == [f"{bucket}/x/y/z/w"]
     assert fs.find(f"{bucket}/x") == [f"{bucket}/x/y/z/w"]
+
+
+def test_url_is_the_targets_own_call(provider: Provider) -> None:
+    """``fs.url`` is the target's ``url`` with what the caller gave, and the URL reads the
+    object: gcsfs's takes no ``expires`` (archivefs passed one: ``TypeError``); s3fs's and
+    adlfs's do; ocifs has none."""
+    import urllib.request
+
+    seed(provider, {"run/a.txt": b"0123456789"}, provider.spec.hot_class)
+    path = f"{provider.bucket}/run/a.txt"
+    target, fs = provider.raw(), provider.fs()
+    if not hasattr(target, "url"):
+        with pytest.raises(NotImplementedError, match="has no url"):
+            fs.url(path)
+        return
+    url = fs.url(path)
+    assert url.split("?")[0] == target.url(path).split("?")[0]
+    with urllib.request.urlopen(url) as response:
+        assert response.read() == b"0123456789"
+    if "expires" in inspect.signature(target.url).parameters:
+        assert fs.url(path, expires=60).split("?")[0] == url.split("?")[0]
+    else:  # as the target: the keyword it does not take is refused
+        with pytest.raises(TypeError, match="expires"):
+            fs.url(path, expires=60)

@@ -105,9 +105,10 @@ class TargetCalls:
         await refuse_member(self.parts.catalogs, split_version(path)[0], f"{name}()")
         return await call_target(self.parts.fs, name, path, *args, **kwargs)
 
-    async def url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
-        """A URL that reads ``path`` without credentials (the target's presigned URL)."""
-        return await self.object_call("url", path, expires=expires, **kwargs)
+    async def url(self, path: str, *args: Any, **kwargs: Any) -> Any:
+        """A URL that reads ``path`` (the target's ``url``, given only what the caller gave:
+        s3fs's and adlfs's take ``expires``, gcsfs's ``generation``)."""
+        return await self.object_call("url", path, *args, **kwargs)
 
     async def getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
         """One user-metadata value of ``path`` (the target's ``getxattr``)."""
@@ -230,8 +231,8 @@ class TargetMethods:
 
     _crew: _HasTarget
 
-    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
-        return await self._crew.target.url(path, expires=expires, **kwargs)
+    async def _url(self, path: str, *args: Any, **kwargs: Any) -> Any:
+        return await self._crew.target.url(path, *args, **kwargs)
 
     async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
         return await self._crew.target.getxattr(path, attr_name, **kwargs)
