@@ -413,3 +413,30 @@ def test_url_is_the_targets_own_call(provider: Provider) -> None:
     else:  # as the target: the keyword it does not take is refused
         with pytest.raises(TypeError, match="expires"):
             fs.url(path, expires=60)
+
+
+# what each target's file carries (besides metadata) that code written for it reads
+FILE_ATTRIBUTES = {"azure": ("container_name", "blob"), "gcs": ("bucket", "key", "content_type")}
+
+
+def test_an_open_files_attributes_are_the_target_files(provider: Provider) -> None:
+    """A file opened for reading carries what the target's own file carries where code
+    reads it: adlfs's and gcsfs's ``metadata`` is the blob's dict (archivefs's was s3fs's
+    bound method), adlfs's ``container_name``/``blob``, gcsfs's ``content_type``..."""
+    seed(provider, {"run/a.txt": b"0123456789"}, provider.spec.hot_class)
+    path = f"{provider.bucket}/run/a.txt"
+    target = provider.raw()
+    if hasattr(target, "setxattrs"):  # adlfs, gcsfs: user metadata to compare
+        target.setxattrs(path, owner="me")
+    fs = provider.fs()
+    names = FILE_ATTRIBUTES.get(provider.name, ("bucket", "key"))
+    with target.open(path, "rb") as theirs, fs.open(path, "rb") as ours:
+        for name in names:
+            assert getattr(ours, name) == getattr(theirs, name), name
+        own = getattr(theirs, "metadata", None)
+        if callable(own):  # s3fs's file: a method, answering as the filesystem's
+            assert ours.metadata() == fs.metadata(path)
+        elif own is not None:  # adlfs's, gcsfs's: the object's user metadata
+            assert ours.metadata == own
+            assert ours.metadata.get("owner") == "me"
+        assert ours.read() == theirs.read()

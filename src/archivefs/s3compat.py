@@ -11,6 +11,7 @@ own object is refused.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -385,20 +386,53 @@ def _sized(info: dict[str, Any]) -> dict[str, Any]:
 
 class TargetFileCalls:
     """An open file's metadata calls, as s3fs's files have them: asked of the filesystem
-    for the file's path (and version)."""
+    for the file's path (and version); and the attributes the target's own file takes
+    from its info entry (``_fields``: attribute -> (entry key, value when it has none);
+    adlfs's and gcsfs's ``metadata`` dict, gcsfs's ``content_type``), read when first
+    asked for."""
 
     fs: Any
     path: str
     version_id: str | None
+    _fields: dict[str, tuple[str, Any]] = {}  # each file sets its own (never changed)
     if TYPE_CHECKING:
+        details: dict[str, Any]
 
         def writable(self) -> bool: ...
 
     def _version(self) -> dict[str, Any]:
         return {} if self.version_id is None else {"version_id": self.version_id}
 
-    def metadata(self, refresh: bool = False, **kwargs: Any) -> Any:
-        """The file's user metadata."""
+    def target_field(self, name: str) -> Any:
+        """The target file's attribute ``name``, from this file's info entry (kept)."""
+        values = self.__dict__.setdefault("_field_values", {})
+        if name not in values:
+            key, default = self._fields[name]
+            value = self.details.get(key)
+            values[name] = copy.copy(default) if value is None else value
+        return values[name]
+
+    def __getattr__(self, name: str) -> Any:
+        # only the target file's attributes the provider names (never a general forward)
+        if name in self.__dict__.get("_fields", ()):
+            return self.target_field(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def metadata(self) -> Any:
+        """The file's user metadata as the target's file gives it: adlfs's and gcsfs's a
+        dict; s3fs's a method, ``f.metadata(refresh=False)``."""
+        if "metadata" in self._fields:
+            return self.target_field("metadata")
+        return self.user_metadata
+
+    @metadata.setter
+    def metadata(self, value: Any) -> None:  # adlfs's and gcsfs's files take a new dict
+        self.target_field("metadata")
+        self.__dict__["_field_values"]["metadata"] = value
+
+    def user_metadata(self, refresh: bool = False, **kwargs: Any) -> Any:
+        """The file's user metadata, asked of the filesystem (s3fs's ``metadata()``)."""
         return self.fs.metadata(self.path, refresh=refresh, **self._version(), **kwargs)
 
     def getxattr(self, xattr_name: str, **kwargs: Any) -> Any:
