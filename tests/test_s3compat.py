@@ -440,3 +440,42 @@ def test_an_open_files_attributes_are_the_target_files(provider: Provider) -> No
             assert ours.metadata == own
             assert ours.metadata.get("owner") == "me"
         assert ours.read() == theirs.read()
+
+
+# per target: public attributes code written for it reads, and attributes holding a
+# credential (never forwarded)
+TARGET_ATTRIBUTES = {
+    "s3": ("anon", "version_aware", "endpoint_url", "client_kwargs", "config_kwargs",
+           "s3_additional_kwargs", "requester_pays", "use_ssl", "default_block_size",
+           "default_cache_type", "default_fill_cache", "cache_regions", "fixed_upload_size"),
+    "azure": ("anon", "version_aware", "account_name", "service_client", "max_concurrency",
+              "blocksize", "location_mode", "assume_container_exists", "default_cache_type",
+              "default_fill_cache", "kwargs"),
+    "gcs": ("project", "requester_pays", "consistency", "default_location", "cache_timeout",
+            "requests_timeout", "session_kwargs", "version_aware", "timeout"),
+    "oracle": ("region", "default_namespace", "default_tenancy", "compartment_id",
+               "oci_client", "profile", "config_kwargs", "oci_additional_kwargs",
+               "default_block_size", "default_cache_type", "default_cache_options"),
+}  # fmt: skip
+SECRET_ATTRIBUTES = {
+    "s3": ("key", "secret", "token"),
+    "azure": ("account_key", "connection_string", "sas_token", "client_secret", "credential"),
+    "gcs": ("credentials",),
+    "oracle": ("config",),
+}
+
+
+def test_the_targets_public_attributes_are_forwarded(provider: Provider) -> None:
+    """Code written for the target reads its attributes on the wrapper (s3fs's
+    ``endpoint_url``, adlfs's ``service_client``, gcsfs's ``project``, ocifs's
+    ``region``...): the target's own values; its credentials stay out of reach."""
+    fs = provider.fs()
+    target = getattr(fs.fs, "sync_fs", fs.fs)  # ocifs's, inside fsspec's async wrapper
+    kind = "s3" if provider.name == "rgw" else provider.name
+    for name in TARGET_ATTRIBUTES[kind]:
+        assert getattr(fs, name) is getattr(target, name), name
+    for name in SECRET_ATTRIBUTES[kind]:
+        assert hasattr(target, name), name
+        assert not hasattr(fs, name), name
+    with pytest.raises(AttributeError):
+        fs.region = "elsewhere"  # read-only: archivefs changes none of them

@@ -329,20 +329,63 @@ def _forwarded(name: str, doc: str) -> Any:
 
 class TargetAttributes:
     """The target's public attributes that code written for it reads (s3fs's
-    ``endpoint_url``, adlfs's ``account_name``...), each forwarded by name, read-only:
-    archivefs changes none of them."""
+    ``endpoint_url``, adlfs's ``account_name``, gcsfs's ``project``, ocifs's ``region``...),
+    each forwarded by name, read-only: archivefs changes none of them. The attributes that
+    hold a credential (s3fs's ``key``/``secret``/``token``, adlfs's ``account_key``,
+    ``connection_string``, ``sas_token``, ``client_secret``, ``credential``; gcsfs's
+    ``credentials``; ocifs's ``config``) are not forwarded: archivefs keeps secrets out of
+    what it hands on (``stores.credentials``)."""
 
     fs: Any
+    # every target
     anon = _forwarded("anon", "Whether the target connects without credentials.")
     version_aware = _forwarded("version_aware", "Whether the target reads object versions.")
+    blocksize = _forwarded("blocksize", "The target's block size for its own files.")
+    kwargs = _forwarded("kwargs", "The target's extra options as it keeps them (adlfs).")
+    default_block_size = _forwarded("default_block_size", "Block size of its files (s3fs, ocifs).")
+    default_cache_type = _forwarded("default_cache_type", "Cache type of its files.")
+    default_fill_cache = _forwarded("default_fill_cache", "Whether its files fill their cache.")
+    requester_pays = _forwarded("requester_pays", "Whether requests bill the requester.")
+    timeout = _forwarded("timeout", "The target's request timeout (adlfs, gcsfs).")
+    # s3fs
     endpoint_url = _forwarded("endpoint_url", "The target's endpoint (s3fs).")
+    s3 = _forwarded("s3", "The S3 client, once connected (s3fs).")
+    session = _forwarded("session", "The aiobotocore session (s3fs).")
+    client_kwargs = _forwarded("client_kwargs", "Options of the S3 client (s3fs).")
+    config_kwargs = _forwarded("config_kwargs", "Options of the client's config (s3fs, ocifs).")
+    s3_additional_kwargs = _forwarded("s3_additional_kwargs", "Extra request options (s3fs).")
+    use_ssl = _forwarded("use_ssl", "Whether it connects over TLS (s3fs).")
+    cache_regions = _forwarded("cache_regions", "Whether it finds each bucket's region (s3fs).")
+    fixed_upload_size = _forwarded("fixed_upload_size", "Whether uploads use fixed parts (s3fs).")
+    req_kw = _forwarded("req_kw", "Request options every call carries (s3fs).")
+    # adlfs
     account_name = _forwarded("account_name", "The storage account (adlfs).")
     account_url = _forwarded("account_url", "The storage account's URL (adlfs).")
     account_host = _forwarded("account_host", "The storage account's host (adlfs).")
     service_client = _forwarded("service_client", "The blob service client (adlfs).")
     max_concurrency = _forwarded("max_concurrency", "The target's transfer concurrency.")
-    blocksize = _forwarded("blocksize", "The target's block size for its own files.")
-    kwargs = _forwarded("kwargs", "The target's extra options as it keeps them (adlfs).")
+    location_mode = _forwarded("location_mode", "Primary or secondary location (adlfs).")
+    assume_container_exists = _forwarded(
+        "assume_container_exists", "Whether writes skip the container check (adlfs)."
+    )
+    tenant_id = _forwarded("tenant_id", "The service principal's tenant (adlfs).")
+    client_id = _forwarded("client_id", "The service principal's client id (adlfs).")
+    # gcsfs
+    project = _forwarded("project", "The Google Cloud project (gcsfs).")
+    consistency = _forwarded("consistency", "How writes are checked (gcsfs).")
+    default_location = _forwarded("default_location", "Where new buckets go (gcsfs).")
+    cache_timeout = _forwarded("cache_timeout", "How long listings are cached (gcsfs).")
+    requests_timeout = _forwarded("requests_timeout", "Timeout of one request (gcsfs).")
+    session_kwargs = _forwarded("session_kwargs", "Options of the HTTP session (gcsfs).")
+    # ocifs
+    region = _forwarded("region", "The OCI region (ocifs).")
+    profile = _forwarded("profile", "The OCI config profile (ocifs).")
+    oci_client = _forwarded("oci_client", "The Object Storage client (ocifs).")
+    default_namespace = _forwarded("default_namespace", "The tenancy's namespace (ocifs).")
+    default_tenancy = _forwarded("default_tenancy", "The tenancy (ocifs).")
+    compartment_id = _forwarded("compartment_id", "The compartment new buckets go in (ocifs).")
+    oci_additional_kwargs = _forwarded("oci_additional_kwargs", "Extra request options (ocifs).")
+    default_cache_options = _forwarded("default_cache_options", "Cache options (ocifs).")
 
 
 async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]:
