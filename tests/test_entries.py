@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+import fsspec
 import pytest
 
+from archivefs.catalog import ByPrefix
+from archivefs.catalog.writer import bundle_tree
 from archivefs.cli.render import jsonable
 from archivefs.entries import ARCHIVE_KEYS
 from tests.support.providers import seed
@@ -41,6 +44,37 @@ def test_an_entry_is_the_targets_own_plus_archivefs_keys(provider: Provider) -> 
     # names keep the caller's path form (ocifs's listings say bucket@namespace/key)
     assert listed["name"] == path
     assert own_listed["name"].split("/", 1)[1] == "run/a.txt"
+
+
+def test_a_members_entry_has_the_keys_of_the_targets_entries(
+    provider: Provider, tmp_path: Path
+) -> None:
+    """A bundle member's ``info``/``ls``/``find`` entry carries every key the target's
+    entry of a real object has (s3fs's ``ETag``, adlfs's ``etag`` and ``metadata``,
+    gcsfs's ``generation``, ocifs's ``storageTier``...) plus archivefs's and the member's
+    own (``bundle``, ``crc32``, ``mtime``); the target's name for the class says its
+    bundle's class."""
+    seed(provider, {"plain/a.txt": DATA}, provider.spec.hot_class)
+    src = tmp_path / "src"
+    (src / "d").mkdir(parents=True)
+    (src / "d" / "m.dat").write_bytes(DATA)
+    target, bucket = provider.raw(), provider.bucket
+    bundle_tree(fsspec.filesystem("file"), str(src), target, f"{bucket}/k",
+                policy=ByPrefix(depth=1), storage_class=provider.spec.hot_class)  # fmt: skip
+    own_info = target.info(f"{bucket}/plain/a.txt")
+    (own_listed,) = target.ls(f"{bucket}/plain", detail=True)
+    fs = provider.fs()
+    member = f"{bucket}/k/d/m.dat"
+    (listed,) = fs.ls(f"{bucket}/k/d", detail=True)
+    found = fs.find(f"{bucket}/k/d", detail=True)[member]
+    for entry, own in ((fs.info(member), own_info), (listed, own_listed), (found, own_listed)):
+        assert set(own) - set(entry) == set(), provider.name
+        assert set(ARCHIVE_KEYS) | {"bundle", "crc32", "mtime"} <= set(entry)
+        assert (entry["name"], entry["size"], entry["type"]) == (member, len(DATA), "file")
+        for key in ("StorageClass", "storageClass", "storageTier"):  # the target's name
+            if key in own:
+                assert entry[key] == provider.spec.hot_class, key
+    assert fs.cat_file(member) == DATA
 
 
 def test_folder_markers_are_folders(provider: Provider) -> None:

@@ -133,6 +133,9 @@ class ProviderSpec:
     # A method of the same name on archivefs's file (s3fs's metadata()) is then shadowed
     # by the value (adlfs's and gcsfs's metadata is the blob's dict)
     file_attributes: Mapping[str, tuple[str, Any]] = field(kw_only=True, default_factory=dict)
+    # the keys of its fsspec library's entry of an object (a listing's and info's): a
+    # bundle member's entry carries them too, as a real object's would (archivefs.entries)
+    entry_keys: tuple[str, ...] = field(kw_only=True, default=())
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""

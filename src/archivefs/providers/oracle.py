@@ -106,6 +106,17 @@ ORACLE = ProviderSpec(
     ),
     protocols=("oci",),
     file_attributes={"bucket": (PATH_BUCKET, ""), "key": (PATH_KEY, "")},  # ocifs's OCIFile
+    entry_keys=(  # ocifs's listing's, then what its info adds
+        "etag",
+        "md5",
+        "timeCreated",
+        "timeModified",
+        "storageTier",
+        "archivalState",
+        "contentType",
+        "acceptRanges",
+        "versionId",
+    ),
     path_forms=("bucket/object", "bucket@namespace/object", "oci://bucket@namespace/object"),
     bucket_namespace=True,
     classes=(

@@ -51,6 +51,7 @@ S3 = ProviderSpec(
     ),
     protocols=("s3", "s3a"),
     file_attributes={"bucket": (PATH_BUCKET, ""), "key": (PATH_KEY, "")},  # s3fs's S3File
+    entry_keys=("Key", "Size", "ETag", "LastModified", "StorageClass", "ContentType", "VersionId"),
     path_forms=("bucket/key", "s3://bucket/key"),
     classes=CLASSES,
     default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD
