@@ -98,6 +98,15 @@ def test_folder_markers_are_folders(provider: Provider) -> None:
         assert fs.info(folder)["type"] == "directory", folder
         assert fs.isdir(folder), folder
     assert fs.find(f"{bucket}/run") == [f"{bucket}/run/sub/x.txt"]
+    # with its folders, as the target's find (adlfs, gcsfs, ocifs listed the empty
+    # folders, archivefs's one recursive listing did not); gcsfs and s3fs also list an
+    # S3-style "dir/" name, left out here
+    withdirs = fs.find(f"{bucket}/run", withdirs=True)
+    assert folders <= set(withdirs)
+    own = provider.raw().find(f"{bucket}/run", withdirs=True)
+    assert keys([n for n in withdirs if not n.endswith("/")]) == keys(
+        [n for n in own if not n.endswith("/")]
+    )
 
 
 def keys(listing: list[str]) -> set[str]:
