@@ -440,6 +440,8 @@ def test_an_open_files_attributes_are_the_target_files(provider: Provider) -> No
             assert ours.metadata == own
             assert ours.metadata.get("owner") == "me"
         assert ours.read() == theirs.read()
+        ours.metadata = theirs.metadata = {"k": "v"}  # as the target's file takes a new one
+        assert ours.metadata == theirs.metadata == {"k": "v"}
 
 
 # per target: public attributes code written for it reads, and attributes holding a

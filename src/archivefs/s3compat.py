@@ -465,14 +465,13 @@ class TargetFileCalls:
     def metadata(self) -> Any:
         """The file's user metadata as the target's file gives it: adlfs's and gcsfs's a
         dict; s3fs's a method, ``f.metadata(refresh=False)``."""
-        if "metadata" in self._fields:
+        if "metadata" in self._fields or "metadata" in self.__dict__.get("_field_values", ()):
             return self.target_field("metadata")
         return self.user_metadata
 
     @metadata.setter
     def metadata(self, value: Any) -> None:  # adlfs's and gcsfs's files take a new dict
-        self.target_field("metadata")
-        self.__dict__["_field_values"]["metadata"] = value
+        self.__dict__.setdefault("_field_values", {})["metadata"] = value
 
     def user_metadata(self, refresh: bool = False, **kwargs: Any) -> Any:
         """The file's user metadata, asked of the filesystem (s3fs's ``metadata()``)."""
