@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
+from tests.support.providers import seed
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from archivefs.testing import EmulatedArchive
+    from tests.support.providers import Provider
 
 
 def fs_over(archive: EmulatedArchive, tmp_path: Path, **target: Any) -> ArchiveFileSystem:
@@ -386,3 +389,95 @@ def test_a_key_that_is_also_a_folder_finds_and_globs_with_its_info(
     assert fs.glob(f"{bucket}/x/**", maxdepth=2, withdirs=False) == []
     assert fs.glob(f"{bucket}/x/**", withdirs=False) == [f"{bucket}/x/y/z/w"]
     assert fs.find(f"{bucket}/x") == [f"{bucket}/x/y/z/w"]
+
+
+def test_url_is_the_targets_own_call(provider: Provider) -> None:
+    """``fs.url`` is the target's ``url`` with what the caller gave, and the URL reads the
+    object: gcsfs's takes no ``expires`` (archivefs passed one: ``TypeError``); s3fs's and
+    adlfs's do; ocifs has none."""
+    import urllib.request
+
+    seed(provider, {"run/a.txt": b"0123456789"}, provider.spec.hot_class)
+    path = f"{provider.bucket}/run/a.txt"
+    target, fs = provider.raw(), provider.fs()
+    if not hasattr(target, "url"):
+        with pytest.raises(NotImplementedError, match="has no url"):
+            fs.url(path)
+        return
+    url = fs.url(path)
+    assert url.split("?")[0] == target.url(path).split("?")[0]
+    with urllib.request.urlopen(url) as response:
+        assert response.read() == b"0123456789"
+    if "expires" in inspect.signature(target.url).parameters:
+        assert fs.url(path, expires=60).split("?")[0] == url.split("?")[0]
+    else:  # as the target: the keyword it does not take is refused
+        with pytest.raises(TypeError, match="expires"):
+            fs.url(path, expires=60)
+
+
+# what each target's file carries (besides metadata) that code written for it reads
+FILE_ATTRIBUTES = {"azure": ("container_name", "blob"), "gcs": ("bucket", "key", "content_type")}
+
+
+def test_an_open_files_attributes_are_the_target_files(provider: Provider) -> None:
+    """A file opened for reading carries what the target's own file carries where code
+    reads it: adlfs's and gcsfs's ``metadata`` is the blob's dict (archivefs's was s3fs's
+    bound method), adlfs's ``container_name``/``blob``, gcsfs's ``content_type``..."""
+    seed(provider, {"run/a.txt": b"0123456789"}, provider.spec.hot_class)
+    path = f"{provider.bucket}/run/a.txt"
+    target = provider.raw()
+    if hasattr(target, "setxattrs"):  # adlfs, gcsfs: user metadata to compare
+        target.setxattrs(path, owner="me")
+    fs = provider.fs()
+    names = FILE_ATTRIBUTES.get(provider.name, ("bucket", "key"))
+    with target.open(path, "rb") as theirs, fs.open(path, "rb") as ours:
+        for name in names:
+            assert getattr(ours, name) == getattr(theirs, name), name
+        own = getattr(theirs, "metadata", None)
+        if callable(own):  # s3fs's file: a method, answering as the filesystem's
+            assert ours.metadata() == fs.metadata(path)
+        elif own is not None:  # adlfs's, gcsfs's: the object's user metadata
+            assert ours.metadata == own
+            assert ours.metadata.get("owner") == "me"
+        assert ours.read() == theirs.read()
+        ours.metadata = theirs.metadata = {"k": "v"}  # as the target's file takes a new one
+        assert ours.metadata == theirs.metadata == {"k": "v"}
+
+
+# per target: public attributes code written for it reads, and attributes holding a
+# credential (never forwarded)
+TARGET_ATTRIBUTES = {
+    "s3": ("anon", "version_aware", "endpoint_url", "client_kwargs", "config_kwargs",
+           "s3_additional_kwargs", "requester_pays", "use_ssl", "default_block_size",
+           "default_cache_type", "default_fill_cache", "cache_regions", "fixed_upload_size"),
+    "azure": ("anon", "version_aware", "account_name", "service_client", "max_concurrency",
+              "blocksize", "location_mode", "assume_container_exists", "default_cache_type",
+              "default_fill_cache", "kwargs"),
+    "gcs": ("project", "requester_pays", "consistency", "default_location", "cache_timeout",
+            "requests_timeout", "session_kwargs", "version_aware", "timeout"),
+    "oracle": ("region", "default_namespace", "default_tenancy", "compartment_id",
+               "oci_client", "profile", "config_kwargs", "oci_additional_kwargs",
+               "default_block_size", "default_cache_type", "default_cache_options"),
+}  # fmt: skip
+SECRET_ATTRIBUTES = {
+    "s3": ("key", "secret", "token"),
+    "azure": ("account_key", "connection_string", "sas_token", "client_secret", "credential"),
+    "gcs": ("credentials",),
+    "oracle": ("config",),
+}
+
+
+def test_the_targets_public_attributes_are_forwarded(provider: Provider) -> None:
+    """Code written for the target reads its attributes on the wrapper (s3fs's
+    ``endpoint_url``, adlfs's ``service_client``, gcsfs's ``project``, ocifs's
+    ``region``...): the target's own values; its credentials stay out of reach."""
+    fs = provider.fs()
+    target = getattr(fs.fs, "sync_fs", fs.fs)  # ocifs's, inside fsspec's async wrapper
+    kind = "s3" if provider.name == "rgw" else provider.name
+    for name in TARGET_ATTRIBUTES[kind]:
+        assert getattr(fs, name) is getattr(target, name), name
+    for name in SECRET_ATTRIBUTES[kind]:
+        assert hasattr(target, name), name
+        assert not hasattr(fs, name), name
+    with pytest.raises(AttributeError):
+        fs.region = "elsewhere"  # read-only: archivefs changes none of them

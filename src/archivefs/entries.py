@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from archivefs.model import ArchiveAccessTier, ObjectState, RestoreState, StorageClass
+from archivefs.providers import PROVIDERS
 
 # the keys archivefs adds to every file entry, whatever the target
 ARCHIVE_KEYS = (
@@ -107,6 +108,26 @@ class MemberEntry:
         self.bundle = bundle
         self.crc32 = crc32
         self.mtime = mtime
+        # then the keys of the target's own entry of an object (the provider's), as a real
+        # object's entry has them: the class under the target's name for it, s3fs's Key
+        # and Size the member's; what a member has no value for (its ETag, the target's
+        # times and fields) None. The order is the provider's, so entries still share keys
+        for key in _target_keys(provider):
+            if key not in self.__dict__:
+                setattr(self, key, _target_value(key, name, size, klass))
+
+
+def _target_keys(provider: str) -> tuple[str, ...]:
+    """The keys of the provider's fsspec library's entries (``ProviderSpec.entry_keys``)."""
+    spec = PROVIDERS.get(provider)
+    return spec.entry_keys if spec is not None else ()
+
+
+def _target_value(key: str, name: str, size: int, klass: str) -> Any:
+    """A member's value for the target's entry key ``key`` (``None``: a member has none)."""
+    if key in CLASS_KEYS:
+        return klass
+    return {"Key": name, "Size": size}.get(key)
 
 
 def bundle_template(key: str, klass: StorageClass, probed: ObjectState | None) -> dict[str, Any]:
@@ -171,6 +192,9 @@ def with_state(entry: dict[str, Any], state: ObjectState) -> None:
     """Give a member's ``entry`` its bundle's probed ``state`` (in place)."""
     entry["restore"] = state.restore.value
     entry["restore_expiry"] = state.restore_expiry
+    for key in CLASS_KEYS:  # archivefs's, s3fs's and the target's own name for the class
+        if key in entry:
+            entry[key] = state.storage_class.value
     entry["storage_class"] = entry["StorageClass"] = state.storage_class.value
     entry["access"] = state.access.value
 

@@ -11,6 +11,7 @@ own object is refused.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -105,9 +106,10 @@ class TargetCalls:
         await refuse_member(self.parts.catalogs, split_version(path)[0], f"{name}()")
         return await call_target(self.parts.fs, name, path, *args, **kwargs)
 
-    async def url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
-        """A URL that reads ``path`` without credentials (the target's presigned URL)."""
-        return await self.object_call("url", path, expires=expires, **kwargs)
+    async def url(self, path: str, *args: Any, **kwargs: Any) -> Any:
+        """A URL that reads ``path`` (the target's ``url``, given only what the caller gave:
+        s3fs's and adlfs's take ``expires``, gcsfs's ``generation``)."""
+        return await self.object_call("url", path, *args, **kwargs)
 
     async def getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
         """One user-metadata value of ``path`` (the target's ``getxattr``)."""
@@ -230,8 +232,8 @@ class TargetMethods:
 
     _crew: _HasTarget
 
-    async def _url(self, path: str, expires: int = 3600, **kwargs: Any) -> Any:
-        return await self._crew.target.url(path, expires=expires, **kwargs)
+    async def _url(self, path: str, *args: Any, **kwargs: Any) -> Any:
+        return await self._crew.target.url(path, *args, **kwargs)
 
     async def _getxattr(self, path: str, attr_name: str, **kwargs: Any) -> Any:
         return await self._crew.target.getxattr(path, attr_name, **kwargs)
@@ -327,20 +329,63 @@ def _forwarded(name: str, doc: str) -> Any:
 
 class TargetAttributes:
     """The target's public attributes that code written for it reads (s3fs's
-    ``endpoint_url``, adlfs's ``account_name``...), each forwarded by name, read-only:
-    archivefs changes none of them."""
+    ``endpoint_url``, adlfs's ``account_name``, gcsfs's ``project``, ocifs's ``region``...),
+    each forwarded by name, read-only: archivefs changes none of them. The attributes that
+    hold a credential (s3fs's ``key``/``secret``/``token``, adlfs's ``account_key``,
+    ``connection_string``, ``sas_token``, ``client_secret``, ``credential``; gcsfs's
+    ``credentials``; ocifs's ``config``) are not forwarded: archivefs keeps secrets out of
+    what it hands on (``stores.credentials``)."""
 
     fs: Any
+    # every target
     anon = _forwarded("anon", "Whether the target connects without credentials.")
     version_aware = _forwarded("version_aware", "Whether the target reads object versions.")
+    blocksize = _forwarded("blocksize", "The target's block size for its own files.")
+    kwargs = _forwarded("kwargs", "The target's extra options as it keeps them (adlfs).")
+    default_block_size = _forwarded("default_block_size", "Block size of its files (s3fs, ocifs).")
+    default_cache_type = _forwarded("default_cache_type", "Cache type of its files.")
+    default_fill_cache = _forwarded("default_fill_cache", "Whether its files fill their cache.")
+    requester_pays = _forwarded("requester_pays", "Whether requests bill the requester.")
+    timeout = _forwarded("timeout", "The target's request timeout (adlfs, gcsfs).")
+    # s3fs
     endpoint_url = _forwarded("endpoint_url", "The target's endpoint (s3fs).")
+    s3 = _forwarded("s3", "The S3 client, once connected (s3fs).")
+    session = _forwarded("session", "The aiobotocore session (s3fs).")
+    client_kwargs = _forwarded("client_kwargs", "Options of the S3 client (s3fs).")
+    config_kwargs = _forwarded("config_kwargs", "Options of the client's config (s3fs, ocifs).")
+    s3_additional_kwargs = _forwarded("s3_additional_kwargs", "Extra request options (s3fs).")
+    use_ssl = _forwarded("use_ssl", "Whether it connects over TLS (s3fs).")
+    cache_regions = _forwarded("cache_regions", "Whether it finds each bucket's region (s3fs).")
+    fixed_upload_size = _forwarded("fixed_upload_size", "Whether uploads use fixed parts (s3fs).")
+    req_kw = _forwarded("req_kw", "Request options every call carries (s3fs).")
+    # adlfs
     account_name = _forwarded("account_name", "The storage account (adlfs).")
     account_url = _forwarded("account_url", "The storage account's URL (adlfs).")
     account_host = _forwarded("account_host", "The storage account's host (adlfs).")
     service_client = _forwarded("service_client", "The blob service client (adlfs).")
     max_concurrency = _forwarded("max_concurrency", "The target's transfer concurrency.")
-    blocksize = _forwarded("blocksize", "The target's block size for its own files.")
-    kwargs = _forwarded("kwargs", "The target's extra options as it keeps them (adlfs).")
+    location_mode = _forwarded("location_mode", "Primary or secondary location (adlfs).")
+    assume_container_exists = _forwarded(
+        "assume_container_exists", "Whether writes skip the container check (adlfs)."
+    )
+    tenant_id = _forwarded("tenant_id", "The service principal's tenant (adlfs).")
+    client_id = _forwarded("client_id", "The service principal's client id (adlfs).")
+    # gcsfs
+    project = _forwarded("project", "The Google Cloud project (gcsfs).")
+    consistency = _forwarded("consistency", "How writes are checked (gcsfs).")
+    default_location = _forwarded("default_location", "Where new buckets go (gcsfs).")
+    cache_timeout = _forwarded("cache_timeout", "How long listings are cached (gcsfs).")
+    requests_timeout = _forwarded("requests_timeout", "Timeout of one request (gcsfs).")
+    session_kwargs = _forwarded("session_kwargs", "Options of the HTTP session (gcsfs).")
+    # ocifs
+    region = _forwarded("region", "The OCI region (ocifs).")
+    profile = _forwarded("profile", "The OCI config profile (ocifs).")
+    oci_client = _forwarded("oci_client", "The Object Storage client (ocifs).")
+    default_namespace = _forwarded("default_namespace", "The tenancy's namespace (ocifs).")
+    default_tenancy = _forwarded("default_tenancy", "The tenancy (ocifs).")
+    compartment_id = _forwarded("compartment_id", "The compartment new buckets go in (ocifs).")
+    oci_additional_kwargs = _forwarded("oci_additional_kwargs", "Extra request options (ocifs).")
+    default_cache_options = _forwarded("default_cache_options", "Cache options (ocifs).")
 
 
 async def versioned_info(target: Any, path: str, version: str) -> dict[str, Any]:
@@ -384,20 +429,52 @@ def _sized(info: dict[str, Any]) -> dict[str, Any]:
 
 class TargetFileCalls:
     """An open file's metadata calls, as s3fs's files have them: asked of the filesystem
-    for the file's path (and version)."""
+    for the file's path (and version); and the attributes the target's own file takes
+    from its info entry (``_fields``: attribute -> (entry key, value when it has none);
+    adlfs's and gcsfs's ``metadata`` dict, gcsfs's ``content_type``), read when first
+    asked for."""
 
     fs: Any
     path: str
     version_id: str | None
+    _fields: dict[str, tuple[str, Any]] = {}  # each file sets its own (never changed)
     if TYPE_CHECKING:
+        details: dict[str, Any]
 
         def writable(self) -> bool: ...
 
     def _version(self) -> dict[str, Any]:
         return {} if self.version_id is None else {"version_id": self.version_id}
 
-    def metadata(self, refresh: bool = False, **kwargs: Any) -> Any:
-        """The file's user metadata."""
+    def target_field(self, name: str) -> Any:
+        """The target file's attribute ``name``, from this file's info entry (kept)."""
+        values = self.__dict__.setdefault("_field_values", {})
+        if name not in values:
+            key, default = self._fields[name]
+            value = self.details.get(key)
+            values[name] = copy.copy(default) if value is None else value
+        return values[name]
+
+    def __getattr__(self, name: str) -> Any:
+        # only the target file's attributes the provider names (never a general forward)
+        if name in self.__dict__.get("_fields", ()):
+            return self.target_field(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def metadata(self) -> Any:
+        """The file's user metadata as the target's file gives it: adlfs's and gcsfs's a
+        dict; s3fs's a method, ``f.metadata(refresh=False)``."""
+        if "metadata" in self._fields or "metadata" in self.__dict__.get("_field_values", ()):
+            return self.target_field("metadata")
+        return self.user_metadata
+
+    @metadata.setter
+    def metadata(self, value: Any) -> None:  # adlfs's and gcsfs's files take a new dict
+        self.__dict__.setdefault("_field_values", {})["metadata"] = value
+
+    def user_metadata(self, refresh: bool = False, **kwargs: Any) -> Any:
+        """The file's user metadata, asked of the filesystem (s3fs's ``metadata()``)."""
         return self.fs.metadata(self.path, refresh=refresh, **self._version(), **kwargs)
 
     def getxattr(self, xattr_name: str, **kwargs: Any) -> Any:

@@ -55,6 +55,10 @@ class Caches:
             forget_readable(self._scope(), path)
             if path and "/" not in path.strip("/"):
                 self.catalogs.invalidate(path.strip("/"))
+            # the target forgets the same two: its own writes may not (adlfs's pipe_file
+            # forgets its parent under the key without the container, so its next ls of
+            # the folder returned the old listing)
+            self.fs.invalidate_cache(self._parent(path))
         self.fs.invalidate_cache(path)
 
     def forget_bucket(self, bucket: str) -> None:

@@ -9,13 +9,17 @@ collaborators it reaches as ``fs._crew``; nothing here imports the face.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
 from fsspec.spec import AbstractBufferedFile
 
+from archivefs.providers.base import PATH_BUCKET, PATH_KEY
 from archivefs.readahead import ReadaheadCache
-from archivefs.s3compat import TargetFileCalls
+from archivefs.s3compat import TargetFileCalls, split_version
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
@@ -38,6 +42,20 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
         super().__init__(fs, path, mode, **kwargs)
         if details is not None:
             self.details = details
+        self._target_attributes(fs._crew.parts.provider.file_attributes)
+
+    def _target_attributes(self, wanted: Mapping[str, tuple[str, Any]]) -> None:
+        """The attributes the target's own file has (``ProviderSpec.file_attributes``:
+        adlfs's ``container_name``, ``blob`` and ``metadata`` dict...): the path's parts
+        now, those of the info entry when first read (:meth:`target_field`), so a file
+        opened with its ``size`` asks nothing more of the store until then."""
+        bucket, _, key = split_version(self.path)[0].partition("/")
+        self._fields = {}
+        for attribute, (source, default) in wanted.items():
+            if source in (PATH_BUCKET, PATH_KEY):
+                setattr(self, attribute, bucket if source == PATH_BUCKET else key)
+            else:
+                self._fields[attribute] = (source, default)
 
     def _fetch_range(self, start: int, end: int) -> bytes:
         version = {} if self.version_id is None else {"version_id": self.version_id}

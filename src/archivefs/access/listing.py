@@ -527,15 +527,18 @@ class Lister:
 
     async def _below_with_directories(self, path: str) -> dict[str, dict[str, Any]] | None:
         """``find(path, withdirs=True)`` outside any catalog root from one recursive
-        listing: the files, every folder between ``path`` and them, and ``path`` itself,
-        sorted by name; None when nothing lies below or the listing holds folder markers
-        (keys ending in ``/``: fsspec's walk shows them as it shows them)."""
+        listing: the files, the folders its store saw (folder markers: GCS and Oracle
+        ``dir/`` placeholders, Azure's), every folder between ``path`` and them, and
+        ``path`` itself, sorted by name; None when nothing lies below or the listing
+        holds S3 folder markers (keys ending in ``/``: fsspec's walk shows them as s3fs
+        shows them)."""
         markers: list[str] = []
-        files = await self.files_below(path, markers=markers)
-        if not files or markers:
+        folders: dict[str, dict[str, Any]] = {}
+        files = await self.files_below(path, markers=markers, folders=folders)
+        if not (files or folders) or markers:
             return None
-        found: dict[str, dict[str, Any]] = {path: directory_entry(path)}
-        for name in files:
+        found: dict[str, dict[str, Any]] = {path: directory_entry(path), **folders}
+        for name in [*files, *folders]:
             at = name.rfind("/")
             while at > len(path):  # its folders below ``path``, the deepest first
                 folder = name[:at]
@@ -547,12 +550,23 @@ class Lister:
         return {name: found[name] for name in sorted(found)}
 
     async def files_below(
-        self, path: str, *, markers: list[str] | None = None
+        self,
+        path: str,
+        *,
+        markers: list[str] | None = None,
+        folders: dict[str, dict[str, Any]] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """Every file below a folder outside any catalog root: one recursive listing, plus
         the members of the catalog roots it holds. ``markers`` gets the folder markers
-        (keys ending in ``/``) the listing held."""
+        (keys ending in ``/``) the listing held as files (S3), ``folders`` the entries of
+        those its store listed as folders (GCS, Azure, Oracle)."""
         listing = await self.parts.store.list(path, recursive=True)
+        if folders is not None:
+            folders.update(
+                (name, listing.directory_entries.get(name) or directory_entry(name))
+                for name in listing.directories
+                if not is_reserved(name)
+            )
         own = is_reserved(path)  # asked for archivefs's bookkeeping itself (e.g. the bundles)
         files = {
             s.path: listed_file(s)

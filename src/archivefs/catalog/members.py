@@ -105,12 +105,16 @@ def _member_entries(
     mtimes = columns.mtime[rows].tolist()
     entries: list[dict[str, Any]] = []
     add = entries.append
+    s3fs_keys = "Key" in theirs[0]  # the target's entries say name and size again (s3fs)
     for template, name, size, crc, mtime in zip(theirs, names, sizes, crcs, mtimes, strict=True):
         entry = template.copy()
         entry["name"] = name
         entry["size"] = size
         entry["crc32"] = crc
         entry["mtime"] = mtime
+        if s3fs_keys:
+            entry["Key"] = name
+            entry["Size"] = size
         add(entry)
     return entries
 

@@ -11,7 +11,15 @@ High but never lowered, and its target tier cannot be changed.
 from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
-from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec, Window
+from archivefs.providers.base import (
+    PATH_BUCKET,
+    PATH_KEY,
+    Access,
+    ClassSpec,
+    CommandLineOptions,
+    ProviderSpec,
+    Window,
+)
 
 _HOUR = 3600.0
 
@@ -85,6 +93,25 @@ AZURE = ProviderSpec(
         "--storage-options with adlfs options.",
     ),
     protocols=("az", "abfs", "abfss"),
+    file_attributes={  # adlfs's AzureBlobFile: metadata is the blob's dict
+        "container_name": (PATH_BUCKET, ""),
+        "blob": (PATH_KEY, ""),
+        "metadata": ("metadata", {}),
+    },
+    entry_keys=(  # adlfs's _details of a blob
+        "metadata",
+        "creation_time",
+        "deleted",
+        "deleted_time",
+        "last_modified",
+        "content_settings",
+        "remaining_retention_days",
+        "archive_status",
+        "last_accessed_on",
+        "etag",
+        "tags",
+        "tag_count",
+    ),
     root_aliases=(".", "*"),
     find_lists_folder=False,
     find_missing_bucket_empty=True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from archivefs.errors import NotArchivedError
@@ -58,6 +59,11 @@ class CommandLineOptions:
 RestoreCheck = Callable[..., "int | None"]
 """A provider's pre-send rules: ``(class_name, speed_name, days, *, path, **state)`` ->
 the days to send (``None``: the verb takes none); raises ``InvalidRestoreRequestError``."""
+
+
+# where a file attribute (ProviderSpec.file_attributes) comes from besides the info entry
+PATH_BUCKET = "<bucket>"
+PATH_KEY = "<key>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +127,15 @@ class ProviderSpec:
     root_aliases: tuple[str, ...] = field(kw_only=True, default=())
     find_lists_folder: bool = field(kw_only=True, default=True)
     find_missing_bucket_empty: bool = field(kw_only=True, default=False)
+    # what a file its fsspec library opens for reading carries that code written for it
+    # reads: attribute -> (where the value comes from, the value when that says nothing):
+    # a key of the file's info entry, or PATH_BUCKET / PATH_KEY (the parts of its path).
+    # A method of the same name on archivefs's file (s3fs's metadata()) is then shadowed
+    # by the value (adlfs's and gcsfs's metadata is the blob's dict)
+    file_attributes: Mapping[str, tuple[str, Any]] = field(kw_only=True, default_factory=dict)
+    # the keys of its fsspec library's entry of an object (a listing's and info's): a
+    # bundle member's entry carries them too, as a real object's would (archivefs.entries)
+    entry_keys: tuple[str, ...] = field(kw_only=True, default=())
 
     def find_class(self, name: str) -> ClassSpec | None:
         """The class called ``name`` (exact spelling first, then ignoring case)."""

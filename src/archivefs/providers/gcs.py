@@ -7,7 +7,14 @@ read these objects, and budgets guard their retrieval fees (docs/cost-model.md).
 
 from __future__ import annotations
 
-from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec
+from archivefs.providers.base import (
+    PATH_BUCKET,
+    PATH_KEY,
+    Access,
+    ClassSpec,
+    CommandLineOptions,
+    ProviderSpec,
+)
 
 GCS = ProviderSpec(
     name="gcs",
@@ -19,6 +26,31 @@ GCS = ProviderSpec(
         "GOOGLE_APPLICATION_CREDENTIALS in the environment.",
     ),
     protocols=("gs", "gcs"),
+    file_attributes={  # gcsfs's GCSFile: metadata is the object's dict
+        "bucket": (PATH_BUCKET, ""),
+        "key": (PATH_KEY, ""),
+        "metadata": ("metadata", {}),
+        "content_type": ("contentType", "application/octet-stream"),
+    },
+    entry_keys=(  # the JSON API's object resource, as gcsfs keeps it
+        "kind",
+        "id",
+        "selfLink",
+        "mediaLink",
+        "bucket",
+        "generation",
+        "metageneration",
+        "contentType",
+        "storageClass",
+        "etag",
+        "md5Hash",
+        "crc32c",
+        "timeCreated",
+        "updated",
+        "timeStorageClassUpdated",
+        "acl",
+        "ctime",
+    ),
     path_forms=("bucket/object", "gs://bucket/object"),
     classes=(
         ClassSpec("STANDARD", Access.IMMEDIATE),

@@ -14,7 +14,15 @@ about four hours (see docs/providers.md).
 from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError, NotArchivedError
-from archivefs.providers.base import Access, ClassSpec, CommandLineOptions, ProviderSpec, Window
+from archivefs.providers.base import (
+    PATH_BUCKET,
+    PATH_KEY,
+    Access,
+    ClassSpec,
+    CommandLineOptions,
+    ProviderSpec,
+    Window,
+)
 
 _HOUR = 3600.0
 
@@ -97,6 +105,18 @@ ORACLE = ProviderSpec(
         'options, e.g. \'{"config": "~/.oci/config"}\'.',
     ),
     protocols=("oci",),
+    file_attributes={"bucket": (PATH_BUCKET, ""), "key": (PATH_KEY, "")},  # ocifs's OCIFile
+    entry_keys=(  # ocifs's listing's, then what its info adds
+        "etag",
+        "md5",
+        "timeCreated",
+        "timeModified",
+        "storageTier",
+        "archivalState",
+        "contentType",
+        "acceptRanges",
+        "versionId",
+    ),
     path_forms=("bucket/object", "bucket@namespace/object", "oci://bucket@namespace/object"),
     bucket_namespace=True,
     classes=(

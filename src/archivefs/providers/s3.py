@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from archivefs.errors import InvalidRestoreRequestError
 from archivefs.providers.base import (
+    PATH_BUCKET,
+    PATH_KEY,
     Access,
     ClassSpec,
     CommandLineOptions,
@@ -48,6 +50,8 @@ S3 = ProviderSpec(
         refusal="--account-name is an Azure storage account; use it with az:// URLs.",
     ),
     protocols=("s3", "s3a"),
+    file_attributes={"bucket": (PATH_BUCKET, ""), "key": (PATH_KEY, "")},  # s3fs's S3File
+    entry_keys=("Key", "Size", "ETag", "LastModified", "StorageClass", "ContentType", "VersionId"),
     path_forms=("bucket/key", "s3://bucket/key"),
     classes=CLASSES,
     default_class="STANDARD",  # S3 leaves the class out of responses for STANDARD

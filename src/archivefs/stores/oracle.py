@@ -370,6 +370,12 @@ class OracleStore(BulkProbe):
                 if not (o.name.endswith("/") and not o.size)  # folder markers
             ]
             dirs += [f"{bucket}/{p.rstrip('/')}" for p in page.prefixes or ()]
+            if recursive:  # the folder markers below the folder: folders, as ocifs lists
+                dirs += [
+                    f"{bucket}/{o.name.rstrip('/')}"
+                    for o in page.objects
+                    if o.name.endswith("/") and not o.size and o.name != prefix
+                ]
         return Listing(files=files, directories=dirs)
 
     async def _probe_listing(
