@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from itertools import chain
 from operator import attrgetter
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-
+from archivefs.lazy import lazy_module
 from archivefs.model import (
     Action,
     ObjectState,
@@ -33,8 +33,13 @@ from archivefs.model import (
 )
 from archivefs.providers import Access
 
-Int64Array = np.ndarray[Any, np.dtype[np.int64]]
-CodeArray = np.ndarray[Any, np.dtype[np.uint8]]
+if TYPE_CHECKING:
+    import numpy as np
+
+    Int64Array = np.ndarray[Any, np.dtype[np.int64]]
+    CodeArray = np.ndarray[Any, np.dtype[np.uint8]]
+else:  # numpy on first use: reading a plain object never needs it
+    np = lazy_module("numpy", globals(), "np")
 
 
 ACTIONS: tuple[Action, ...] = tuple(Action)
@@ -43,7 +48,12 @@ RESTORE_STATES: tuple[RestoreState, ...] = tuple(RestoreState)
 """``PlanTable.restore`` codes: ``RESTORE_STATES[code]``."""
 ACTION_CODE = {a: i for i, a in enumerate(ACTIONS)}
 RESTORE_CODE = {s: i for i, s in enumerate(RESTORE_STATES)}
-_REQUESTS = np.array([a in (Action.RESTORE, Action.RENEW, Action.UPGRADE) for a in ACTIONS])
+
+
+@cache
+def _requests() -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Per action code: whether the action sends a restore request."""
+    return np.array([a in (Action.RESTORE, Action.RENEW, Action.UPGRADE) for a in ACTIONS])
 
 
 def is_plain(state: ObjectState) -> bool:
@@ -208,7 +218,7 @@ class PlanTable:
 
     def needs_request(self) -> np.ndarray[Any, np.dtype[np.bool_]]:
         """Rows whose group needs a paid restore request."""
-        flags: np.ndarray[Any, np.dtype[np.bool_]] = _REQUESTS[self.action]
+        flags: np.ndarray[Any, np.dtype[np.bool_]] = _requests()[self.action]
         return flags
 
     def access(self) -> list[Access]:

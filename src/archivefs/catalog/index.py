@@ -25,12 +25,11 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from archivefs.catalog import layout, shards
 from archivefs.catalog.table import BundleInfo, CatalogTable
 from archivefs.entries import MODIFIED_KEYS
 from archivefs.errors import CatalogConflictError, CatalogError, ObjectNotFoundError
+from archivefs.lazy import lazy_module
 from archivefs.model import StorageClass
 from archivefs.providers import PROVIDERS
 from archivefs.stores import forget_listings, remove_object
@@ -40,7 +39,11 @@ from archivefs.stores.translate import raise_translated
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    import numpy as np
+
     from archivefs.stores.base import ColdStore
+else:  # numpy on first use: reading a plain object never needs it
+    np = lazy_module("numpy", globals(), "np")
 
 
 FORMAT_VERSION = 2  # sharded (format 1: one file, still read; see docs/bundles.md)

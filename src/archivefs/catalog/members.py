@@ -21,13 +21,14 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-import numpy as np
-
 from archivefs.bulk import gc_paused
 from archivefs.entries import bundle_template, directory_entry, plain_entry
+from archivefs.lazy import lazy_module
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+
+    import numpy as np
 
     from archivefs.catalog.index import Catalog
     from archivefs.globbing import GlobWalk
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
     BundleStates: TypeAlias = Mapping[str, ObjectState] | None
     """Probed states of bundles, by key (None: the states their classes imply)."""
+else:  # numpy on first use: reading a plain object never needs it
+    np = lazy_module("numpy", globals(), "np")
 
 _TOP = "\U0010ffff"  # sorts after every character: ``p + "/" + _TOP`` ends p's block
 

@@ -29,12 +29,15 @@ import re
 import zlib
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from archivefs.errors import CatalogError
+from archivefs.lazy import lazy_module
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    import numpy as np
+else:  # numpy on first use: reading a plain object never needs it
+    np = lazy_module("numpy", globals(), "np")
 
 SHARD_MEMBERS = 4096
 """The target rows per shard of a new catalog (shards hold target/4 .. 2*target rows).

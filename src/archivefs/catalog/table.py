@@ -8,15 +8,18 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
-import numpy as np
-
 from archivefs.errors import CatalogError
+from archivefs.lazy import lazy_module
 from archivefs.model import Member, StorageClass
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
+    import numpy as np
+
     from archivefs.catalog.bundle import Entry
+else:  # numpy on first use: reading a plain object never needs it
+    np = lazy_module("numpy", globals(), "np")
 
 CLASSES = StorageClass.every()  # S3 first, in the enum order older catalogs used
 """Storage classes as a catalog stores them: by index in this list (append-only)."""

@@ -1,7 +1,9 @@
 """The ``archivefs`` command group: its help, the global options, and what every command
 shares at its end (a closed pipe ends quietly, Ctrl-C says what goes on at the store, a
 usage error is also a JSON error object with ``--json``). The commands come from one
-module per command group.
+module per command group, imported when a command of it is run (or ``--help`` lists
+them), so ``archivefs prefetch`` does not import what ``advise``, ``mount`` or ``index``
+need before its first request.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 budget refused, 4 still waiting / timed out.
 Errors print one line saying what to fix; ``--debug`` shows the traceback.
@@ -9,6 +11,7 @@ Errors print one line saying what to fix; ``--debug`` shows the traceback.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import sys
@@ -17,17 +20,6 @@ from typing import Any
 
 import click
 
-from archivefs.cli import (
-    advise,
-    bundle,
-    emulator,
-    estimate,
-    index,
-    listing,
-    mount,
-    restore,
-    sheet,
-)
 from archivefs.cli.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -60,8 +52,38 @@ def quiet_stdout() -> None:
         pass
 
 
+COMMAND_MODULES: dict[str, str] = {
+    "ls": "listing",
+    "status": "listing",
+    "restore": "restore",
+    "prefetch": "restore",
+    "estimate": "estimate",
+    "advise": "advise",
+    "sheet": "sheet",
+    "bundle": "bundle",
+    "catalog": "bundle",
+    "index": "index",
+    "demo": "emulator",
+    "serve": "emulator",
+    "mount": "mount",
+    "unmount": "mount",
+}
+"""Each command's module under ``archivefs.cli`` (whose ``COMMANDS`` declares it)."""
+
+
 class ArchivefsGroup(click.Group):
-    """The ``archivefs`` group: what every command shares at its end."""
+    """The ``archivefs`` group: what every command shares at its end; each command's
+    module is imported when that command is asked for (``COMMAND_MODULES``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if cmd_name not in self.commands and module is not None:
+            for command in importlib.import_module(f"archivefs.cli.{module}").COMMANDS:
+                self.add_command(command)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -117,16 +139,3 @@ def _global_options_paragraph(group: click.Group) -> str:
 main.help = inspect.cleandoc(main.help or "").replace(
     "GLOBAL_OPTIONS", _global_options_paragraph(main)
 )
-
-for command in (
-    *listing.COMMANDS,
-    *restore.COMMANDS,
-    *estimate.COMMANDS,
-    *advise.COMMANDS,
-    *sheet.COMMANDS,
-    *bundle.COMMANDS,
-    *index.COMMANDS,
-    *emulator.COMMANDS,
-    *mount.COMMANDS,
-):
-    main.add_command(command)

@@ -12,14 +12,17 @@ from datetime import UTC, datetime
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from archivefs.bulk import gc_paused
+from archivefs.lazy import lazy_module
 from archivefs.model import Action, ObjectState, RestoreState, RestoreTier
 from archivefs.plans import ACTION_CODE, RESTORE_CODE, RESTORE_STATES, Plan, PlanTable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+
+    import numpy as np
+else:  # numpy on first use: reading a plain object never needs it
+    np = lazy_module("numpy", globals(), "np")
 
 
 @dataclass(frozen=True, slots=True)
