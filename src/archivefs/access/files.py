@@ -9,13 +9,16 @@ collaborators it reaches as ``fs._crew``; nothing here imports the face.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fsspec.asyn import sync
 from fsspec.spec import AbstractBufferedFile
 
 from archivefs.readahead import ReadaheadCache
 from archivefs.s3compat import TargetFileCalls
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
@@ -34,6 +37,7 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
             kwargs["cache_options"] = {
                 **(kwargs.get("cache_options") or {}),
                 "fetch_ranges": self._fetch_ranges,
+                "fetch_later": self._fetch_later,
             }
         super().__init__(fs, path, mode, **kwargs)
         if details is not None:
@@ -58,6 +62,22 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
 
         data: list[bytes] = sync(self.fs.loop, fetch_all)
         return data
+
+    def _fetch_later(self, ranges: list[tuple[int, int]]) -> list[Future[bytes]]:
+        """Each ``[start, end)`` of ``ranges`` started now on the filesystem's loop (one
+        read each, through the same read policy and counting as every read), in order."""
+        version = {} if self.version_id is None else {"version_id": self.version_id}
+        reads = self.fs._crew.reads
+        return [
+            asyncio.run_coroutine_threadsafe(reads.fetch(self.path, s, e, **version), self.fs.loop)
+            for s, e in ranges
+        ]
+
+    def close(self) -> None:
+        """Close, cancelling the readahead still in flight."""
+        if not self.closed and isinstance(self.cache, ReadaheadCache):
+            self.cache.close()
+        super().close()
 
     def read(self, length: int = -1) -> bytes:
         data: bytes = super().read(length)
