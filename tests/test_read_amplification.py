@@ -304,7 +304,8 @@ FUSE_READ = 128 * 1024  # what FUSE asks per read (the mount reads through fs.op
 def test_a_sequential_read_in_fuse_sized_pieces_fetches_each_byte_once_in_few_gets(
     archive: EmulatedArchive, bucket: str
 ) -> None:
-    """A 24 MiB object read in 128 KiB pieces (``cat`` through the mount): the first read,
+    """A 24 MiB object read in 128 KiB pieces (``cat`` through the mount, which opens by
+    size, so no state and no target block: tests/test_files.py): the first read,
     then the run's parts (1 MiB, 1 MiB, three of 4.5 MiB, the rest): 7 GETs, each byte
     once (before: 11 GETs in 4 rounds, each waited for)."""
     size = 24 * 2**20
@@ -315,7 +316,7 @@ def test_a_sequential_read_in_fuse_sized_pieces_fetches_each_byte_once_in_few_ge
     )
     fs.ls(bucket)  # the catalog lookup and the size, outside the measurement
     archive.requests.clear()
-    with fs.open(f"{bucket}/big.bin") as f:
+    with fs.open(f"{bucket}/big.bin", size=size) as f:  # by size, as the mount opens
         pieces = [f.read(FUSE_READ) for _ in range(size // FUSE_READ)]
         assert f.read(FUSE_READ) == b""
     assert b"".join(pieces) == data
@@ -343,7 +344,7 @@ def test_a_sequential_read_has_its_next_parts_in_flight_before_it_asks(
     )
     fs.ls(bucket)
     archive.requests.clear()
-    with fs.open(f"{bucket}/big.bin") as f:
+    with fs.open(f"{bucket}/big.bin", size=size) as f:  # by size, as the mount opens
         for _ in range(10):
             f.read(FUSE_READ)
         # read 1: one GET; read 2 starts the run's stream, two 1 MiB parts, and once it has

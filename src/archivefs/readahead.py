@@ -28,7 +28,12 @@ random reads, and readahead that grows along forward runs, fetched in parts at o
   has fetched at most one window it did not read; closing the file cancels what is
   in flight, and so does dropping the run's buffer.
 - A first read that goes past the first block is one request (the rest of it is a
-  buffer a run continues).
+  buffer a run continues). With a ``bulk_block`` (the target's block size, given
+  for objects that read at once without a retrieval fee), a first read of at
+  least :data:`BULK_READ` bytes from the first block (a copy, ``cat``, a whole
+  read: not a format's header probe, which asks a few bytes) reads the first
+  ``bulk_block`` bytes in one request, as the target's own file would: a 4 MiB
+  blob read in 64 KiB pieces is one GET, as with adlfs.
 - A random read in the middle of a run keeps a buffer of its own
   (:data:`BUFFERS` in all), so the run's readahead survives it.
 
@@ -78,6 +83,10 @@ PARTS = 8
 
 BUFFERS = 4
 """Buffers kept: a run's, and the random reads made while it runs."""
+
+BULK_READ = 64 * 1024
+"""A first read of at least this many bytes reads a ``bulk_block`` (a copy's piece:
+``shutil.copyfileobj`` and adlfs's test ask 64 KiB, FUSE 128 KiB; h5py's first is 8)."""
 
 
 class _Part(NamedTuple):
@@ -132,12 +141,15 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         size: int,
         fetch_ranges: RangesFetcher | None = None,
         fetch_later: RangesStarter | None = None,
+        bulk_block: int | None = None,
     ) -> None:
         """``fetch_ranges``: reads ``[(start, end), ...]`` at once, in that order;
-        ``fetch_later``: starts them and returns their futures (a run then streams)."""
+        ``fetch_later``: starts them and returns their futures (a run then streams);
+        ``bulk_block``: what a first read of at least :data:`BULK_READ` bytes fetches."""
         super().__init__(size if size <= WHOLE_FILE else min(blocksize, size), fetcher, size)
         self.fetch_ranges = fetch_ranges
         self.fetch_later = fetch_later
+        self.bulk_block = bulk_block
         self.first: bytes | None = None
         self.buffers: list[_Buffer] = []  # the most recently used first
 
@@ -149,12 +161,15 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         if start < self.blocksize:
             if self.first is None:
                 self.miss_count += 1
-                if end <= self.blocksize or self.size <= self.blocksize:
+                upto = end
+                if self.bulk_block is not None and end - start >= BULK_READ:
+                    upto = min(self.size, max(end, self.bulk_block))  # as the target reads
+                if upto <= self.blocksize or self.size <= self.blocksize:
                     self.first = self._get(0, self.blocksize)
                 else:  # a first read past the first block: one GET, the rest a buffer
-                    data = self._get(0, end)
+                    data = self._get(0, upto)
                     self.first = data[: self.blocksize]
-                    rest = _Buffer(self.blocksize, data[self.blocksize :], fetched=end)
+                    rest = _Buffer(self.blocksize, data[self.blocksize :], fetched=upto)
                     self._use(rest)
                     return data[start:end]
             else:

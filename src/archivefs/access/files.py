@@ -31,10 +31,13 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
     def __init__(self, fs: Any, path: str, mode: str = "rb", **kwargs: Any) -> None:
         pinned = sync(fs.loop, fs._crew.target.pinned, path, kwargs.pop("version_id", None))
         path, self.version_id, details = pinned
+        if details is None and kwargs.get("size") is None:
+            details = fs.info(path)  # as fsspec's file asks it; its access is used here too
         if details is not None:
             kwargs.setdefault("size", details["size"])
         if kwargs.get("cache_type") == ReadaheadCache.name:  # its readaheads in parts at once
             kwargs["cache_options"] = {
+                "bulk_block": bulk_block(fs, details),
                 **(kwargs.get("cache_options") or {}),
                 "fetch_ranges": self._fetch_ranges,
                 "fetch_later": self._fetch_later,
@@ -83,3 +86,18 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
         data: bytes = super().read(length)
         self.fs._crew.reads.delivered(len(data))
         return data
+
+
+def bulk_block(fs: Any, details: dict[str, Any] | None) -> int | None:
+    """The target's block size (adlfs's ``blocksize``; s3fs's, gcsfs's, ocifs's
+    ``default_block_size``) for an object that reads at once without a retrieval fee
+    (``access`` "immediate"): a first bulk read of it reads as the target would
+    (:class:`~archivefs.readahead.ReadaheadCache`'s ``bulk_block``). None for anything
+    else (fee-charging, archived, restored, or of unknown state: the mount opens by
+    size): a read of those fetches what it needs."""
+    if details is None or details.get("access") != "immediate":
+        return None
+    target = fs._crew.parts.fs
+    target = getattr(target, "sync_fs", None) or target  # AsyncFileSystemWrapper's own
+    block = getattr(target, "default_block_size", None) or getattr(target, "blocksize", None)
+    return block if isinstance(block, int) and block > 0 else None
