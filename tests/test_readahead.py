@@ -289,3 +289,18 @@ def test_a_jump_away_leaves_the_run_streaming_and_an_evicted_run_is_cancelled() 
     for offset in range(BUFFERS):  # random reads push the run out of the buffers
         streamed.read((100 + offset) * MiB, (100 + offset) * MiB + 100)
     assert all(f.cancelled() for f in run)
+
+
+def test_reads_that_arrive_a_piece_out_of_order_are_not_fetched_again() -> None:
+    """FUSE hands a sequential reader's pieces to several threads: one may arrive after
+    the next. The run keeps a little behind its last read, so nothing is fetched twice."""
+    size = 64 * MiB
+    streamed = _Streamed(size)
+    order = list(range(0, size, FUSE_READ))
+    for i in range(2, len(order) - 1, 3):  # every third pair swapped
+        order[i], order[i + 1] = order[i + 1], order[i]
+    for start in order:
+        assert len(streamed.read(start, start + FUSE_READ)) == FUSE_READ
+    fetched = streamed.calls + streamed.started
+    assert sum(e - s for s, e in fetched) == size  # each byte once
+    assert len(streamed.calls) == 1

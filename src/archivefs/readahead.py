@@ -34,6 +34,8 @@ random reads, and readahead that grows along forward runs, fetched in parts at o
   read: not a format's header probe, which asks a few bytes) reads the first
   ``bulk_block`` bytes in one request, as the target's own file would: a 4 MiB
   blob read in 64 KiB pieces is one GET, as with adlfs.
+- A run's buffer keeps :data:`BEHIND` before its last read, so a read that comes a
+  piece late (FUSE hands a reader's pieces to several threads) is not fetched again.
 - A random read in the middle of a run keeps a buffer of its own
   (:data:`BUFFERS` in all), so the run's readahead survives it.
 
@@ -83,6 +85,10 @@ PARTS = 8
 
 BUFFERS = 4
 """Buffers kept: a run's, and the random reads made while it runs."""
+
+BEHIND = PART
+"""A run's buffer keeps this much before its last read: a read that arrives a piece
+late (FUSE hands reads to several threads) is still in it."""
 
 BULK_READ = 64 * 1024
 """A first read of at least this many bytes reads a ``bulk_block`` (a copy's piece:
@@ -193,16 +199,20 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
             buffer = _Buffer(start, self._get(start, end), fetched=end - start)
         else:
             buffer = continued
-            kept = buffer.data[start - buffer.start :] if start < buffer.stop else b""
-            begin = start + len(kept)
-            if buffer.pending and buffer.pending[0].start <= begin < buffer.reach:
-                fetched = self._take(buffer, end)  # streaming: the parts in flight
+            begin = max(start, buffer.stop)  # where new bytes are needed from
+            streams = bool(buffer.pending) and buffer.pending[0].start <= begin < buffer.reach
+            # keep up to BEHIND before the read (FUSE's reads can come a piece out of
+            # order); a gap past the buffer (a run skipping a little) keeps nothing
+            back = max(buffer.start, min(start, buffer.stop) - BEHIND)
+            if start > buffer.stop and not streams:
+                back = start
+            kept = buffer.data[back - buffer.start :] if back < buffer.stop else b""
+            if streams:  # the parts in flight, from the buffer's end on
+                fetched = self._take(buffer, end)
                 got = buffer.stop + sum(map(len, fetched))
                 if got < end:  # a read longer than the window: the rest at once
                     fetched.append(self._get(got, end))
-                skip = begin - buffer.stop  # a read a little past the buffer skips this
-                joined = b"".join([kept, *fetched])
-                buffer.data = joined[skip:] if skip else joined
+                buffer.data = b"".join([kept, *fetched])
             else:
                 buffer.drop_pending()
                 buffer.run = 0
@@ -211,18 +221,18 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
                 if self.size <= RUN_TO_END:
                     ahead = self.size - begin
                 if self._streams(ahead):
-                    buffer.data, buffer.start = kept, start  # its parts follow ``kept``
+                    buffer.data, buffer.start = kept, back  # its parts follow ``kept``
                     buffer.run = buffer.fetched
                     self._send(buffer, begin, min(self.size, begin + ahead))
                     fetched = self._take(buffer, end)
                 else:
                     fetched = self._get_parts(begin, min(self.size, begin + ahead))
                 buffer.data = b"".join([kept, *fetched])  # one copy, not one per part
-            buffer.start, buffer.fetched = start, len(buffer.data) - len(kept)
+            buffer.start, buffer.fetched = back, len(buffer.data) - len(kept)
             if buffer.pending or buffer.run:
                 self._top_up(buffer)
         self._use(buffer)
-        return buffer.data[: end - start]
+        return buffer.data[start - buffer.start : end - buffer.start]
 
     def _streams(self, ahead: int) -> bool:
         """Whether a run's readahead of ``ahead`` bytes streams (parts kept in flight)."""
