@@ -24,7 +24,8 @@ random reads, and readahead that grows along forward runs, fetched in parts at o
   :data:`GROWTH` times what the run has taken, at most :data:`MAX_AHEAD`, in parts
   of a quarter of it (from :data:`PART` to :data:`MAX_AHEAD` / :data:`PARTS`; the
   file's last part takes a tail under :data:`PART`). Memory: a run holds at most
-  :data:`MAX_AHEAD` in flight plus the part being read (72 MiB); a run that stops
+  :data:`MAX_AHEAD` in flight, the part being read and :data:`BEHIND` before it
+  (80 MiB); a run that stops
   has fetched at most one window it did not read; closing the file cancels what is
   in flight, and so does dropping the run's buffer.
 - A first read that goes past the first block is one request (the rest of it is a
@@ -86,7 +87,7 @@ PARTS = 8
 BUFFERS = 4
 """Buffers kept: a run's, and the random reads made while it runs."""
 
-BEHIND = PART
+BEHIND = MAX_AHEAD // PARTS
 """A run's buffer keeps this much before its last read: a read that arrives a piece
 late (FUSE hands reads to several threads) is still in it."""
 
