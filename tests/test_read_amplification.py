@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from typing import TYPE_CHECKING
 
 import fsspec.asyn
@@ -218,8 +219,9 @@ def test_one_time_step_of_a_large_netcdf_file_reads_at_most_1_5x_its_bytes(
 def test_a_whole_netcdf_variable_reads_ahead_in_parts_at_once(
     archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
-    """The run's readaheads of 2 MiB or more go out as parts (one GET each, at once)."""
-    from archivefs.readahead import PART
+    """The run's readaheads of 2 MiB or more go out as parts (one GET each, at once), and
+    in a file over 8 MiB the run streams: the next parts are in flight while it reads."""
+    from archivefs.readahead import GROWTH, PART
 
     data, offsets = _netcdf(tmp_path, 80, 200)
     archive.put_object(bucket, "large.nc", data)
@@ -228,15 +230,20 @@ def test_a_whole_netcdf_variable_reads_ahead_in_parts_at_once(
     )
     fs.ls(bucket)
     counts, sent, needed = _read_netcdf(archive, fs, f"{bucket}/large.nc", {})
-    # the header block, a node of the chunk index, the rest of the first chunk (exact),
-    # then the run: 16 x that (2.5 MB: 2 parts), then 16 x again, cut at the file's end
-    # (10.2 MB: 8 parts); the node is fetched again inside the run's parts
-    assert counts == {"GET": 1 + 1 + 1 + 2 + 8}
+    # the header block, a node of the chunk index, the first chunk (exact), then the run
+    # streams: its window is 16 x that (2.56 MB: a 1 MiB part and the rest), and once the
+    # first part is read, 16 x what the run has read (19.3 MB), cut at the file's end
+    # (10.2 MB, in parts of a quarter of the window: 2); the node is fetched again
+    # inside the run's parts
+    assert counts == {"GET": 1 + 1 + 1 + 2 + 2}
     assert needed < sent <= len(data) + 2**16
     run = sorted(_span(r.range) for r in archive.requests.records if r.op == "GET")
     first = offsets[1]  # the run starts at the second chunk
     parts = [span for span in run if span[0] >= first and span[1] - span[0] >= PART]
-    assert len(parts) == 10
+    assert len(parts) == 4
+    chunk = offsets[1] - offsets[0]
+    assert parts[0][1] - parts[0][0] == PART  # the first window: 16 x the run's fetch
+    assert PART < parts[1][1] - parts[0][0] <= GROWTH * chunk
     assert parts[0][0] == first
     assert parts[-1][1] == len(data)
     assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))  # contiguous
@@ -289,3 +296,71 @@ def test_a_whole_variable_of_a_small_netcdf_file_read_the_simple_way(
     # the HEAD (the size) and the catalog lookup are the same for every file: not reads
     assert archive.requests.count("HEAD") == 1
     assert archive.requests.count("GET") == len(ranged) + 1
+
+
+FUSE_READ = 128 * 1024  # what FUSE asks per read (the mount reads through fs.open too)
+
+
+def test_a_sequential_read_in_fuse_sized_pieces_fetches_each_byte_once_in_few_gets(
+    archive: EmulatedArchive, bucket: str
+) -> None:
+    """A 24 MiB object read in 128 KiB pieces (``cat`` through the mount, which opens by
+    size, so no state and no target block: tests/test_files.py): the first read,
+    then the run's parts (1 MiB, 1 MiB, three of 4.5 MiB, the rest): 7 GETs, each byte
+    once (before: 11 GETs in 4 rounds, each waited for)."""
+    size = 24 * 2**20
+    data = np.random.default_rng(3).bytes(size)
+    archive.put_object(bucket, "big.bin", data)
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(), journal=False, skip_instance_cache=True
+    )
+    fs.ls(bucket)  # the catalog lookup and the size, outside the measurement
+    archive.requests.clear()
+    with fs.open(f"{bucket}/big.bin", size=size) as f:  # by size, as the mount opens
+        pieces = [f.read(FUSE_READ) for _ in range(size // FUSE_READ)]
+        assert f.read(FUSE_READ) == b""
+    assert b"".join(pieces) == data
+    assert archive.requests.counts() == {"GET": 7}
+    assert archive.requests.bytes_sent("GET") == size
+    spans = sorted(_span(r.range) for r in archive.requests.records if r.op == "GET")
+    assert spans[0] == (0, FUSE_READ)
+    assert spans[-1][1] == size
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_a_sequential_read_has_its_next_parts_in_flight_before_it_asks(
+    archive: EmulatedArchive, bucket: str
+) -> None:
+    """After 1.25 MiB read, with no further read, the server is sent the run's window
+    (to 31.6 MiB): the next bytes are fetched while the reader works on the current ones.
+    Random reads in the same file still fetch exactly what they ask."""
+    from archivefs.readahead import PART
+
+    mib = 2**20
+    size = 64 * mib
+    archive.put_object(bucket, "big.bin", np.random.default_rng(4).bytes(size))
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(), journal=False, skip_instance_cache=True
+    )
+    fs.ls(bucket)
+    archive.requests.clear()
+    with fs.open(f"{bucket}/big.bin", size=size) as f:  # by size, as the mount opens
+        for _ in range(10):
+            f.read(FUSE_READ)
+        # read 1: one GET; read 2 starts the run's stream, two 1 MiB parts, and once it has
+        # the first, 16 x the 1.125 MiB taken in flight (three parts of 4.5 MiB); read 10
+        # takes the second: 16 x 2.125 MiB, two more parts of 8 MiB (at most MAX / PARTS)
+        expected = FUSE_READ + 2 * PART + 3 * (18 * mib // 4) + 2 * 8 * mib
+        deadline = time.monotonic() + 60
+        while archive.requests.bytes_sent("GET") < expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert archive.requests.bytes_sent("GET") == expected
+        assert archive.requests.count("GET") == 1 + 2 + 3 + 2
+        spans = sorted(_span(r.range) for r in archive.requests.records if r.op == "GET")
+        assert spans[-1][1] == expected
+        archive.requests.clear()
+        f.seek(40 * 2**20)
+        f.read(65_536)  # a jump: exact
+        assert [_span(r.range) for r in archive.requests.records if r.op == "GET"] == [
+            (40 * 2**20, 40 * 2**20 + 65_536)
+        ]

@@ -4,8 +4,11 @@ along forward runs and fetched in parts at once."""
 from __future__ import annotations
 
 import itertools
+from collections import deque
+from concurrent.futures import Future
 
 from archivefs.readahead import (
+    BUFFERS,
     GROWTH,
     MAX_AHEAD,
     PART,
@@ -159,3 +162,145 @@ def test_in_a_file_of_at_most_run_to_end_the_first_block_starts_a_run() -> None:
     jump._fetch(0, 100)
     jump._fetch(4_000_000, 4_065_536)
     assert calls == [(0, BLOCK), (4_000_000, 4_065_536)]
+
+
+MiB = 2**20
+FUSE_READ = 128 * 1024  # what FUSE asks per read
+
+
+class _Streamed:
+    """A cache over a file whose runs stream: what it started, in order, among its reads."""
+
+    def __init__(self, size: int, *, done: int | None = None) -> None:
+        """``done``: parts starting before this offset arrive at once, later ones never
+        (so a test sees which are still in flight)."""
+        self.size = size
+        self.done = size if done is None else done
+        self.calls: list[tuple[int, int]] = []  # single reads
+        self.started: list[tuple[int, int]] = []  # parts started in the background
+        self.futures: list[Future[bytes]] = []
+        self.events: list[tuple[str, int, int]] = []  # ("start"|"read", start, end)
+        self.cache = ReadaheadCache(BLOCK, self._fetch, size, None, self._later)
+
+    def _fetch(self, start: int, end: int) -> bytes:
+        self.calls.append((start, end))
+        return bytes(end - start)
+
+    def _later(self, ranges: list[tuple[int, int]]) -> list[Future[bytes]]:
+        out = []
+        for start, end in ranges:
+            self.started.append((start, end))
+            self.events.append(("start", start, end))
+            future: Future[bytes] = Future()
+            if start < self.done:
+                future.set_result(bytes(end - start))
+            out.append(future)
+        self.futures.extend(out)
+        return out
+
+    def read(self, start: int, end: int) -> bytes:
+        self.events.append(("read", start, end))
+        return self.cache._fetch(start, end)
+
+
+def test_a_sequential_run_streams_its_next_parts_while_it_reads() -> None:
+    """A 200 MiB file read in FUSE's 128 KiB pieces: one GET for the first read, then
+    parts that grow to MAX_AHEAD / PARTS, every byte fetched once, and each part started
+    before the reader reaches it (in flight while the one before it is read)."""
+    size = 200 * MiB
+    streamed = _Streamed(size)
+    reach = 0  # where the parts started so far end, at each read
+    for start in range(0, size, FUSE_READ):
+        assert len(streamed.read(start, start + FUSE_READ)) == FUSE_READ
+        reach = max([reach, *(end for _, end in streamed.started)])
+        # in flight beyond the reader: at most a window and the part being read
+        assert reach - (start + FUSE_READ) <= MAX_AHEAD + MAX_AHEAD // PARTS + PART
+    assert streamed.calls == [(0, FUSE_READ)]  # the first read, then only parts
+    parts = streamed.started
+    assert parts[0][0] == FUSE_READ
+    assert parts[-1][1] == size
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))  # each byte once
+    sizes = [end - start for start, end in parts]
+    # the window is 16 x what the run read (2 MiB, then 18 MiB, ...), in parts of a
+    # quarter of it, up to MAX_AHEAD / PARTS; the last takes the file's tail under a PART
+    part = MAX_AHEAD // PARTS
+    assert sizes[:5] == [PART, PART, 18 * MiB // 4, 18 * MiB // 4, 18 * MiB // 4]
+    assert set(sizes[5:-1]) == {part}
+    assert part <= sizes[-1] < part + PART
+    assert len(parts) == 5 + (size - FUSE_READ - 2 * PART - 3 * 18 * MiB // 4) // part
+    # every part but the first two was started before any byte of the one before it was
+    # read: the next bytes are on their way while the current ones are read
+    first_read = {
+        (s, e): next(i for i, ev in enumerate(streamed.events) if ev[0] == "read" and ev[2] > s)
+        for s, e in parts
+    }
+    started_at = {(s, e): streamed.events.index(("start", s, e)) for s, e in parts}
+    for before, after in itertools.pairwise(parts[1:]):
+        assert started_at[after] < first_read[before]
+
+
+def test_a_run_that_stops_has_fetched_at_most_one_window_it_did_not_read() -> None:
+    streamed = _Streamed(300 * MiB)
+    read = 10 * MiB
+    for start in range(0, read, FUSE_READ):
+        streamed.read(start, start + FUSE_READ)
+    fetched = sum(e - s for s, e in streamed.calls + streamed.started)
+    assert read < fetched <= read + min(MAX_AHEAD, GROWTH * read) + MAX_AHEAD // PARTS
+
+
+def test_random_reads_do_not_stream() -> None:
+    """Chunks of a netCDF file read out of order: exactly what is asked, nothing started."""
+    streamed = _Streamed(300 * MiB)
+    streamed.read(0, 100)
+    offsets = [250, 40, 170, 90, 10, 220]
+    for offset in offsets:
+        streamed.read(offset * MiB, offset * MiB + 65_536)
+    assert streamed.calls == [(0, BLOCK)] + [(o * MiB, o * MiB + 65_536) for o in offsets]
+    assert streamed.started == []
+
+
+def test_a_first_read_past_the_header_block_is_one_request() -> None:
+    streamed = _Streamed(300 * MiB)
+    streamed.read(0, FUSE_READ)
+    assert streamed.read(100, 200) == bytes(100)  # the header block is kept
+    streamed.read(FUSE_READ, 2 * FUSE_READ)  # and the read runs on from it
+    assert streamed.calls == [(0, FUSE_READ)]
+    assert streamed.started[0] == (FUSE_READ, FUSE_READ + PART)
+
+
+def test_closing_cancels_the_parts_in_flight() -> None:
+    streamed = _Streamed(300 * MiB, done=2 * MiB)  # later parts never arrive
+    for start in range(0, MiB, FUSE_READ):
+        streamed.read(start, start + FUSE_READ)
+    waiting = [f for f in streamed.futures if not f.done()]
+    assert waiting  # the run's window, on its way
+    streamed.cache.close()
+    assert all(f.cancelled() for f in waiting)
+    assert streamed.cache.buffers[0].pending == deque()
+
+
+def test_a_jump_away_leaves_the_run_streaming_and_an_evicted_run_is_cancelled() -> None:
+    streamed = _Streamed(300 * MiB, done=4 * MiB)
+    for start in range(0, 2 * MiB, FUSE_READ):
+        streamed.read(start, start + FUSE_READ)
+    run = [f for f in streamed.futures if not f.done()]
+    streamed.read(250 * MiB, 250 * MiB + 100)  # a node of the chunk index
+    assert not any(f.cancelled() for f in run)  # the run's parts stay in flight
+    for offset in range(BUFFERS):  # random reads push the run out of the buffers
+        streamed.read((100 + offset) * MiB, (100 + offset) * MiB + 100)
+    assert all(f.cancelled() for f in run)
+
+
+def test_reads_that_arrive_a_piece_out_of_order_are_not_fetched_again() -> None:
+    """FUSE hands a sequential reader's pieces to several threads: one may arrive after
+    the next. The run keeps a little behind its last read, so nothing is fetched twice."""
+    size = 64 * MiB
+    streamed = _Streamed(size)
+    order = list(range(0, size, FUSE_READ))
+    for i in range(2, len(order) - 1, 3):  # every third pair swapped
+        order[i], order[i + 1] = order[i + 1], order[i]
+    for start in order:
+        assert len(streamed.read(start, start + FUSE_READ)) == FUSE_READ
+    fetched = streamed.calls + streamed.started
+    assert sum(e - s for s, e in fetched) == size  # each byte once
+    assert len(streamed.calls) == 1

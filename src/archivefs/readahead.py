@@ -16,6 +16,27 @@ random reads, and readahead that grows along forward runs, fetched in parts at o
 - A readahead of at least two :data:`PART` goes out as up to :data:`PARTS` ranged
   reads at once when the file gives a ``fetch_ranges`` (one stream over a
   wide-area link is slower than several).
+- When the file also gives a ``fetch_later`` (reads started now, waited for when
+  needed), a run in a file larger than :data:`RUN_TO_END` *streams*: its readahead
+  is a window of parts in flight right after its buffer, and each part the reader
+  takes is replaced by the next ones, so the next bytes arrive while the current
+  ones are read (``archivefs get`` streams its parts the same way). The window is
+  :data:`GROWTH` times what the run has taken, at most :data:`MAX_AHEAD`, in parts
+  of a quarter of it (from :data:`PART` to :data:`MAX_AHEAD` / :data:`PARTS`; the
+  file's last part takes a tail under :data:`PART`). Memory: a run holds at most
+  :data:`MAX_AHEAD` in flight, the part being read and :data:`BEHIND` before it
+  (80 MiB); a run that stops
+  has fetched at most one window it did not read; closing the file cancels what is
+  in flight, and so does dropping the run's buffer.
+- A first read that goes past the first block is one request (the rest of it is a
+  buffer a run continues). With a ``bulk_block`` (the target's block size, given
+  for objects that read at once without a retrieval fee), a first read of at
+  least :data:`BULK_READ` bytes from the first block (a copy, ``cat``, a whole
+  read: not a format's header probe, which asks a few bytes) reads the first
+  ``bulk_block`` bytes in one request, as the target's own file would: a 4 MiB
+  blob read in 64 KiB pieces is one GET, as with adlfs.
+- A run's buffer keeps :data:`BEHIND` before its last read, so a read that comes a
+  piece late (FUSE hands a reader's pieces to several threads) is not fetched again.
 - A random read in the middle of a run keeps a buffer of its own
   (:data:`BUFFERS` in all), so the run's readahead survives it.
 
@@ -24,18 +45,21 @@ Registered with fsspec as ``cache_type="archivefs-readahead"``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from fsspec.caching import BaseCache, register_cache
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from concurrent.futures import Future
 
     from fsspec.caching import Fetcher
 
     RangesFetcher = Callable[[list[tuple[int, int]]], list[bytes]]
+    RangesStarter = Callable[[list[tuple[int, int]]], list[Future[bytes]]]
 
 GROWTH = 16
 """Each readahead of a run fetches this many times the previous fetch of that run."""
@@ -63,18 +87,48 @@ PARTS = 8
 BUFFERS = 4
 """Buffers kept: a run's, and the random reads made while it runs."""
 
+BEHIND = MAX_AHEAD // PARTS
+"""A run's buffer keeps this much before its last read: a read that arrives a piece
+late (FUSE hands reads to several threads) is still in it."""
+
+BULK_READ = 64 * 1024
+"""A first read of at least this many bytes reads a ``bulk_block`` (a copy's piece:
+``shutil.copyfileobj`` and adlfs's test ask 64 KiB, FUSE 128 KiB; h5py's first is 8)."""
+
+
+class _Part(NamedTuple):
+    """Bytes ``[start, end)`` of the file, on their way."""
+
+    start: int
+    end: int
+    data: Future[bytes]
+
 
 @dataclass
 class _Buffer:
-    """Bytes ``[start, start + len(data))`` of the file, and its last fetch's size."""
+    """Bytes ``[start, start + len(data))`` of the file, and its last fetch's size; a
+    streaming run's parts in flight right after it, in order."""
 
     start: int
     data: bytes
     fetched: int  # size of the last fetch: a read right after it grows from it
+    pending: deque[_Part] = field(default_factory=deque)
+    run: int = 0  # bytes a streaming run has taken: its window grows from them
 
     @property
     def stop(self) -> int:
         return self.start + len(self.data)
+
+    @property
+    def reach(self) -> int:
+        """Where the bytes in flight end (``stop`` when none are)."""
+        return self.pending[-1].end if self.pending else self.stop
+
+    def drop_pending(self) -> None:
+        """Cancel the parts in flight (those not yet sent are never sent)."""
+        for part in self.pending:
+            part.data.cancel()
+        self.pending.clear()
 
 
 class ReadaheadCache(BaseCache):  # type: ignore[misc]
@@ -93,10 +147,16 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         fetcher: Fetcher,
         size: int,
         fetch_ranges: RangesFetcher | None = None,
+        fetch_later: RangesStarter | None = None,
+        bulk_block: int | None = None,
     ) -> None:
-        """``fetch_ranges``: reads ``[(start, end), ...]`` at once, in that order."""
+        """``fetch_ranges``: reads ``[(start, end), ...]`` at once, in that order;
+        ``fetch_later``: starts them and returns their futures (a run then streams);
+        ``bulk_block``: what a first read of at least :data:`BULK_READ` bytes fetches."""
         super().__init__(size if size <= WHOLE_FILE else min(blocksize, size), fetcher, size)
         self.fetch_ranges = fetch_ranges
+        self.fetch_later = fetch_later
+        self.bulk_block = bulk_block
         self.first: bytes | None = None
         self.buffers: list[_Buffer] = []  # the most recently used first
 
@@ -108,7 +168,17 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         if start < self.blocksize:
             if self.first is None:
                 self.miss_count += 1
-                self.first = self._get(0, self.blocksize)
+                upto = end
+                if self.bulk_block is not None and end - start >= BULK_READ:
+                    upto = min(self.size, max(end, self.bulk_block))  # as the target reads
+                if upto <= self.blocksize or self.size <= self.blocksize:
+                    self.first = self._get(0, self.blocksize)
+                else:  # a first read past the first block: one GET, the rest a buffer
+                    data = self._get(0, upto)
+                    self.first = data[: self.blocksize]
+                    rest = _Buffer(self.blocksize, data[self.blocksize :], fetched=upto)
+                    self._use(rest)
+                    return data[start:end]
             else:
                 self.hit_count += 1
             head = self.first[start:end]
@@ -119,8 +189,10 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
                 self._use(buffer)
                 return buffer.data[start - buffer.start : end - buffer.start]
         self.miss_count += 1
-        continued = next(  # the one this read continues: it starts inside or just past it
-            (b for b in self.buffers if b.start <= start <= b.stop + RUN_GAP), None
+        continued = next(  # the one this read continues: it starts inside, just past it,
+            # or inside the parts it has in flight
+            (b for b in self.buffers if b.start <= start <= max(b.stop + RUN_GAP, b.reach)),
+            None,
         )
         if continued is None and self._continues_first_block(start):
             continued = _Buffer(self.blocksize, b"", fetched=self.blocksize)
@@ -128,17 +200,88 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
             buffer = _Buffer(start, self._get(start, end), fetched=end - start)
         else:
             buffer = continued
-            kept = buffer.data[start - buffer.start :] if start < buffer.stop else b""
-            begin = start + len(kept)
-            want = end - begin
-            ahead = min(MAX_AHEAD, max(want, buffer.fetched * GROWTH))
-            if self.size <= RUN_TO_END:
-                ahead = self.size - begin
-            fetched = self._get_parts(begin, min(self.size, begin + ahead))
-            buffer.data = b"".join([kept, *fetched])  # one copy, not one per part and one more
-            buffer.start, buffer.fetched = start, len(buffer.data) - len(kept)
+            begin = max(start, buffer.stop)  # where new bytes are needed from
+            streams = bool(buffer.pending) and buffer.pending[0].start <= begin < buffer.reach
+            # keep up to BEHIND before the read (FUSE's reads can come a piece out of
+            # order); a gap past the buffer (a run skipping a little) keeps nothing
+            back = max(buffer.start, min(start, buffer.stop) - BEHIND)
+            if start > buffer.stop and not streams:
+                back = start
+            kept = buffer.data[back - buffer.start :] if back < buffer.stop else b""
+            if streams:  # the parts in flight, from the buffer's end on
+                fetched = self._take(buffer, end)
+                got = buffer.stop + sum(map(len, fetched))
+                if got < end:  # a read longer than the window: the rest at once
+                    fetched.append(self._get(got, end))
+                buffer.data = b"".join([kept, *fetched])
+            else:
+                buffer.drop_pending()
+                buffer.run = 0
+                want = end - begin
+                ahead = min(MAX_AHEAD, max(want, buffer.fetched * GROWTH))
+                if self.size <= RUN_TO_END:
+                    ahead = self.size - begin
+                if self._streams(ahead):
+                    buffer.data, buffer.start = kept, back  # its parts follow ``kept``
+                    buffer.run = buffer.fetched
+                    self._send(buffer, begin, min(self.size, begin + ahead))
+                    fetched = self._take(buffer, end)
+                else:
+                    fetched = self._get_parts(begin, min(self.size, begin + ahead))
+                buffer.data = b"".join([kept, *fetched])  # one copy, not one per part
+            buffer.start, buffer.fetched = back, len(buffer.data) - len(kept)
+            if buffer.pending or buffer.run:
+                self._top_up(buffer)
         self._use(buffer)
-        return buffer.data[: end - start]
+        return buffer.data[start - buffer.start : end - buffer.start]
+
+    def _streams(self, ahead: int) -> bool:
+        """Whether a run's readahead of ``ahead`` bytes streams (parts kept in flight)."""
+        return self.fetch_later is not None and self.size > RUN_TO_END and ahead >= 2 * PART
+
+    def _send(self, buffer: _Buffer, start: int, end: int) -> None:
+        """Start ``[start, end)`` in parts of :meth:`_part` bytes, queued after
+        ``buffer``'s parts in flight; no part under :data:`PART` is left at the end
+        (of the range, or of the file)."""
+        assert self.fetch_later is not None
+        if self.size - end < PART:
+            end = self.size
+        cuts = [*range(start, end, self._part(buffer)), end]
+        if len(cuts) > 2 and cuts[-1] - cuts[-2] < PART:
+            del cuts[-2]
+        ranges = list(pairwise(cuts))
+        self.total_requested_bytes += end - start
+        futures = self.fetch_later(ranges)
+        buffer.pending.extend(_Part(s, e, f) for (s, e), f in zip(ranges, futures, strict=True))
+
+    def _part(self, buffer: _Buffer) -> int:
+        """A streaming run's part size: a quarter of its window (at least :data:`PART`,
+        at most :data:`MAX_AHEAD` / :data:`PARTS`, so a full window is that many parts)."""
+        return min(MAX_AHEAD // PARTS, max(PART, self._window(buffer) // 4))
+
+    def _window(self, buffer: _Buffer) -> int:
+        """Bytes a streaming run keeps in flight: :data:`GROWTH` times what it has
+        taken, at most :data:`MAX_AHEAD`."""
+        return min(MAX_AHEAD, GROWTH * buffer.run)
+
+    def _take(self, buffer: _Buffer, end: int) -> list[bytes]:
+        """The parts in flight up to the one that holds ``end - 1`` (waiting for them)."""
+        taken: list[bytes] = []
+        while buffer.pending:
+            part = buffer.pending.popleft()
+            taken.append(part.data.result())
+            buffer.run += part.end - part.start
+            if part.end >= end:
+                break
+        return taken
+
+    def _top_up(self, buffer: _Buffer) -> None:
+        """Keep the run's window in flight after ``buffer``, in whole parts (up to the
+        file's end)."""
+        reach, part = buffer.reach, self._part(buffer)
+        count = (self._window(buffer) - (reach - buffer.stop)) // part
+        if reach < self.size and count > 0:
+            self._send(buffer, reach, min(self.size, reach + count * part))
 
     def _continues_first_block(self, start: int) -> bool:
         """Whether a read from ``start`` runs on from the first block in a file of at most
@@ -150,7 +293,15 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
     def _use(self, buffer: _Buffer) -> None:
         """``buffer`` becomes the most recently used; the least recently used beyond
         :data:`BUFFERS` are dropped."""
-        self.buffers = [buffer, *(b for b in self.buffers if b is not buffer)][:BUFFERS]
+        ordered = [buffer, *(b for b in self.buffers if b is not buffer)]
+        for dropped in ordered[BUFFERS:]:
+            dropped.drop_pending()
+        self.buffers = ordered[:BUFFERS]
+
+    def close(self) -> None:
+        """Cancel every run's parts in flight (the file is closed)."""
+        for buffer in self.buffers:
+            buffer.drop_pending()
 
     def _get(self, start: int, end: int) -> bytes:
         self.total_requested_bytes += end - start

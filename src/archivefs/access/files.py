@@ -21,6 +21,9 @@ from archivefs.s3compat import TargetFileCalls, split_version
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 
 class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
     """A read-only file whose ranges come through the filesystem's read policy.
@@ -32,12 +35,16 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
     def __init__(self, fs: Any, path: str, mode: str = "rb", **kwargs: Any) -> None:
         pinned = sync(fs.loop, fs._crew.target.pinned, path, kwargs.pop("version_id", None))
         path, self.version_id, details = pinned
+        if details is None and kwargs.get("size") is None:
+            details = fs.info(path)  # as fsspec's file asks it; its access is used here too
         if details is not None:
             kwargs.setdefault("size", details["size"])
         if kwargs.get("cache_type") == ReadaheadCache.name:  # its readaheads in parts at once
             kwargs["cache_options"] = {
+                "bulk_block": bulk_block(fs, details),
                 **(kwargs.get("cache_options") or {}),
                 "fetch_ranges": self._fetch_ranges,
+                "fetch_later": self._fetch_later,
             }
         super().__init__(fs, path, mode, **kwargs)
         if details is not None:
@@ -77,7 +84,38 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
         data: list[bytes] = sync(self.fs.loop, fetch_all)
         return data
 
+    def _fetch_later(self, ranges: list[tuple[int, int]]) -> list[Future[bytes]]:
+        """Each ``[start, end)`` of ``ranges`` started now on the filesystem's loop (one
+        read each, through the same read policy and counting as every read), in order."""
+        version = {} if self.version_id is None else {"version_id": self.version_id}
+        reads = self.fs._crew.reads
+        return [
+            asyncio.run_coroutine_threadsafe(reads.fetch(self.path, s, e, **version), self.fs.loop)
+            for s, e in ranges
+        ]
+
+    def close(self) -> None:
+        """Close, cancelling the readahead still in flight."""
+        if not self.closed and isinstance(self.cache, ReadaheadCache):
+            self.cache.close()
+        super().close()
+
     def read(self, length: int = -1) -> bytes:
         data: bytes = super().read(length)
         self.fs._crew.reads.delivered(len(data))
         return data
+
+
+def bulk_block(fs: Any, details: dict[str, Any] | None) -> int | None:
+    """The target's block size (adlfs's ``blocksize``; s3fs's, gcsfs's, ocifs's
+    ``default_block_size``) for an object that reads at once without a retrieval fee
+    (``access`` "immediate"): a first bulk read of it reads as the target would
+    (:class:`~archivefs.readahead.ReadaheadCache`'s ``bulk_block``). None for anything
+    else (fee-charging, archived, restored, or of unknown state: the mount opens by
+    size): a read of those fetches what it needs."""
+    if details is None or details.get("access") != "immediate":
+        return None
+    target = fs._crew.parts.fs
+    target = getattr(target, "sync_fs", None) or target  # AsyncFileSystemWrapper's own
+    block = getattr(target, "default_block_size", None) or getattr(target, "blocksize", None)
+    return block if isinstance(block, int) and block > 0 else None
