@@ -94,11 +94,10 @@ def test_index_reads_only_what_reads_now_and_others_read_the_references(
         for row in range(0, STEPS, CHUNK_ROWS):  # each chunk: HDF5's own stored bytes
             stored_chunk = _stored_chunk(tmp_path / f"part{i}.nc", row)
             assert rfs.cat_file(f"t/{row // CHUNK_ROWS}.0") == stored_chunk
-        if provider.name == "oracle":
-            continue  # zarr rebuilds the raw ocifs from JSON, and its retry object has none
-        opened = xr.open_dataset(rfs.get_mapper(""), engine="zarr", consolidated=False)
-        on_disk = xr.open_dataset(tmp_path / f"part{i}.nc", engine="h5netcdf")
-        xr.testing.assert_identical(opened.load(), on_disk.load())
+        # (not xarray through zarr here: zarr awaits the plain target on its own event
+        # loop, so s3fs's session belongs to that loop, and s3fs's finaliser closing it
+        # from fsspec's loop at some later garbage collection raised in whichever test
+        # was running then; archivefs's own reads of them follow below)
 
     # and archivefs opens them from the references, equal to xarray on the original files
     urls = [f"{provider.spec.protocol}://{provider.bucket}/nc/part{i}.nc" for i in range(FILES)]
