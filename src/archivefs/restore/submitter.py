@@ -232,7 +232,9 @@ class Submitter:
             so a throttled bucket does not hold back the others."""
             group = by_key[key]
             bucket = key.split("/", 1)[0]
-            throttle = throttles.setdefault(bucket, _Throttle(self.retry))
+            throttle = throttles.get(bucket)
+            if throttle is None:
+                throttle = throttles[bucket] = _Throttle(self.retry)
             tried = 0  # rounds whose request was sent
             last: ArchiveError | None = None
             while tried < self.retry.rounds:
