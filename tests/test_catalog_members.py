@@ -29,6 +29,7 @@ from archivefs.catalog import BundleInfo, Catalog, MemberInfo
 from archivefs.catalog import members as catalog_members
 from archivefs.catalog.layout import catalog_dir, registry_path
 from archivefs.catalog.registry import dump_registry
+from archivefs.entries import bundle_template
 from archivefs.entries import member_entry as _member_entry
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.model import StorageClass
@@ -390,6 +391,22 @@ def test_member_info_dicts_are_ordinary_dicts() -> None:
     assert "crc32" in second
     assert pickle.loads(pickle.dumps(second)) == second
     assert json.loads(json.dumps(second)) == second
+
+
+@pytest.mark.parametrize("first", ["azure", "gcs", "oracle", "s3"])
+def test_each_providers_members_share_their_key_table_whichever_came_first(first: str) -> None:
+    """Each provider's entries end in their target's keys: one provider's members made
+    before another's must not cost the other's their shared key table (on CPython, a
+    class's instances share keys only while all set the same keys in the same order), and
+    an entry is never larger than an ordinary dict of the same items."""
+    archived = {"azure": "Archive", "gcs": "ARCHIVE", "oracle": "Archive", "s3": "DEEP_ARCHIVE"}
+    for provider in [first, *sorted(set(archived) - {first})]:
+        klass = StorageClass(archived[provider], provider=provider)
+        entry = bundle_template(f"{provider}-bundle", klass, None).copy()
+        entry["name"] = "b/root/x"
+        assert sys.getsizeof(entry) <= sys.getsizeof(dict(entry)), provider
+        if len(entry) < 29:  # CPython shares no key table beyond 29 keys (gcsfs has 30)
+            assert sys.getsizeof(entry) < sys.getsizeof(dict(entry)), provider
 
 
 def test_a_glob_of_names_builds_no_dict_per_member(

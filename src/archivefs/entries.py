@@ -15,6 +15,8 @@ ETag, the modification time) through :func:`etag_of` and :func:`modified_of`.
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -117,6 +119,14 @@ class MemberEntry:
                 setattr(self, key, _target_value(key, name, size, klass))
 
 
+@functools.cache
+def member_entry_class(provider: str) -> type[MemberEntry]:
+    """:class:`MemberEntry` for ``provider``'s members: a class of its own, since a class's
+    instances share one key table only while they all set the same keys in the same order,
+    and each provider's entries end in their target's keys."""
+    return type(f"{provider.capitalize()}MemberEntry", (MemberEntry,), {"__slots__": ()})
+
+
 def _target_keys(provider: str) -> tuple[str, ...]:
     """The keys of the provider's fsspec library's entries (``ProviderSpec.entry_keys``)."""
     spec = PROVIDERS.get(provider)
@@ -145,8 +155,11 @@ def bundle_template(key: str, klass: StorageClass, probed: ObjectState | None) -
         klass = probed.storage_class
         values = (klass.value, probed.access.value, probed.restore.value, probed.restore_expiry)
     name, access, restore, expiry = values
-    member = MemberEntry("", 0, name, access, restore, key, 0, 0.0, expiry, klass.provider)
-    return member.__dict__
+    entry_class = member_entry_class(klass.provider)
+    shared = entry_class("", 0, name, access, restore, key, 0, 0.0, expiry, klass.provider).__dict__
+    # past 29 keys (gcsfs's entries) CPython stops sharing: a compact copy then copies best
+    own = dict(shared)
+    return shared if sys.getsizeof(shared) <= sys.getsizeof(own) else own
 
 
 class MemberFields(Protocol):
@@ -173,7 +186,7 @@ def member_entry(
     """A bundle member's info dict (``info()``): class and state its bundle's (``restore``,
     else the state ``bundle_class`` implies); ``access`` is the class's."""
     state = restore or (RestoreState.ARCHIVED if bundle_class.needs_restore else RestoreState.HOT)
-    entry = MemberEntry(
+    entry = member_entry_class(bundle_class.provider)(
         member.path,
         member.length,
         bundle_class.value,
