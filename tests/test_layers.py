@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).parents[1] / "src" / "archivefs"
 # Lower index = closer to the leaves. A module may import modules of its own
 # layer or of lower layers only. `testing` and `demo` sit on top of everything.
 LAYERS: list[set[str]] = [
-    {"errors", "lazy"},
+    {"errors", "lazy", "wrapped"},
     {"providers"},
     {
         "model",

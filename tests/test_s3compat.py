@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from archivefs.filesystem import ArchiveFileSystem
+from archivefs.wrapped import unwrapped
 from tests.support.providers import seed
 
 if TYPE_CHECKING:
@@ -472,7 +473,7 @@ def test_the_targets_public_attributes_are_forwarded(provider: Provider) -> None
     ``endpoint_url``, adlfs's ``service_client``, gcsfs's ``project``, ocifs's
     ``region``...): the target's own values; its credentials stay out of reach."""
     fs = provider.fs()
-    target = getattr(fs.fs, "sync_fs", fs.fs)  # ocifs's, inside fsspec's async wrapper
+    target = unwrapped(fs.fs)  # ocifs's, inside fsspec's async wrapper
     kind = "s3" if provider.name == "rgw" else provider.name
     for name in TARGET_ATTRIBUTES[kind]:
         assert getattr(fs, name) is getattr(target, name), name

@@ -19,6 +19,7 @@ from fsspec.asyn import sync_wrapper
 
 from archivefs.entries import version_entry
 from archivefs.errors import InvalidPathError
+from archivefs.wrapped import unwrapped, wrapped_sync
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -44,7 +45,7 @@ def split_version(path: str, version_id: str | None = None) -> tuple[str, str | 
 
 def target_method(target: Any, name: str) -> Any:
     """The target filesystem's method ``name`` (its async ``_name`` if it has one)."""
-    inner = getattr(target, "sync_fs", target)  # AsyncFileSystemWrapper keeps the sync one
+    inner = unwrapped(target)
     for owner in (target, inner):
         for candidate in (f"_{name}", name):
             method = getattr(owner, candidate, None)
@@ -316,7 +317,7 @@ def _forwarded(name: str, doc: str) -> Any:
         target = self.fs
         if hasattr(target, name):
             return getattr(target, name)
-        inner = getattr(target, "sync_fs", None)  # AsyncFileSystemWrapper keeps the sync one
+        inner = wrapped_sync(target)
         if inner is not None and hasattr(inner, name):
             return getattr(inner, name)
         raise AttributeError(

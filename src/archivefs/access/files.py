@@ -17,6 +17,7 @@ from fsspec.spec import AbstractBufferedFile
 from archivefs.providers.base import PATH_BUCKET, PATH_KEY
 from archivefs.readahead import ReadaheadCache
 from archivefs.s3compat import TargetFileCalls, split_version
+from archivefs.wrapped import unwrapped
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -115,7 +116,6 @@ def bulk_block(fs: Any, details: dict[str, Any] | None) -> int | None:
     size): a read of those fetches what it needs."""
     if details is None or details.get("access") != "immediate":
         return None
-    target = fs._crew.parts.fs
-    target = getattr(target, "sync_fs", None) or target  # AsyncFileSystemWrapper's own
+    target = unwrapped(fs._crew.parts.fs)
     block = getattr(target, "default_block_size", None) or getattr(target, "blocksize", None)
     return block if isinstance(block, int) and block > 0 else None

@@ -18,6 +18,7 @@ from archivefs.errors import ArchiveError, ChecksumMismatchError, ObjectNotFound
 from archivefs.model import ObjectState
 from archivefs.stores.base import split_path
 from archivefs.stores.s3 import S3Store
+from archivefs.wrapped import unwrapped
 
 
 class Promotion:
@@ -141,7 +142,7 @@ class Promotion:
 
 def _is_local(fs: Any) -> bool:
     """A filesystem on this machine's disk (possibly wrapped to look async)."""
-    inner = getattr(fs, "sync_fs", fs)
+    inner = unwrapped(fs)
     protocol = inner.protocol if isinstance(inner.protocol, tuple) else (inner.protocol,)
     return "file" in protocol or "local" in protocol
 

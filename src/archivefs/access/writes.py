@@ -21,6 +21,7 @@ from archivefs.model import StorageClass
 from archivefs.stores import upload_in_class
 from archivefs.stores.base import split_path
 from archivefs.stores.translate import raise_translated
+from archivefs.wrapped import unwrapped
 
 if TYPE_CHECKING:
     from archivefs.catalog.table import MemberInfo
@@ -87,7 +88,7 @@ class Writes:
         self.parts.invalidate_cache(path)
         # a blocking target's own file (ocifs's): fsspec's async wrapper has no _open of
         # its own, and the base class's file it would make uploads nothing when closed
-        target = getattr(self.parts.fs, "sync_fs", self.parts.fs)
+        target = unwrapped(self.parts.fs)
         return target.open(path, mode, block_size=block_size, autocommit=autocommit, **kwargs)
 
     async def pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
@@ -111,7 +112,7 @@ class Writes:
         klass = StorageClass.parse(str(storage_class), provider=self.parts.provider.name)
         # the provider's blocking call, on a worker thread: it waits on the loop this
         # coroutine runs on (a blocking target, ocifs, through its own sync face)
-        target = getattr(self.parts.fs, "sync_fs", self.parts.fs)
+        target = unwrapped(self.parts.fs)
         size = os.path.getsize(lpath)
         await asyncio.to_thread(self.approval.charge_upload, klass, size, rpath)
         try:

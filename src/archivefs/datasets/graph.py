@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archivefs.filesystem import ArchiveFileSystem
+from archivefs.wrapped import unwrapped
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -121,7 +122,7 @@ def _referenced_source(store: Any, value: Any) -> _Source | None:
     rfs = getattr(store, "fs", None)
     if not isinstance(rfs, ReferenceFileSystem):
         return None
-    remotes = [getattr(f, "sync_fs", f) for f in rfs.fss.values()]  # AsyncFileSystemWrapper
+    remotes = [unwrapped(f) for f in rfs.fss.values()]
     archive = next((f for f in remotes if isinstance(f, ArchiveFileSystem)), None)
     if archive is None:
         return None

@@ -49,6 +49,7 @@ from archivefs.stores.base import (
 )
 from archivefs.stores.retry import StoreRetry
 from archivefs.stores.translate import is_unsatisfiable_range, raise_translated, s3_error_code
+from archivefs.wrapped import unwrapped
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
@@ -215,7 +216,7 @@ class OracleStore(BulkProbe):
         )
 
     def _ocifs(self) -> Any:
-        inner = getattr(self.fs, "sync_fs", self.fs)  # fsspec's AsyncFileSystemWrapper
+        inner = unwrapped(self.fs)
         if getattr(inner, "oci_client", None) is None:
             raise ArchiveError(
                 "the Oracle filesystem has no Object Storage client.",
