@@ -13,7 +13,8 @@ import pytest
 
 from archivefs.catalog import ByPrefix, Catalog, shards
 from archivefs.catalog.index import MAX_POINTER_BYTES, POINTER, POINTER_CHECKSUM, pointer_digest
-from archivefs.catalog.layout import catalog_dir
+from archivefs.catalog.layout import catalog_dir, registry_path
+from archivefs.catalog.registry import MAX_REGISTRY_BYTES, dump_registry
 from archivefs.catalog.writer import bundle_tree
 from archivefs.errors import CatalogError
 from tests.reliability._support import make_tree, s3
@@ -144,6 +145,32 @@ def test_a_filesystem_reads_a_pointer_past_the_bound_no_further_than_the_bound(
         fs.ls(root, detail=True)
     assert archive.requests.count("GET", key=_pointer_key(root)) == 1
     assert archive.requests.bytes_sent("GET") <= MAX_POINTER_BYTES + 1 + 4096  # + the registry
+
+
+def test_a_registry_past_the_readers_bound_is_not_changed(
+    archive: EmulatedArchive,
+    bucket: str,
+    tmp_path: Path,
+    make_fs: Callable[..., ArchiveFileSystem],
+) -> None:
+    """A change to the registry reads it within the bound every filesystem reads it with
+    (it read up to 256 MiB, so a writer grew a registry that no reader accepts): one GET
+    of at most the bound, and nothing written."""
+    make_tree(tmp_path / "src", 4)
+    fs3, root = s3(archive), f"{bucket}/p"
+    _bundle(tmp_path / "src", fs3, root)
+    many = [f"{bucket}/r{i:08d}" for i in range(MAX_REGISTRY_BYTES // 16)]  # valid, too long
+    registry = registry_path(bucket)
+    fs3.pipe_file(registry, dump_registry([root, *many]))
+    assert fs3.size(registry) > MAX_REGISTRY_BYTES
+    fs = make_fs()
+    archive.requests.clear()
+    with pytest.raises(CatalogError, match="larger than 16,777,216 bytes") as raised:
+        fs.unregister_catalog(root)
+    assert raised.value.path == registry
+    assert archive.requests.count("PUT") == 0
+    assert archive.requests.count("GET") == 1
+    assert archive.requests.bytes_sent("GET") <= MAX_REGISTRY_BYTES + 1
 
 
 def _relative_files(src: Path) -> set[str]:

@@ -551,7 +551,7 @@ def test_promote_into_another_bucket_is_a_server_side_copy(
 
 def _catalog_read(key: str | None) -> bool:
     """A read of the registry or of a catalog's pointer or shards: since the catalog view
-    reads them within read_bound, a ranged GET too, but no read of the file's bytes."""
+    reads each within its caller's bound, a ranged GET too, but no read of the file's bytes."""
     path = f"/{key or ''}"
     return path.endswith("/.archivefs/catalogs.json") or "/.archivefs/catalog/" in path
 

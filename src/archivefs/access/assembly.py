@@ -95,7 +95,7 @@ def assemble(
     caches = Caches(
         fs=fs,
         dircache=dircache,
-        get_bytes=functools.partial(read_catalog_object, store),  # within read_bound
+        get_bytes=functools.partial(read_catalog_object, store),  # within each caller's bound
         ttl=settings.catalog_ttl,
         strip=strip,
         parent=parent,

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class Caches:
     """The listings, read hints and catalogs of one filesystem over the cold store ``fs``.
 
-    ``get_bytes`` reads a catalog's objects (the store adapter's); ``ttl`` is how long
+    ``get_bytes(path, limit)`` reads a catalog's objects (the store adapter's), refusing
+    one larger than ``limit`` bytes; ``ttl`` is how long
     catalogs read are trusted; ``scope`` names the store read hints are kept per.
     """
 
@@ -28,7 +29,7 @@ class Caches:
         *,
         fs: Any,
         dircache: Any,
-        get_bytes: Callable[[str], Awaitable[bytes]],
+        get_bytes: Callable[[str, int], Awaitable[bytes]],
         ttl: float | None,
         strip: Callable[[Any], Any],
         parent: Callable[[str], str],

@@ -25,7 +25,7 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from archivefs.catalog import layout, shards
+from archivefs.catalog import shards
 from archivefs.catalog.table import BundleInfo, CatalogTable
 from archivefs.entries import MODIFIED_KEYS
 from archivefs.errors import CatalogConflictError, CatalogError, ObjectNotFoundError
@@ -665,21 +665,13 @@ def bounded_reads(fs: Any, paths: Sequence[str], limit: int) -> list[bytes | Bas
     return out
 
 
-def read_bound(path: str) -> int:
-    """The most bytes archivefs reads of the catalog object at ``path``: a shard (or a
-    format-1 catalog file) :data:`MAX_FILE_BYTES`; a pointer or a bucket's registry
-    :data:`MAX_POINTER_BYTES`."""
-    path = path.strip("/")
-    small = path.endswith(f"/{POINTER}") or path == layout.registry_path(path.split("/")[0])
-    return MAX_POINTER_BYTES if small else MAX_FILE_BYTES
-
-
-async def read_catalog_object(store: ColdStore, path: str) -> bytes:
+async def read_catalog_object(store: ColdStore, path: str, limit: int) -> bytes:
     """The catalog object at ``path`` (pointer, shard or registry) whole, in one ranged
-    read through the store adapter of at most :func:`read_bound` + 1 bytes: a larger one
-    is a :class:`CatalogError` and no more of it is read; a missing one is
-    :class:`ObjectNotFoundError`."""
-    limit = read_bound(path)
+    read through the store adapter of at most ``limit`` + 1 bytes: a larger one is a
+    :class:`CatalogError` and no more of it is read; a missing one is
+    :class:`ObjectNotFoundError`. The caller knows what it reads and gives its bound
+    (:data:`MAX_POINTER_BYTES`, :data:`MAX_FILE_BYTES`,
+    :data:`~archivefs.catalog.registry.MAX_REGISTRY_BYTES`), never its name."""
     try:
         # one ranged GET on every provider (read_tagged is two on GCS: objects.get, then
         # the bytes; a filesystem's first look for a registry must be one request)

@@ -19,7 +19,13 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from archivefs.catalog import shards
-from archivefs.catalog.index import POINTER, Catalog, parse_pointer
+from archivefs.catalog.index import (
+    MAX_FILE_BYTES,
+    MAX_POINTER_BYTES,
+    POINTER,
+    Catalog,
+    parse_pointer,
+)
 from archivefs.errors import CatalogError
 
 if TYPE_CHECKING:
@@ -36,7 +42,7 @@ class OpenCatalog:
         self,
         directory: str,
         pointer: dict[str, Any],
-        fetch: Callable[[str], Awaitable[bytes]],
+        fetch: Callable[[str, int], Awaitable[bytes]],
         whole: Catalog | None = None,
     ) -> None:
         self.directory = directory.rstrip("/")
@@ -55,7 +61,7 @@ class OpenCatalog:
 
     @classmethod
     async def from_pointer(
-        cls, directory: str, pointer: dict[str, Any], fetch: Callable[[str], Awaitable[bytes]]
+        cls, directory: str, pointer: dict[str, Any], fetch: Callable[[str, int], Awaitable[bytes]]
     ) -> OpenCatalog:
         """Open from a parsed pointer (a format-1 catalog's one file is read now)."""
         return cls(directory, pointer, fetch, await _legacy(directory, pointer, fetch))
@@ -122,29 +128,22 @@ class OpenCatalog:
     async def _fetch_shard(self, index: int) -> bytes:
         name = self._entries[index]["file"]
         try:
-            data = await self.fetch(f"{self.directory}/{name}")
+            # refused past the bound before it is inflated or parsed
+            return await self.fetch(f"{self.directory}/{name}", MAX_FILE_BYTES)
         except FileNotFoundError as error:
             raise FileNotFoundError(name) from error
-        if len(data) > shards.MAX_SHARD_BYTES:  # refused before it is inflated or parsed
-            raise CatalogError(
-                f"the catalog shard is larger than {shards.MAX_SHARD_BYTES:,} bytes, the most "
-                "archivefs reads of one; it was not read.",
-                path=f"{self.directory}/{name}",
-                fix="rebuild it from the bundles: `archivefs catalog rebuild`.",
-            )
-        return data
 
 
-async def _pointer(directory: str, fetch: Callable[[str], Awaitable[bytes]]) -> dict[str, Any]:
+async def _pointer(directory: str, fetch: Callable[[str, int], Awaitable[bytes]]) -> dict[str, Any]:
     path = f"{directory.rstrip('/')}/{POINTER}"
-    return parse_pointer(await fetch(path), path)
+    return parse_pointer(await fetch(path, MAX_POINTER_BYTES), path)
 
 
 async def _legacy(
-    directory: str, pointer: dict[str, Any], fetch: Callable[[str], Awaitable[bytes]]
+    directory: str, pointer: dict[str, Any], fetch: Callable[[str, int], Awaitable[bytes]]
 ) -> Catalog | None:
     """A format-1 catalog, read whole (its one file); ``None`` for a sharded one."""
     if "shards" in pointer:
         return None
-    data = await fetch(f"{directory.rstrip('/')}/{pointer['file']}")
+    data = await fetch(f"{directory.rstrip('/')}/{pointer['file']}", MAX_FILE_BYTES)
     return Catalog.from_pointer(pointer, data, directory)

@@ -19,6 +19,9 @@ from archivefs.stores.conditional import read_versioned_async, write_versioned_a
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+MAX_REGISTRY_BYTES = 16 << 20
+"""The largest registry read, by a filesystem looking up catalogs and by a change to it
+alike (about 10^5 roots), so no writer grows one past what readers accept."""
 REGISTRY_TRIES = 20  # lost races in a row before giving up (each try reads the winner's roots)
 
 
@@ -67,7 +70,9 @@ async def change_registry(
     """
     path = layout.registry_path(bucket)
     for _ in range(REGISTRY_TRIES):
-        current = await read_versioned_async(fs, path)
+        current = await read_versioned_async(
+            fs, path, limit=MAX_REGISTRY_BYTES, too_large=CatalogError
+        )
         try:
             roots = parse_registry(current[0], path) if current else []
         except CatalogError:

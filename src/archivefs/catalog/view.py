@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from archivefs.catalog import layout
-from archivefs.catalog.index import POINTER, Catalog, parse_pointer
+from archivefs.catalog.index import MAX_POINTER_BYTES, POINTER, Catalog, parse_pointer
 from archivefs.catalog.opened import OpenCatalog
-from archivefs.catalog.registry import parse_registry
+from archivefs.catalog.registry import MAX_REGISTRY_BYTES, parse_registry
 from archivefs.errors import ArchiveError, CatalogError
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class CatalogView:
 
     def __init__(
         self,
-        fetch: Callable[[str], Awaitable[bytes]],
+        fetch: Callable[[str, int], Awaitable[bytes]],
         *,
         ttl: float | None = DEFAULT_CATALOG_TTL,
         on_change: Callable[[str], None] | None = None,
@@ -96,7 +96,7 @@ class CatalogView:
             raise ValueError(
                 f"catalog_ttl must be a number of seconds (0 or more) or None, got {ttl!r}."
             )
-        self.fetch = fetch  # one GET of a whole small object; FileNotFoundError if absent
+        self.fetch = fetch  # one GET of a whole object within a bound; FileNotFoundError if absent
         self.ttl = ttl
         self.on_change = on_change
         self.clock = clock
@@ -107,9 +107,6 @@ class CatalogView:
         self._denied: dict[str, PermissionError] = {}  # buckets whose registry was refused
         self._searched: dict[str, OpenCatalog | ArchiveError | None] = {}  # found by search
         self._lock = asyncio.Lock()
-
-    async def _cat(self, path: str) -> bytes:
-        return await self.fetch(path)
 
     def _stale(self, key: str) -> bool:
         """Whether what was read for ``key`` (a bucket's registry, a root's pointer) is
@@ -153,7 +150,7 @@ class CatalogView:
     async def _read_registry(self, bucket: str) -> list[str]:
         path = layout.registry_path(bucket)
         try:
-            raw = await self._cat(path)
+            raw = await self.fetch(path, MAX_REGISTRY_BYTES)
         except FileNotFoundError:
             return []
         except PermissionError as error:
@@ -235,7 +232,7 @@ class CatalogView:
         pointer_path = f"{directory}/{POINTER}"
         self._read_at[root] = self.clock()
         try:
-            raw = await self._cat(pointer_path)
+            raw = await self.fetch(pointer_path, MAX_POINTER_BYTES)
         except FileNotFoundError as error:
             self._pointers.pop(root, None)
             return self._gone(root, error) if registered else None
@@ -248,7 +245,7 @@ class CatalogView:
         self._pointers[root] = raw
         try:
             pointer = parse_pointer(raw, pointer_path)
-            return await OpenCatalog.from_pointer(directory, pointer, self._cat)
+            return await OpenCatalog.from_pointer(directory, pointer, self.fetch)
         except FileNotFoundError as error:
             return self._gone(root, error)
         except ArchiveError as error:
