@@ -32,7 +32,6 @@ import atexit
 import contextlib
 import fcntl
 import http.client
-import random
 import shutil
 import socket
 import subprocess
@@ -53,6 +52,7 @@ from archivefs.errors import ArchiveError
 from archivefs.paths import cache_dir
 from archivefs.testing._blob_batch import SubRequest, batch_boundary, parse_batch, response_part
 from archivefs.testing._counters import RecordLog
+from archivefs.testing._fault_rules import FaultRules
 from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 
 if TYPE_CHECKING:
@@ -236,9 +236,7 @@ class EmulatedAzureArchive:
         self.requests = AzureRequestLog()
         self.rehydrate_delay: dict[str, float] = dict(DEFAULT_DELAYS)
         self._pending: dict[tuple[str, str], _Pending] = {}
-        self._faults: dict[str, list[tuple[int, str]]] = {}
-        self._rules: list[_FaultRule] = []
-        self.injected = 0  # faults injected since the last reset
+        self._faults = FaultRules("EmulatedAzureArchive")
         self.rehydrations: Counter[str] = Counter()  # container/blob -> rehydrations started
         self.batch_enabled = True  # False: Blob Batch is refused, as on accounts without it
         self._lock = threading.RLock()
@@ -327,9 +325,7 @@ class EmulatedAzureArchive:
         with self._lock:
             self._pending.clear()
             self._faults.clear()
-            self._rules.clear()
             self._stalls.clear()
-            self.injected = 0
             self.rehydrations.clear()
             self.batch_enabled = True
             self.rehydrate_delay = dict(DEFAULT_DELAYS)
@@ -394,8 +390,7 @@ class EmulatedAzureArchive:
         self, op: str, times: int, *, status: int = 503, code: str = "ServerBusy"
     ) -> None:
         """Answer the next ``times`` requests of ``op`` with an error (throttling by default)."""
-        with self._lock:
-            self._faults.setdefault(op, []).extend([(status, code)] * times)
+        self._faults.add(status, code, count=times, ops=[op], first=True)
 
     def stall_next(self, op: str, times: int, *, seconds: float) -> None:
         """Carry out the next ``times`` requests of ``op``, then hold each answer ``seconds``
@@ -422,34 +417,16 @@ class EmulatedAzureArchive:
         is drawn from a generator seeded with ``seed`` so runs repeat; ``count``
         caps how many faults this rule injects.
         """
-        if not 0.0 < fraction <= 1.0:
-            raise ValueError(
-                f"throttle: fraction={fraction} is not a share of requests. "
-                "Fix: pass a number in (0, 1]."
-            )
-        with self._lock:
-            self._rules.append(
-                _FaultRule(
-                    status,
-                    code,
-                    fraction,
-                    frozenset(ops) if ops is not None else None,
-                    count,
-                    random.Random(seed),
-                )
-            )
+        self._faults.add(status, code, count=count, fraction=fraction, ops=ops, seed=seed)
+
+    @property
+    def injected(self) -> int:
+        """Faults injected since the last reset."""
+        return self._faults.injected
 
     def _fault(self, op: str) -> tuple[int, str] | None:
-        with self._lock:
-            queued = self._faults.get(op)
-            if queued:
-                self.injected += 1
-                return queued.pop(0)
-            for rule in self._rules:
-                if rule.fires(op):
-                    self.injected += 1
-                    return rule.status, rule.code
-        return None
+        rule = self._faults.pick(op)
+        return None if rule is None else (rule.status, rule.code)
 
     def wait_idle(self, timeout: float = 60.0) -> None:
         """Return once every request that reached the server has been answered and counted.
@@ -777,25 +754,6 @@ def _error(status: int, code: str, message: str) -> tuple[int, list[tuple[str, s
         [*_ms_headers(), ("x-ms-error-code", code), ("Content-Type", "application/xml")],
         body,
     )
-
-
-@dataclass(slots=True)
-class _FaultRule:
-    status: int
-    code: str
-    fraction: float
-    ops: frozenset[str] | None
-    remaining: int | None
-    rng: random.Random
-
-    def fires(self, op: str) -> bool:
-        if self.remaining == 0 or (self.ops is not None and op not in self.ops):
-            return False
-        if self.fraction < 1.0 and self.rng.random() >= self.fraction:
-            return False
-        if self.remaining is not None:
-            self.remaining -= 1
-        return True
 
 
 def _free_port() -> int:

@@ -19,14 +19,13 @@ from __future__ import annotations
 import random
 import socket
 import struct
-import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from archivefs.testing._counters import OPS, parse_request
+from archivefs.testing._fault_rules import FaultRule, FaultRules
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
@@ -58,31 +57,6 @@ def error_response(
     return f"{status} {reason}", headers, body
 
 
-@dataclass(slots=True)
-class _Rule:
-    kind: str  # "error" or "reset"
-    status: int
-    code: str
-    message: str
-    remaining: int | None
-    fraction: float
-    ops: frozenset[str] | None
-    after_bytes: int
-    rng: random.Random = field(repr=False)
-    buckets: frozenset[str] | None = None
-
-    def fires(self, op: str, bucket: str | None = None) -> bool:
-        if self.remaining == 0 or (self.ops is not None and op not in self.ops):
-            return False
-        if self.buckets is not None and bucket not in self.buckets:
-            return False
-        if self.fraction < 1.0 and self.rng.random() >= self.fraction:
-            return False
-        if self.remaining is not None:
-            self.remaining -= 1
-        return True
-
-
 class FaultInjector:
     """Rules for faults the emulated archive injects instead of serving a request.
 
@@ -91,13 +65,12 @@ class FaultInjector:
     many faults the rule injects (default: no limit, until :meth:`clear`);
     ``fraction`` is the chance that a matching request is faulted (default 1.0),
     drawn from a generator seeded with ``seed`` so runs repeat.
-    Rules are tried in the order they were added.
+    Rules are tried in the order they were added (every emulator's rules are a
+    :class:`~archivefs.testing._fault_rules.FaultRules`).
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._rules: list[_Rule] = []
-        self._injected = 0
+        self._rules = FaultRules("FaultInjector", OPS)
 
     def throttle(
         self,
@@ -110,7 +83,10 @@ class FaultInjector:
     ) -> None:
         """Answer ``503 SlowDown`` (S3's XML error body) instead of serving."""
         _, status, code, message = _THROTTLE
-        self._add("error", status, code, message, count, fraction, ops, 0, seed, buckets)
+        self._rules.add(
+            status, code, message=message, count=count, fraction=fraction, ops=ops,
+            seed=seed, buckets=buckets,
+        )  # fmt: skip
 
     def error(
         self,
@@ -130,7 +106,10 @@ class FaultInjector:
                 "Fix: pass a status between 400 and 599."
             )
         message = "We encountered an internal error. Please try again."
-        self._add("error", status, code, message, count, fraction, ops, 0, seed, buckets)
+        self._rules.add(
+            status, code, message=message, count=count, fraction=fraction, ops=ops,
+            seed=seed, buckets=buckets,
+        )  # fmt: skip
 
     def reset_connection(
         self,
@@ -152,72 +131,23 @@ class FaultInjector:
                 f"FaultInjector.reset_connection: after_bytes={after_bytes} is negative. "
                 "Fix: pass 0 (reset before any response) or a positive number of body bytes."
             )
-        self._add("reset", 0, "", "", count, fraction, ops, after_bytes, seed, buckets)
+        self._rules.add(
+            0, "", kind="reset", after_bytes=after_bytes, count=count, fraction=fraction,
+            ops=ops, seed=seed, buckets=buckets,
+        )  # fmt: skip
 
     def clear(self) -> None:
         """Remove every rule and set :attr:`injected` back to 0."""
-        with self._lock:
-            self._rules.clear()
-            self._injected = 0
+        self._rules.clear()
 
     @property
     def injected(self) -> int:
         """How many faults have been injected since the last :meth:`clear`."""
-        with self._lock:
-            return self._injected
+        return self._rules.injected
 
-    def pick(self, op: str, bucket: str | None = None) -> _Rule | None:
+    def pick(self, op: str, bucket: str | None = None) -> FaultRule | None:
         """The rule that faults this request, if any (counts it as injected)."""
-        with self._lock:
-            for rule in self._rules:
-                if rule.fires(op, bucket):
-                    self._injected += 1
-                    return rule
-        return None
-
-    def _add(
-        self,
-        kind: str,
-        status: int,
-        code: str,
-        message: str,
-        count: int | None,
-        fraction: float | None,
-        ops: Iterable[str] | None,
-        after_bytes: int,
-        seed: int,
-        buckets: Iterable[str] | None = None,
-    ) -> None:
-        if count is not None and (isinstance(count, bool) or count < 1):
-            raise ValueError(
-                f"FaultInjector: count={count!r} must be a positive whole number. "
-                "Fix: pass count=1 or more, or count=None for no limit."
-            )
-        if fraction is not None and not 0.0 < fraction <= 1.0:
-            raise ValueError(
-                f"FaultInjector: fraction={fraction!r} is outside (0, 1]. "
-                "Fix: pass a probability such as fraction=0.5, or None for every request."
-            )
-        op_set = None if ops is None else frozenset(ops)
-        if op_set is not None and not op_set <= set(OPS):
-            unknown = ", ".join(sorted(op_set - set(OPS)))
-            raise ValueError(
-                f"FaultInjector: unknown operation(s) {unknown}. Fix: use names from {OPS}."
-            )
-        rule = _Rule(
-            kind=kind,
-            status=status,
-            code=code,
-            message=message,
-            remaining=count,
-            fraction=1.0 if fraction is None else fraction,
-            ops=op_set,
-            after_bytes=after_bytes,
-            rng=random.Random(seed),
-            buckets=None if buckets is None else frozenset(buckets),
-        )
-        with self._lock:
-            self._rules.append(rule)
+        return self._rules.pick(op, bucket)
 
 
 class FaultMiddleware:

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError
 from archivefs.testing._counters import RecordLog
+from archivefs.testing._fault_rules import FaultRules
 from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 
 if TYPE_CHECKING:
@@ -123,31 +124,6 @@ def classify(method: str, url: str) -> tuple[str, str | None, str | None]:
     return f"objects.{verb}", bucket, name
 
 
-class _Faults:
-    """Error answers to send instead of serving requests."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pending: list[tuple[int, frozenset[str] | None]] = []
-
-    def add(self, count: int, status: int, ops: Iterable[str] | None) -> None:
-        wanted = frozenset(ops) if ops is not None else None
-        with self._lock:
-            self._pending += [(status, wanted)] * count
-
-    def take(self, op: str) -> int | None:
-        with self._lock:
-            for i, (status, ops) in enumerate(self._pending):
-                if ops is None or op in ops:
-                    del self._pending[i]
-                    return status
-        return None
-
-    def clear(self) -> None:
-        with self._lock:
-            self._pending.clear()
-
-
 def _handler_class(archive: EmulatedGcsArchive) -> type:
     from gcp_storage_emulator.server import RequestHandler, Router
 
@@ -185,7 +161,8 @@ def _handler_class(archive: EmulatedGcsArchive) -> type:
 
         def _serve(self, method: str) -> None:
             op, bucket, name = classify(method, self.path)
-            status = archive._faults.take(op)
+            rule = archive._faults.pick(op)
+            status = None if rule is None else rule.status
             if status is not None:
                 self._fail(status)
             else:
@@ -297,7 +274,7 @@ class EmulatedGcsArchive:
 
     def __init__(self) -> None:
         self.requests = GcsRequestLog()
-        self._faults = _Faults()
+        self._faults = FaultRules("EmulatedGcsArchive")
         self._lock = threading.Lock()
         self._storage: Any = None
         self._server: _Server | None = None
@@ -379,7 +356,7 @@ class EmulatedGcsArchive:
     ) -> None:
         """Answer the next ``count`` requests (of ``ops``, e.g. ``{"objects.list"}``) with
         ``status`` instead of serving them."""
-        self._faults.add(count, status, ops)
+        self._faults.add(status, "", count=count, ops=ops, first=True)
 
     def wait_idle(self, timeout: float = 60.0) -> None:
         """Return once every request that reached the server has been answered and counted.

@@ -29,7 +29,6 @@ import base64
 import contextlib
 import hashlib
 import json
-import random
 import tempfile
 import threading
 import time
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivefs.testing._counters import RecordLog
+from archivefs.testing._fault_rules import FaultRules
 from archivefs.testing._idle import IdleAwareHandler, TrackedServer
 
 if TYPE_CHECKING:
@@ -125,25 +125,6 @@ class _Object:
     meta: dict[str, str] = field(default_factory=dict)  # opc-meta-* headers, as sent
 
 
-@dataclass(slots=True)
-class _FaultRule:
-    status: int
-    code: str
-    fraction: float
-    ops: frozenset[str] | None
-    remaining: int | None
-    rng: random.Random = field(repr=False)
-
-    def fires(self, op: str) -> bool:
-        if self.remaining == 0 or (self.ops is not None and op not in self.ops):
-            return False
-        if self.fraction < 1.0 and self.rng.random() >= self.fraction:
-            return False
-        if self.remaining is not None:
-            self.remaining -= 1
-        return True
-
-
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
 
@@ -169,10 +150,8 @@ class EmulatedOracleArchive:
         self.seconds_per_hour = seconds_per_hour
         self.requests = OracleRequestLog()
         self.restores: Counter[str] = Counter()
-        self.injected = 0
         self._buckets: dict[str, dict[str, _Object]] = {}
-        self._rules: list[_FaultRule] = []
-        self._queued: dict[str, list[tuple[int, str]]] = {}
+        self._faults = FaultRules("EmulatedOracleArchive", OPS)
         self._lock = threading.RLock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -213,9 +192,7 @@ class EmulatedOracleArchive:
         """No buckets, no faults, zero counters, default timing."""
         with self._lock:
             self._buckets.clear()
-            self._rules.clear()
-            self._queued.clear()
-            self.injected = 0
+            self._faults.clear()
             self.restores.clear()
             self.restore_delay = 1.0
             self.seconds_per_hour = 3600.0
@@ -313,30 +290,13 @@ class EmulatedOracleArchive:
         from a generator seeded with ``seed``; ``count`` caps the faults of this rule.
         ``status=503, code="ServiceUnavailable"`` injects server errors instead.
         """
-        if not 0.0 < fraction <= 1.0:
-            raise ValueError(
-                f"throttle: fraction={fraction} is not a share of requests. "
-                "Fix: pass a number in (0, 1]."
-            )
-        unknown = set(ops or ()) - set(OPS)
-        if unknown:
-            raise ValueError(
-                f"throttle: unknown operation(s) {', '.join(sorted(unknown))}. "
-                f"Fix: use names from {OPS}."
-            )
-        rule = _FaultRule(
-            status, code, fraction, None if ops is None else frozenset(ops), count,
-            random.Random(seed),
-        )  # fmt: skip
-        with self._lock:
-            self._rules.append(rule)
+        self._faults.add(status, code, count=count, fraction=fraction, ops=ops, seed=seed)
 
     def fail_next(
         self, op: str, times: int = 1, *, status: int = 503, code: str = "ServiceUnavailable"
     ) -> None:
         """Answer the next ``times`` requests of ``op`` with an error."""
-        with self._lock:
-            self._queued.setdefault(op, []).extend([(status, code)] * times)
+        self._faults.add(status, code, count=times, ops=[op], first=True)
 
     def wait_idle(self, timeout: float = 60.0) -> None:
         """Return once every request that reached the server has been answered and counted.
@@ -353,17 +313,14 @@ class EmulatedOracleArchive:
 
     # -- the API -------------------------------------------------------------------------
 
+    @property
+    def injected(self) -> int:
+        """Faults injected since the last reset."""
+        return self._faults.injected
+
     def _fault(self, op: str) -> tuple[int, str] | None:
-        with self._lock:
-            queued = self._queued.get(op)
-            if queued:
-                self.injected += 1
-                return queued.pop(0)
-            for rule in self._rules:
-                if rule.fires(op):
-                    self.injected += 1
-                    return rule.status, rule.code
-        return None
+        rule = self._faults.pick(op)
+        return None if rule is None else (rule.status, rule.code)
 
     def _advance(self, obj: _Object, now: float) -> None:
         """Move a restore along the clock: Restoring -> Restored -> Archived."""
