@@ -279,6 +279,27 @@ def test_closing_cancels_the_parts_in_flight() -> None:
     assert streamed.cache.buffers[0].pending == deque()
 
 
+def test_settling_keeps_the_parts_that_arrived_and_cancels_the_rest() -> None:
+    """A file kept open that no one reads (the mount's closed files): its run's parts that
+    arrived stay readable without a request; those still on their way are cancelled."""
+    streamed = _Streamed(300 * MiB, done=2 * MiB)  # parts starting past 2 MiB never arrive
+    for start in range(0, MiB, FUSE_READ):
+        streamed.read(start, start + FUSE_READ)
+    arrived = [
+        (s, e) for (s, e), f in zip(streamed.started, streamed.futures, strict=True) if f.done()
+    ]
+    waiting = [f for f in streamed.futures if not f.done()]
+    assert arrived
+    assert waiting
+    streamed.cache.settle()
+    assert all(f.cancelled() for f in waiting)
+    assert streamed.cache.buffers[0].pending == deque()
+    calls, started = list(streamed.calls), list(streamed.started)
+    end = arrived[-1][1]
+    assert streamed.read(end - FUSE_READ, end) == bytes(FUSE_READ)  # kept: no request
+    assert (streamed.calls, streamed.started) == (calls, started)
+
+
 def test_a_jump_away_leaves_the_run_streaming_and_an_evicted_run_is_cancelled() -> None:
     streamed = _Streamed(300 * MiB, done=4 * MiB)
     for start in range(0, 2 * MiB, FUSE_READ):

@@ -27,7 +27,9 @@ random reads, and readahead that grows along forward runs, fetched in parts at o
   :data:`MAX_AHEAD` in flight, the part being read and :data:`BEHIND` before it
   (80 MiB); a run that stops
   has fetched at most one window it did not read; closing the file cancels what is
-  in flight, and so does dropping the run's buffer.
+  in flight, and so does dropping the run's buffer; :meth:`ReadaheadCache.settle`
+  (a file kept open that no one reads: the mount's closed files) keeps the parts that
+  arrived and cancels the rest.
 - A first read that goes past the first block is one request (the rest of it is a
   buffer a run continues). With a ``bulk_block`` (the target's block size, given
   for objects that read at once without a retrieval fee), a first read of at
@@ -129,6 +131,24 @@ class _Buffer:
         for part in self.pending:
             part.data.cancel()
         self.pending.clear()
+
+    def settle(self) -> None:
+        """Keep the parts in flight that have arrived, in order right after the data,
+        and cancel the rest: nothing reads on from here for now."""
+        arrived: list[bytes] = []
+        end = self.stop
+        while self.pending and self.pending[0].start == end and _arrived(self.pending[0]):
+            part = self.pending.popleft()
+            arrived.append(part.data.result())
+            end = part.end
+        self.drop_pending()
+        if arrived:
+            self.data = b"".join([self.data, *arrived])
+
+
+def _arrived(part: _Part) -> bool:
+    """Whether ``part``'s bytes are here (done, neither cancelled nor failed)."""
+    return part.data.done() and not part.data.cancelled() and part.data.exception() is None
 
 
 class ReadaheadCache(BaseCache):  # type: ignore[misc]
@@ -302,6 +322,13 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         """Cancel every run's parts in flight (the file is closed)."""
         for buffer in self.buffers:
             buffer.drop_pending()
+
+    def settle(self) -> None:
+        """The file stays open but nothing reads it now (a mount keeps a closed file for
+        a reopen): the parts in flight that have arrived join their run's buffer, the
+        rest are cancelled, so no readahead goes on for a reader that is gone."""
+        for buffer in self.buffers:
+            buffer.settle()
 
     def _get(self, start: int, end: int) -> bytes:
         self.total_requested_bytes += end - start

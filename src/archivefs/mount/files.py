@@ -4,6 +4,7 @@ Programs often open a file more than once (``ncdump`` opens a netCDF file twice,
 tools reopen, ``tar`` stats then opens): each open of the same object version (same path
 and identity) reads through one file object, and the last few closed ones stay open, so
 the blocks the first open fetched (``archivefs.readahead``'s cache) are not fetched again.
+A kept file's readahead still in flight is cancelled at its last close (what arrived stays).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
+
+from archivefs.readahead import ReadaheadCache
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,3 +76,15 @@ class OpenFiles:
                     closing.append(self._closed.popitem(last=False)[1])
         for old in closing:
             old.file.close()
+        if shared.key is not None and shared not in closing:
+            with shared.lock:  # no read is under way: they hold the lock
+                if shared.users == 0:  # not reopened meanwhile
+                    _settle(shared.file)
+
+
+def _settle(file: Any) -> None:
+    """A kept file's readahead in flight: what arrived is kept for a reopen, the rest
+    cancelled (no reader is left to take it)."""
+    cache = getattr(file, "cache", None)
+    if isinstance(cache, ReadaheadCache):
+        cache.settle()
