@@ -424,10 +424,6 @@ class EmulatedAzureArchive:
         """Faults injected since the last reset."""
         return self._faults.injected
 
-    def _fault(self, op: str) -> tuple[int, str] | None:
-        rule = self._faults.pick(op)
-        return None if rule is None else (rule.status, rule.code)
-
     def wait_idle(self, timeout: float = 60.0) -> None:
         """Return once every request that reached the server has been answered and counted.
 
@@ -477,7 +473,7 @@ class EmulatedAzureArchive:
         body: bytes,
         op: str,
     ) -> tuple[int, list[tuple[str, str]], bytes]:
-        fault = self._fault(op)
+        fault = self._faults.answer(op)
         if fault is not None:
             return _error(*fault, "Injected by the emulated archive.")
         if op == "BlobBatch":
@@ -682,7 +678,7 @@ class EmulatedAzureArchive:
             return _error(400, "InvalidInput", "Only Set Blob Tier is emulated in a batch.")
         if container is not None and sub_container != container:
             return _error(400, "InvalidInput", "A sub-request names another container.")
-        fault = self._fault(op)
+        fault = self._faults.answer(op)
         if fault is not None:
             return _error(*fault, "Injected by the emulated archive.")
         held = self._set_tier(sub_container, blob, headers)

@@ -121,6 +121,11 @@ class FaultRules:
                     return rule
         return None
 
+    def answer(self, op: str, bucket: str | None = None) -> tuple[int, str] | None:
+        """``(status, code)`` of the rule that faults this request, if any (counted)."""
+        rule = self.pick(op, bucket)
+        return None if rule is None else (rule.status, rule.code)
+
     def clear(self) -> None:
         """Remove every rule and set :attr:`injected` back to 0."""
         with self._lock:

@@ -161,8 +161,7 @@ def _handler_class(archive: EmulatedGcsArchive) -> type:
 
         def _serve(self, method: str) -> None:
             op, bucket, name = classify(method, self.path)
-            rule = archive._faults.pick(op)
-            status = None if rule is None else rule.status
+            status, _ = archive._faults.answer(op) or (None, "")
             if status is not None:
                 self._fail(status)
             else:

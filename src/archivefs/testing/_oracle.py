@@ -318,10 +318,6 @@ class EmulatedOracleArchive:
         """Faults injected since the last reset."""
         return self._faults.injected
 
-    def _fault(self, op: str) -> tuple[int, str] | None:
-        rule = self._faults.pick(op)
-        return None if rule is None else (rule.status, rule.code)
-
     def _advance(self, obj: _Object, now: float) -> None:
         """Move a restore along the clock: Restoring -> Restored -> Archived."""
         if obj.state == "Restoring" and now >= obj.ready_at:
@@ -333,7 +329,7 @@ class EmulatedOracleArchive:
 
     def answer(self, request: _Request) -> Answer:
         """Answer one parsed request (called by the HTTP handler under no lock)."""
-        fault = self._fault(request.op)
+        fault = self._faults.answer(request.op)
         if fault is not None:
             return _error(fault[0], fault[1], "Too many requests; retry later.")
         if not _signed_by(request.headers.get("authorization", ""), self.fingerprint):
