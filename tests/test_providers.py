@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from archivefs.errors import ArchiveError, InvalidPathError, InvalidRestoreRequestError
+from archivefs.filesystem import ArchiveFileSystem
 from archivefs.providers import (
     AZURE,
     GCS,
@@ -69,3 +70,11 @@ def test_s3_restore_rules_live_with_the_provider() -> None:
         check_restore_object("DEEP_ARCHIVE", "Expedited", 1)
     with pytest.raises(InvalidRestoreRequestError, match="reads at once"):
         check_restore_object("STANDARD", "Bulk", 1)
+
+
+@pytest.mark.parametrize("protocol", ["file", "memory"])
+def test_a_target_no_provider_speaks_is_refused_by_name(protocol: str) -> None:
+    """Not an AttributeError from deep in the S3 adapter at the first read."""
+    with pytest.raises(ArchiveError, match=f"no provider for the '{protocol}' protocol") as raised:
+        ArchiveFileSystem(target_protocol=protocol).info("/tmp")
+    assert "target_protocol='s3'" in str(raised.value)

@@ -17,6 +17,7 @@ import fsspec
 from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 
 from archivefs.errors import MissingCredentialsError
+from archivefs.providers import provider_for_protocol
 from archivefs.stores import before_connect
 from archivefs.stores.credentials import (
     deposit,
@@ -84,6 +85,7 @@ def open_cold(
             k: dict(v) if isinstance(v, dict) else v for k, v in (cold.target_options or {}).items()
         }
         protocol = cold.target_protocol or "s3"
+        provider_for_protocol(protocol)  # a clear error for a store no provider speaks
         before_connect(protocol, options)  # before the library is imported
         cls = fsspec.get_filesystem_class(protocol)
         if getattr(cls, "async_impl", False):

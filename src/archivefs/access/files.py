@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from fsspec.asyn import sync
 from fsspec.spec import AbstractBufferedFile
 
+from archivefs.bulk import gc_paused
 from archivefs.providers.base import PATH_BUCKET, PATH_KEY
 from archivefs.readahead import ReadaheadCache
 from archivefs.s3compat import TargetFileCalls, split_version
@@ -102,7 +103,10 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
         super().close()
 
     def read(self, length: int = -1) -> bytes:
-        data: bytes = super().read(length)
+        """Read as fsspec's files do; the cyclic GC is paused meanwhile, as h5py asks of
+        file objects it reads while holding its lock (:func:`~archivefs.bulk.gc_paused`)."""
+        with gc_paused():
+            data: bytes = super().read(length)
         self.fs._crew.reads.delivered(len(data))
         return data
 

@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from archivefs.bulk import gc_paused
 from archivefs.errors import ObjectChangedError, ReferencesError
 from archivefs.stores.conditional import read_versioned_async, write_versioned_async
 
@@ -101,8 +102,11 @@ def make_references(
     """
     from kerchunk.hdf import SingleHdf5ToZarr
 
-    translator = SingleHdf5ToZarr(fileobj, url, inline_threshold=inline_threshold, error="raise")
-    refs: dict[str, Any] = translator.translate()
+    with gc_paused():  # h5py's lock is held while zarr's thread works for kerchunk
+        translator = SingleHdf5ToZarr(
+            fileobj, url, inline_threshold=inline_threshold, error="raise"
+        )
+        refs: dict[str, Any] = translator.translate()
 
     def read(offset: int, length: int) -> bytes:
         fileobj.seek(offset)
@@ -132,7 +136,7 @@ def make_netcdf3_references(
         source, storage_options=storage_options, inline_threshold=inline_threshold
     )
     try:
-        refs: dict[str, Any] = translator.translate()
+        refs: dict[str, Any] = translator.translate()  # no h5py: nothing to pause
     finally:
         translator.fp.close()
     entries = {
