@@ -483,7 +483,14 @@ def test_the_plan_names_per_variable_the_files_read_whole(
     plan = ads.plan_dataset(ds[["t", "q"]])
     whole = (f"{bucket}/nc/part1.nc",)
     assert plan.read_whole == {"lat": whole, "q": whole, "t": whole}  # lat: a lazy coordinate
-    assert "read_whole=['lat', 'q', 't']" in repr(plan)
+    assert f"1 file read whole, not chunk by chunk, for lat, q, t: {whole[0]} (no references" in (
+        repr(plan)
+    )
+    (row,) = [i for i, g in enumerate(plan) if whole[0] in g.paths]
+    assert plan.take([row]).read_whole == plan.read_whole  # derived plans keep it
+    assert plan.only([g for g in plan if whole[0] not in g.paths]).read_whole == {}
+    # prefetch's plan says it as plan_dataset's does
+    assert ads.prefetch(ds[["t", "q"]], wait=False).plan.read_whole == plan.read_whole
     assert ads.plan_dataset(ds["t"].isel(time=slice(0, 2))).read_whole == {}  # part0's chunk
     assert ads.plan_dataset(ds["t"].isel(time=slice(STEPS, STEPS + 1))).read_whole == {
         "t": (f"{bucket}/nc/part1.nc",)
