@@ -304,11 +304,12 @@ def whole_file_text(read_whole: Mapping[str, Sequence[str]], shown: int = 3) -> 
 
 
 def whole_file_json(read_whole: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """A plan's ``read_whole`` for JSON output: the files, per variable, and why."""
+    """A plan's ``read_whole`` for JSON output: the files, per variable, and why (``None``
+    when no file is read whole)."""
     return {
         "files": sorted({f for paths in read_whole.values() for f in paths}),
         "variables": {name: list(paths) for name, paths in sorted(read_whole.items())},
-        "why": WHOLE_FILE_WHY,
+        "why": WHOLE_FILE_WHY if read_whole else None,
     }
 
 
