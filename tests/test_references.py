@@ -517,6 +517,21 @@ def test_restore_aware_graph_of_a_referenced_selection_restores_only_its_files(
     np.testing.assert_array_equal(values, expected.values)
 
 
+def test_a_referenced_file_s_chunk_layers_are_named_by_the_file_and_its_objects(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, archived: dict[str, tuple[bytes, Any]]
+) -> None:
+    """The Dask name of a referenced file's chunks comes from the file and the objects its
+    references point into (``ReferencedStore``, not a pickle of the reference filesystem):
+    one per file, so plans tell files apart, and the same again for the same file."""
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(FILES)]
+    names = [ads.open_dataset(url, fs=make_fs())["t"].data.name for url in urls]
+    assert len(set(names)) == FILES
+    assert ads.open_dataset(urls[0], fs=make_fs())["t"].data.name == names[0]
+    together = ads.open_mfdataset(urls, fs=make_fs(), combine="by_coords")
+    plan = ads.plan_dataset(together["t"].isel(time=slice(STEPS, STEPS + 1)))
+    assert [g.key for g in plan] == [f"{bucket}/nc/part1.nc"]
+
+
 def test_netcdf3_files_are_indexed_and_open_archived(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
