@@ -345,6 +345,36 @@ def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
     assert "no variable 'nope'" in unknown.output
 
 
+def test_restore_aware_submits_a_plan_that_names_the_files_read_whole(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """The plan restore_aware submits (what the on_estimate hooks see) says which files
+    are read whole, as plan_dataset's does: part1 has no references."""
+    files = make_files(tmp_path, 2)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
+    assert ads.index_files(f"s3://{bucket}/nc/part0.nc", fs=make_fs(), inline_threshold=0).ok
+    archive.put_object(bucket, "nc/part0.nc", files["nc/part0.nc"][0], storage_class="GLACIER")
+    seen: list[Any] = []
+
+    def looks(plan: Any, estimate: Any) -> bool:
+        seen.append(plan)
+        return True
+
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(2)]
+    fs = make_fs()
+    # added after construction: a hook in the options cannot go into the JSON form that
+    # restore_aware's tokenizing of the filesystem makes
+    fs.hooks.on_estimate.append(looks)
+    ds = ads.open_mfdataset(urls, fs=fs, combine="by_coords")
+    selection = ds["t"].isel(time=slice(STEPS - 2, STEPS + 1))
+    expected = ads.plan_dataset(selection).read_whole
+    assert expected == {"t": (f"{bucket}/nc/part1.nc",)}
+    seen.clear()
+    ads.restore_aware(selection, coordinate=False, poll_interval=0.2, timeout=600)
+    assert [plan.read_whole for plan in seen] == [expected]
+    assert archive.requests.count("RestoreObject") == 1  # part0 only
+
+
 # The installed console script, as users run it.
 ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
 
