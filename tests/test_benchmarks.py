@@ -178,6 +178,8 @@ def _netcdf_references(refs: dict[str, Any]) -> None:
     assert refs["baseline"]["restore_requests"] == files  # today: every file restored
     assert refs["archivefs"]["restore_requests"] == 1  # 2 steps of one file: that file only
     assert refs["archivefs"]["bytes_fetched"] == refs["parameters"]["bytes_needed"]
+    assert refs["archivefs"]["zarr_open_chunk_GET"] == 0  # the yardstick opens, reads no chunk
+    assert refs["archivefs"]["open_vs_zarr"] > 0
 
 
 # what each benchmark's smoke result must show beyond running and writing it

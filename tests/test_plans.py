@@ -180,6 +180,39 @@ def test_paths_other_than_the_keys_and_plans_made_from_groups() -> None:
     assert plan.replace(missing=("b/y",)).missing == ("b/y",)
 
 
+def test_read_whole_survives_every_derived_plan_restricted_to_its_files() -> None:
+    """A dataset plan's ``read_whole`` (files read whole, per variable) is kept by
+    ``only``, ``take``, ``batches``, ``replace`` and pickling, each keeping the files its
+    groups still hold: the bundle holding a.nc and b.nc, the object c.nc."""
+    bundle = ObjectState("b/bundle.zip", 4 << 20, SC.GLACIER, RS.ARCHIVED)
+    single = ObjectState("b/c.nc", 1 << 20, SC.GLACIER, RS.ARCHIVED)
+    placements = [
+        PathInGroup("b/a.nc", "b/bundle.zip", 10),
+        PathInGroup("b/b.nc", "b/bundle.zip", 20),
+        PathInGroup("b/c.nc", "b/c.nc", 1 << 20),
+    ]
+    whole = {"q": ("b/c.nc",), "t": ("b/a.nc", "b/c.nc"), "lat": ("b/b.nc",)}
+    plan = make_plan(placements, {"b/bundle.zip": bundle, "b/c.nc": single}, now=NOW)
+    plan = plan.replace(read_whole=whole)
+    assert [g.key for g in plan] == ["b/bundle.zip", "b/c.nc"]
+    assert plan.take([0, 1]).read_whole == whole
+    assert plan.take([0]).read_whole == {"t": ("b/a.nc",), "lat": ("b/b.nc",)}
+    assert plan.take([1]).read_whole == {"q": ("b/c.nc",), "t": ("b/c.nc",)}
+    assert plan.only([plan.group("b/c.nc")]).read_whole == {"q": ("b/c.nc",), "t": ("b/c.nc",)}
+    assert plan.only(plan.to_restore).read_whole == whole
+    assert plan.only([]).read_whole == {}
+    first, second = plan.batches(1)
+    assert (first.read_whole, second.read_whole) == (plan.take([0]).read_whole, {
+        "q": ("b/c.nc",), "t": ("b/c.nc",)
+    })  # fmt: skip
+    assert plan.replace(days=3).read_whole == whole
+    assert pickle.loads(pickle.dumps(plan)).read_whole == whole
+    assert plan != plan.replace(read_whole={})  # it is part of what the plan says
+    assert "3 files read whole, not chunk by chunk, for lat, q, t: b/a.nc, b/b.nc, b/c.nc" in (
+        repr(plan)
+    )
+
+
 def test_estimate_over_batches_equals_the_estimate_of_one_plan() -> None:
     states = mixed_states()
     plan = plan_objects(states, needed_until=NOW + timedelta(days=2), now=NOW)

@@ -9,6 +9,10 @@ chunks, reads fetch only the referenced ranges, values equal the originals.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +24,7 @@ from click.testing import CliRunner
 
 from archivefs.cli import EXIT_ERROR, main
 from archivefs.errors import ObjectArchivedError, ObjectChangedError
+from archivefs.plans import whole_file_json, whole_file_text
 from tests.support.netcdf import CHUNK_ROWS, STEPS, write_netcdf
 from tests.support.providers import provider_params, reads, restore_calls, seed
 
@@ -340,6 +345,103 @@ def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
     assert "no variable 'nope'" in unknown.output
 
 
+def test_restore_aware_submits_a_plan_that_names_the_files_read_whole(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """The plan restore_aware submits (what the on_estimate hooks see) says which files
+    are read whole, as plan_dataset's does: part1 has no references."""
+    files = make_files(tmp_path, 2)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
+    assert ads.index_files(f"s3://{bucket}/nc/part0.nc", fs=make_fs(), inline_threshold=0).ok
+    archive.put_object(bucket, "nc/part0.nc", files["nc/part0.nc"][0], storage_class="GLACIER")
+    seen: list[Any] = []
+
+    def looks(plan: Any, estimate: Any) -> bool:
+        seen.append(plan)
+        return True
+
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(2)]
+    fs = make_fs()
+    # added after construction: a hook in the options cannot go into the JSON form that
+    # restore_aware's tokenizing of the filesystem makes
+    fs.hooks.on_estimate.append(looks)
+    ds = ads.open_mfdataset(urls, fs=fs, combine="by_coords")
+    selection = ds["t"].isel(time=slice(STEPS - 2, STEPS + 1))
+    expected = ads.plan_dataset(selection).read_whole
+    assert expected == {"t": (f"{bucket}/nc/part1.nc",)}
+    seen.clear()
+    ads.restore_aware(selection, coordinate=False, poll_interval=0.2, timeout=600)
+    assert [plan.read_whole for plan in seen] == [expected]
+    assert archive.requests.count("RestoreObject") == 1  # part0 only
+
+
+# The installed console script, as users run it.
+ARCHIVEFS = shutil.which("archivefs", path=str(Path(sys.executable).parent)) or "archivefs"
+
+
+def test_cli_estimate_and_prefetch_say_which_files_are_read_whole_and_why(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """part0 is indexed and archived, part1 (hot) has no references: a selection over both
+    reads part1 whole, and the installed script says so (text and --json) in the words of
+    the plan's repr, with what the Python twin (``ads.select_files``) finds."""
+    files = make_files(tmp_path, 2)
+    archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
+    assert ads.index_files(f"s3://{bucket}/nc/part0.nc", fs=make_fs(), inline_threshold=0).ok
+    archive.put_object(bucket, "nc/part0.nc", files["nc/part0.nc"][0], storage_class="GLACIER")
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "ARCHIVEFS_RESTORE_TIME_SCALE": str(1 / 3600),
+    }
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        tail = ["--endpoint-url", archive.endpoint_url, "--journal", str(tmp_path / "j.sqlite")]
+        done = subprocess.run(
+            [ARCHIVEFS, *args, *tail], capture_output=True, text=True, env=env, timeout=600,
+            check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done
+
+    glob = f"s3://{bucket}/nc/*.nc"
+    both = [glob, "--var", "t", "--sel", f"time={STEPS - 2}:{STEPS + 1}"]
+    chosen = ads.select_files(glob, fs=make_fs(), variables=["t"], ranges={"time": ("6", "9")})
+    assert set(chosen.read_whole) >= {"t"}
+    assert {f for v in chosen.read_whole.values() for f in v} == {f"{bucket}/nc/part1.nc"}
+    line = whole_file_text(chosen.read_whole)
+    assert line.startswith("1 file read whole, not chunk by chunk, for ")
+    assert line.endswith(f": {bucket}/nc/part1.nc (no references: `archivefs index URL` makes "
+                         "them while a file reads (hot or restored), `archivefs bundle` as it "
+                         "packs it; kerchunk cannot describe every file)")  # fmt: skip
+
+    assert line in cli("estimate", *both).stdout.splitlines()
+    estimate = json.loads(cli("estimate", *both, "--json").stdout)
+    assert estimate["read_whole"] == whole_file_json(chosen.read_whole)
+    assert estimate["read_whole"]["files"] == [f"{bucket}/nc/part1.nc"]
+    assert estimate["selection"]["objects"]["archived"] == 1  # part0; part1 reads at once
+
+    # part0's first chunk only (of the glob, part1's lazy coordinate lat would be read whole)
+    inside = [f"s3://{bucket}/nc/part0.nc", "--var", "t", "--sel", "time=0:1"]
+    assert "read whole" not in cli("estimate", *inside).stdout
+    assert json.loads(cli("estimate", *inside, "--json").stdout)["read_whole"] == {
+        "files": [],
+        "variables": {},
+        "why": None,
+    }
+    plain = json.loads(cli("estimate", f"s3://{bucket}/nc/part0.nc", "--json").stdout)
+    assert "read_whole" not in plain  # no dataset selection: nothing to say
+    assert archive.requests.count("RestoreObject") == 0
+
+    assert line in cli("prefetch", *both).stdout.splitlines()
+    assert archive.requests.count("RestoreObject") == 1  # part0; part1 is hot
+    prefetched = json.loads(cli("prefetch", *both, "--json").stdout)
+    assert prefetched["read_whole"] == whole_file_json(chosen.read_whole)
+    assert prefetched["requests_sent"] == 0  # restored by the first prefetch
+
+
 def test_bundle_members_reference_their_bundle_and_plan_to_it(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
@@ -445,6 +547,21 @@ def test_restore_aware_graph_of_a_referenced_selection_restores_only_its_files(
     np.testing.assert_array_equal(values, expected.values)
 
 
+def test_a_referenced_file_s_chunk_layers_are_named_by_the_file_and_its_objects(
+    archive: EmulatedArchive, bucket: str, make_fs: Any, archived: dict[str, tuple[bytes, Any]]
+) -> None:
+    """The Dask name of a referenced file's chunks comes from the file and the objects its
+    references point into (``ReferencedStore``, not a pickle of the reference filesystem):
+    one per file, so plans tell files apart, and the same again for the same file."""
+    urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(FILES)]
+    names = [ads.open_dataset(url, fs=make_fs())["t"].data.name for url in urls]
+    assert len(set(names)) == FILES
+    assert ads.open_dataset(urls[0], fs=make_fs())["t"].data.name == names[0]
+    together = ads.open_mfdataset(urls, fs=make_fs(), combine="by_coords")
+    plan = ads.plan_dataset(together["t"].isel(time=slice(STEPS, STEPS + 1)))
+    assert [g.key for g in plan] == [f"{bucket}/nc/part1.nc"]
+
+
 def test_netcdf3_files_are_indexed_and_open_archived(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
@@ -483,7 +600,14 @@ def test_the_plan_names_per_variable_the_files_read_whole(
     plan = ads.plan_dataset(ds[["t", "q"]])
     whole = (f"{bucket}/nc/part1.nc",)
     assert plan.read_whole == {"lat": whole, "q": whole, "t": whole}  # lat: a lazy coordinate
-    assert "read_whole=['lat', 'q', 't']" in repr(plan)
+    assert f"1 file read whole, not chunk by chunk, for lat, q, t: {whole[0]} (no references" in (
+        repr(plan)
+    )
+    (row,) = [i for i, g in enumerate(plan) if whole[0] in g.paths]
+    assert plan.take([row]).read_whole == plan.read_whole  # derived plans keep it
+    assert plan.only([g for g in plan if whole[0] not in g.paths]).read_whole == {}
+    # prefetch's plan says it as plan_dataset's does
+    assert ads.prefetch(ds[["t", "q"]], wait=False).plan.read_whole == plan.read_whole
     assert ads.plan_dataset(ds["t"].isel(time=slice(0, 2))).read_whole == {}  # part0's chunk
     assert ads.plan_dataset(ds["t"].isel(time=slice(STEPS, STEPS + 1))).read_whole == {
         "t": (f"{bucket}/nc/part1.nc",)

@@ -278,6 +278,41 @@ class PlannedGroups(Sequence[PlannedGroup]):
         return f"PlannedGroups({len(self)} groups)"
 
 
+WHOLE_FILE_WHY = (
+    "no references: `archivefs index URL` makes them while a file reads (hot or "
+    "restored), `archivefs bundle` as it packs it; kerchunk cannot describe every file"
+)
+"""Why a dataset selection reads some files whole (one wording: repr, CLI, JSON)."""
+
+
+def whole_file_text(read_whole: Mapping[str, Sequence[str]], shown: int = 3) -> str:
+    """A plan's ``read_whole`` in one line: which files, for which variables, and why.
+
+    Example::
+
+        whole_file_text({"t": ["b/qc.nc"]})
+        # '1 file read whole, not chunk by chunk, for t: b/qc.nc (no references: ...)'
+    """
+    files = sorted({f for paths in read_whole.values() for f in paths})
+    listed = ", ".join(files[:shown]) + (
+        f" and {len(files) - shown} more" if len(files) > shown else ""
+    )
+    return (
+        f"{len(files)} file{'s' * (len(files) != 1)} read whole, not chunk by chunk, for "
+        f"{', '.join(sorted(read_whole))}: {listed} ({WHOLE_FILE_WHY})"
+    )
+
+
+def whole_file_json(read_whole: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """A plan's ``read_whole`` for JSON output: the files, per variable, and why (``None``
+    when no file is read whole)."""
+    return {
+        "files": sorted({f for paths in read_whole.values() for f in paths}),
+        "variables": {name: list(paths) for name, paths in sorted(read_whole.items())},
+        "why": WHOLE_FILE_WHY if read_whole else None,
+    }
+
+
 class Plan:
     """What a job needs: every group, its state, and what will be done about it.
 
@@ -321,17 +356,18 @@ class Plan:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Plan):
             return NotImplemented
-        return (self.tier, self.days, self.created, self.missing) == (
+        return (self.tier, self.days, self.created, self.missing, self.read_whole) == (
             other.tier,
             other.days,
             other.created,
             other.missing,
+            other.read_whole,
         ) and self.groups == other.groups
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        whole = f", read_whole={sorted(self.read_whole)}" if self.read_whole else ""
+        whole = f"; {whole_file_text(self.read_whole)}" if self.read_whole else ""
         return (
             f"Plan({len(self)} groups, {len(self.table.paths or self.table.keys)} paths, "
             f"tier={self.tier!r}, days={self.days}, missing={len(self.missing)}{whole})"
@@ -381,8 +417,29 @@ class Plan:
         return self._rows(np.asarray(rows, dtype=np.int64))
 
     def only(self, groups: Iterable[PlannedGroup]) -> Plan:
-        """The same plan with only ``groups`` (e.g. ``plan.only(plan.fee_reads)``)."""
-        return Plan(groups=tuple(groups), tier=self.tier, days=self.days, created=self.created)
+        """The same plan with only ``groups`` (e.g. ``plan.only(plan.fee_reads)``); its
+        ``read_whole`` keeps the files those groups hold."""
+        kept = tuple(groups)
+        return Plan(
+            groups=kept,
+            tier=self.tier,
+            days=self.days,
+            created=self.created,
+            read_whole=self._whole_within(chain.from_iterable(g.paths for g in kept)),
+        )
+
+    def _whole_within(self, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """``read_whole`` restricted to the files among ``paths`` (variables left with
+        none are dropped)."""
+        if not self.read_whole:
+            return {}
+        held = set(paths)
+        out = {}
+        for name, files in self.read_whole.items():
+            kept = tuple(f for f in files if f in held)
+            if kept:
+                out[name] = kept
+        return out
 
     def replace(self, **changes: Any) -> Plan:
         """The same groups with other ``tier``, ``days``, ``created``, ``missing`` or
@@ -395,9 +452,15 @@ class Plan:
         return Plan(table=self.table, **{**fields, **changes})
 
     def take(self, rows: Sequence[int] | np.ndarray[Any, Any]) -> Plan:
-        """The same plan with only the groups at ``rows`` (column by column)."""
+        """The same plan with only the groups at ``rows`` (column by column); its
+        ``read_whole`` keeps the files those groups hold."""
+        table = self.table.take(rows)
         return Plan(
-            tier=self.tier, days=self.days, created=self.created, table=self.table.take(rows)
+            tier=self.tier,
+            days=self.days,
+            created=self.created,
+            table=table,
+            read_whole=self._whole_within(table.paths if table.paths is not None else table.keys),
         )
 
     def batches(self, size: int) -> Iterator[Plan]:

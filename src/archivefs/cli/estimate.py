@@ -82,15 +82,19 @@ def estimate_command(
         else:
             paths = read_paths(urls, from_file)
             fs = ctx.filesystem(paths, price_sheet=price_sheet, egress=egress)
+            chosen = None
             if variables or ranges:
-                paths = options.selected_paths(paths, fs=fs, variables=variables, ranges=ranges)
+                chosen = options.selected(paths, fs=fs, variables=variables, ranges=ranges)
+                paths = chosen.paths
             plan = fs.plan(paths, tier=parse_tier(tier, fs.provider.name), days=days)
+            if chosen is not None:
+                plan = plan.replace(read_whole=chosen.read_whole)
             report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)
             from archivefs.pricing.amounts import format_amount
 
             summary = summarize(plan)
-            print_estimate(ctx, result, summary)
+            print_estimate(ctx, result, summary, plan.read_whole if chosen else None)
             if not ctx.as_json:
                 if plan.fee_reads:
                     click.echo(

@@ -14,6 +14,8 @@ from archivefs.providers import PROVIDERS
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from archivefs.datasets import FileSelection
+
 DAYS = click.IntRange(min=1)
 """``--days``: a whole number of days, at least 1 (a usage error, exit 2, otherwise)."""
 
@@ -113,7 +115,8 @@ def dataset_selection(command: Any) -> Any:
         "variables",
         multiple=True,
         metavar="NAME",
-        help="With the URLs as netCDF/HDF5 files: only what this variable reads.",
+        help="With the URLs as netCDF/HDF5 files: only what this variable reads (files "
+        "without references are read whole: the output names them).",
     )(command)
 
 
@@ -133,9 +136,9 @@ def _parse_ranges(
     return out
 
 
-def selected_paths(paths: list[str], **kwargs: Any) -> list[str]:
-    """``--var``/``--sel``: the objects the selection of the files ``paths`` reads (one
-    public call, ``archivefs.datasets.selection_paths``)."""
-    from archivefs.datasets import selection_paths
+def selected(paths: list[str], **kwargs: Any) -> FileSelection:
+    """``--var``/``--sel``: what the selection of the files ``paths`` reads, and which of
+    them it reads whole (one public call, ``archivefs.datasets.select_files``)."""
+    from archivefs.datasets import select_files
 
-    return selection_paths(paths[0] if len(paths) == 1 else paths, **kwargs)
+    return select_files(paths[0] if len(paths) == 1 else paths, **kwargs)

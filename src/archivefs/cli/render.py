@@ -28,6 +28,8 @@ from archivefs.errors import (
 from archivefs.progress import ProgressDisplay, human_bytes
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from archivefs.filesystem import ArchiveFileSystem
     from archivefs.selection import SelectionSummary
 
@@ -192,11 +194,22 @@ def echo_claims(summaries: list[Any], unclaimed: list[str]) -> None:
         )
 
 
-def print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None = None) -> None:
+def print_estimate(
+    ctx: Context,
+    result: Any,
+    summary: SelectionSummary | None = None,
+    read_whole: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """An estimate; with ``summary``, in files and objects; with ``read_whole`` (a dataset
+    selection's), which files it reads whole and why."""
     from archivefs.pricing.amounts import format_amount
 
     if ctx.as_json:
-        extra = {"selection": summary.as_json()} if summary is not None else {}
+        extra: dict[str, Any] = {"selection": summary.as_json()} if summary is not None else {}
+        if read_whole is not None:
+            from archivefs.plans import whole_file_json
+
+            extra["read_whole"] = whole_file_json(read_whole)
         click.echo(json.dumps({**result.model_dump(mode="json"), "total": result.total, **extra}))
         return
     if summary is not None:
@@ -205,6 +218,7 @@ def print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None =
             f"restore, in objects of {human_bytes(summary.bytes_to_restore)} "
             f"({result.restore_request_count} restore requests)"
         )
+    echo_read_whole(read_whole)
     for name, dollars in result.table():
         click.echo(f"{name:<24} {format_amount(dollars, result.currency):>16}")
     lo, hi = result.restore_hours
@@ -215,6 +229,14 @@ def print_estimate(ctx: Context, result: Any, summary: SelectionSummary | None =
     for warning in result.warnings:
         click.echo(f"warning: {warning}")
     click.echo(f"prices: the {result.sheet} price sheet (`archivefs sheet show {result.sheet}`)")
+
+
+def echo_read_whole(read_whole: Mapping[str, Sequence[str]] | None) -> None:
+    """A dataset selection's files read whole and why, in the plan repr's words (if any)."""
+    from archivefs.plans import whole_file_text
+
+    if read_whole:
+        click.echo(whole_file_text(read_whole))
 
 
 def echo_table(rows: list[list[str]]) -> None:

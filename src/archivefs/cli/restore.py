@@ -8,8 +8,14 @@ import click
 
 from archivefs.cli import options
 from archivefs.cli.context import Context, global_options, read_paths
-from archivefs.cli.options import selected_paths
-from archivefs.cli.render import echo_json, restore_with_display, run_guarded, warn_over_restore
+from archivefs.cli.options import selected
+from archivefs.cli.render import (
+    echo_json,
+    echo_read_whole,
+    restore_with_display,
+    run_guarded,
+    warn_over_restore,
+)
 from archivefs.progress import human_bytes
 from archivefs.selection import summarize
 
@@ -147,15 +153,19 @@ def prefetch_command(
             options["hot_options"] = ctx.storage_options()
         paths = read_paths(urls, from_file)
         fs = ctx.filesystem(paths, **options)
+        chosen = None
         if variables or ranges:
-            paths = selected_paths(paths, fs=fs, variables=variables, ranges=ranges)
+            chosen = selected(paths, fs=fs, variables=variables, ranges=ranges)
+            paths = chosen.paths
+            if not ctx.as_json:  # before the wait: which files come back whole, and why
+                echo_read_whole(chosen.read_whole)
         if local:
             assert hot is not None
             result = restore_with_display(
                 ctx, fs, paths, prefetch=True, timeout=timeout, to=hot, force=force
             )
             copied = result.copied
-            summary = {
+            summary: dict[str, Any] = {
                 "groups": len(result.plan),
                 "requests_sent": result.requests_sent,
                 "ready": len(result.ready),
@@ -181,6 +191,10 @@ def prefetch_command(
                 "copied_to": hot,
                 "promoted_in_place": len(promoted),
             }
+        if chosen is not None:
+            from archivefs.plans import whole_file_json
+
+            summary["read_whole"] = whole_file_json(chosen.read_whole)
         if ctx.as_json:
             echo_json(summary)
         else:

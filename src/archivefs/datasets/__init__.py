@@ -28,7 +28,7 @@ from archivefs.datasets.opening import (
     open_mfdataset,
     open_zarr,
 )
-from archivefs.datasets.selecting import selection_paths
+from archivefs.datasets.selecting import FileSelection, select_files, selection_paths
 from archivefs.errors import ArchiveError, ObjectChangedError
 from archivefs.filesystem import ArchiveFileSystem
 
@@ -37,6 +37,7 @@ __all__ = [
     "READ_WHOLE_BELOW",
     "ArchiveError",
     "ArchiveFileSystem",
+    "FileSelection",
     "IndexReport",
     "IndexedFile",
     "ObjectChangedError",
@@ -51,5 +52,6 @@ __all__ = [
     "plan_dataset",
     "prefetch",
     "restore_aware",
+    "select_files",
     "selection_paths",
 ]

@@ -79,11 +79,13 @@ def prefetch(
         summer.mean().compute()
     """
     per_fs = chunk_paths(obj)
-    results = [
-        fs.prefetch(paths, tier=tier, days=days, wait=wait, timeout=timeout)
-        for fs, paths in per_fs.items()
-        if paths
-    ]
+    results = []
+    for fs, paths in per_fs.items():
+        if paths:
+            result = fs.prefetch(paths, tier=tier, days=days, wait=wait, timeout=timeout)
+            # as plan_dataset's: the plan names the files read whole, not chunk by chunk
+            result.plan = result.plan.replace(read_whole=whole_file_reads(obj, fs))
+            results.append(result)
     if not results:
         raise _nothing_to_plan()
     return results[0] if len(results) == 1 else _merge(results)

@@ -23,6 +23,7 @@ from archivefs.datasets.graph import (
     _ReferencedLayout,
     _task_window,
     chunk_paths,
+    whole_file_reads,
 )
 
 # -- a restore-aware graph -------------------------------------------------------------------
@@ -71,7 +72,8 @@ def restore_aware(
     coordinations: dict[int, Coordination] = {}
     submitted: dict[int, float] = {}
     for fs, paths in per_fs.items():
-        plan = fs.plan(paths)
+        # the hooks see what plan_dataset shows: the files read whole, not chunk by chunk
+        plan = fs.plan(paths).replace(read_whole=whole_file_reads(obj, fs))
         submitted_at = submitted[id(fs)] = time.time()
         fs.submit(plan)
         if client is not None:

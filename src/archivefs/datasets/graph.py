@@ -179,10 +179,10 @@ def chunk_paths(obj: Any) -> dict[ArchiveFileSystem, list[str]]:
     return {fs: sorted(paths) for fs, paths in out.items()}
 
 
-def whole_file_reads(obj: Any) -> dict[str, list[str]]:
+def whole_file_reads(obj: Any, fs: ArchiveFileSystem | None = None) -> dict[str, list[str]]:
     """The variables of a lazy selection that read whole files (netCDF/HDF5 opened without
     references: kerchunk could not describe them, or they were never indexed), each with
-    those files: what a plan cannot narrow to chunks.
+    those files (through ``fs`` only, if given): what a plan cannot narrow to chunks.
 
     Example::
 
@@ -191,7 +191,7 @@ def whole_file_reads(obj: Any) -> dict[str, list[str]]:
     out: dict[str, set[str]] = {}
     for layer in chunk_reads(obj):
         source = _SOURCES[layer]
-        if source.array is None:
+        if source.array is None and (fs is None or source.fs is fs):
             out.setdefault(source.variable or "?", set()).add(source.path)
     return {name: sorted(paths) for name, paths in sorted(out.items())}
 

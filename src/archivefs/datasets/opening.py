@@ -14,7 +14,12 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
-from archivefs.datasets.referenced import check_unchanged, find_references, open_referenced
+from archivefs.datasets.referenced import (
+    check_unchanged,
+    find_references,
+    open_referenced,
+    reference_target,
+)
 
 READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
 
@@ -192,8 +197,11 @@ def open_mfdataset(
     contents = _fetch_whole(fs, {p: n for p, n in plain.items() if n < read_whole_below})
     opened = _open_parts(fs, plain, contents, engine=engine, chunks=chunks, parallel=parallel)
     by_path = dict(zip(plain, opened, strict=True))
+    remote = reference_target(fs) if indexed else None
     parts = [
-        open_referenced(fs, p, indexed[p], chunks=chunks) if p in indexed else by_path[p]
+        open_referenced(fs, p, indexed[p], chunks=chunks, remote=remote)
+        if p in indexed
+        else by_path[p]
         for p in sizes
     ]
     if combine == "nested":

@@ -2,14 +2,16 @@
 
 What ``archivefs estimate`` and ``archivefs prefetch`` run for ``--var``/``--sel``: the
 files are opened (from their references when they have them), the selection is made
-lazily, and the objects its chunk reads need are returned for the usual plan.
+lazily, and the objects its chunk reads need are returned for the usual plan, with the
+files it reads whole (no references) per variable.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from archivefs.datasets.graph import chunk_paths
+from archivefs.datasets.graph import chunk_paths, whole_file_reads
 from archivefs.datasets.opening import open_mfdataset
 from archivefs.errors import ArchiveError
 
@@ -19,24 +21,34 @@ if TYPE_CHECKING:
     from archivefs.filesystem import ArchiveFileSystem
 
 
-def selection_paths(
+@dataclass
+class FileSelection:
+    """What a selection of netCDF/HDF5 files reads: the objects (files, or the bundles'
+    members), and per variable the files it reads whole (they have no references), as a
+    plan's ``read_whole``."""
+
+    paths: list[str]
+    read_whole: dict[str, list[str]] = field(default_factory=dict)
+
+
+def select_files(
     urls: str | Sequence[str],
     *,
     fs: ArchiveFileSystem,
     variables: Sequence[str] = (),
     ranges: dict[str, tuple[str, str]] | None = None,
-) -> list[str]:
-    """The objects (files, or the bundles' members) that variables ``variables`` read over
-    index ``ranges`` (``{"time": ("2023-06-01", "2023-08-31")}``, both ends included) of
-    the netCDF/HDF5 files ``urls`` (URLs or a glob), opened with ``open_mfdataset``:
-    what ``archivefs estimate/prefetch --var --sel`` restore. Files with references
-    name exactly the objects holding the selected chunks; others are named whole.
+) -> FileSelection:
+    """What variables ``variables`` read over index ``ranges`` (``{"time": ("2023-06-01",
+    "2023-08-31")}``, both ends included) of the netCDF/HDF5 files ``urls`` (URLs or a
+    glob), opened with ``open_mfdataset``: what ``archivefs estimate/prefetch --var --sel``
+    plan and restore. Files with references name exactly the objects holding the selected
+    chunks; others are named whole, and ``read_whole`` says so.
 
     Example::
 
-        paths = ads.selection_paths("s3://bucket/run42/*.nc", fs=fs, variables=["t2m"],
-                                    ranges={"time": ("2023-06-01", "2023-08-31")})
-        fs.prefetch(paths, tier="Bulk")
+        chosen = ads.select_files("s3://bucket/run42/*.nc", fs=fs, variables=["t2m"],
+                                  ranges={"time": ("2023-06-01", "2023-08-31")})
+        plan = fs.plan(chosen.paths, tier="Bulk").replace(read_whole=chosen.read_whole)
     """
     ds = open_mfdataset(urls, fs=fs)
     missing = [v for v in variables if v not in ds.variables]
@@ -58,7 +70,27 @@ def selection_paths(
             fix="select along one of its dimensions with --sel DIM=START:STOP.",
         )
     selected = obj.sel(bounds)
-    return sorted({p for paths in chunk_paths(selected).values() for p in paths})
+    paths = sorted({p for paths in chunk_paths(selected).values() for p in paths})
+    return FileSelection(paths, whole_file_reads(selected))
+
+
+def selection_paths(
+    urls: str | Sequence[str],
+    *,
+    fs: ArchiveFileSystem,
+    variables: Sequence[str] = (),
+    ranges: dict[str, tuple[str, str]] | None = None,
+) -> list[str]:
+    """The objects (files, or the bundles' members) that variables ``variables`` read over
+    index ``ranges`` of the netCDF/HDF5 files ``urls``: :func:`select_files`'s ``paths``.
+
+    Example::
+
+        paths = ads.selection_paths("s3://bucket/run42/*.nc", fs=fs, variables=["t2m"],
+                                    ranges={"time": ("2023-06-01", "2023-08-31")})
+        fs.prefetch(paths, tier="Bulk")
+    """
+    return select_files(urls, fs=fs, variables=variables, ranges=ranges).paths
 
 
 def _bound(text: str) -> Any:
