@@ -331,3 +331,16 @@ def test_a_sequential_run_holds_its_window_and_behind_without_copying_its_parts(
 def _held(streamed: _Streamed) -> list[Future[bytes]]:
     """The futures the cache still holds (its runs' parts in flight)."""
     return [p.data for b in streamed.cache.buffers for p in b.pending]
+
+
+def test_a_full_streaming_window_is_as_many_parts_of_the_same_size_as_get_keeps() -> None:
+    """One decision: ``cat`` through the mount and ``fs.get`` of one object keep the same
+    parts in flight (with 8 parts where ``get`` keeps 10, ``cat`` on a link of slow
+    connections stayed at 0.8x ``get``)."""
+    from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
+
+    streamed = _Streamed(300 * MiB)
+    for start in range(0, 100 * MiB, FUSE_READ):
+        streamed.read(start, start + FUSE_READ)
+    pending = streamed.cache.buffers[0].pending
+    assert [part.end - part.start for part in pending] == [PART_SIZE] * PART_CONCURRENCY

@@ -25,7 +25,7 @@ random reads, and readahead that grows along forward runs, fetched in parts at o
   of a quarter of it (from :data:`PART` to :data:`MAX_AHEAD` / :data:`PARTS`; the
   file's last part takes a tail under :data:`PART`). Memory: a run holds at most
   :data:`MAX_AHEAD` in flight, the part being read and less than :data:`BEHIND` and
-  a part before it (88 MiB): the parts it took are kept as they arrived, never
+  a part before it (104 MiB): the parts it took are kept as they arrived, never
   joined into one copy (a read is sliced from its part); a run that stops
   has fetched at most one window it did not read; closing the file cancels what is
   in flight, and so does dropping the run's buffer.
@@ -65,8 +65,11 @@ if TYPE_CHECKING:
 GROWTH = 16
 """Each readahead of a run fetches this many times the previous fetch of that run."""
 
-MAX_AHEAD = 64 * 2**20
-"""The largest readahead (s3fs's default block is 50 MiB)."""
+MAX_AHEAD = 80 * 2**20
+"""The largest readahead: :data:`PARTS` parts of 8 MiB, what ``archivefs get`` keeps in
+flight for one object (``access.transfer``'s ``PART_CONCURRENCY`` parts of ``PART_SIZE``),
+so a streaming run on a link where each connection is slow uses as many connections as
+``get`` (with 8 parts, ``cat`` through the mount was held to 0.8x ``get``)."""
 
 RUN_GAP = 64 * 1024
 """A read starting at most this far past the previous one's end continues the run."""
@@ -82,8 +85,9 @@ RUN_TO_END = 8 * 2**20
 PART = 2**20
 """The smallest part of a readahead fetched on its own connection."""
 
-PARTS = 8
-"""At most this many parts of one readahead in flight (s3fs's pool holds 10 connections)."""
+PARTS = 10
+"""At most this many parts of one readahead in flight (``get``'s part concurrency; s3fs's
+pool holds 10 connections)."""
 
 BUFFERS = 4
 """Buffers kept: a run's, and the random reads made while it runs."""
