@@ -167,10 +167,21 @@ def _netcdf_wan(wan: dict[str, Any]) -> None:
 
 
 def _mount(mount: dict[str, Any]) -> None:
-    medians = {k: v["median"] for k, v in mount["summary"]["mount"].items()}
+    medians = {k: v["median"] for k, v in mount["summary"]["moto:archivefs"].items()}
     assert medians["ls_lR_LIST"] == mount["parameters"]["listing_pages"]
     assert medians["ls_lR_HEAD"] == medians["reread_GET"] == 0
     assert medians["ncdump_amplification"] <= 1.3
+    # each peer either ran on the same server and workloads, or says why it did not
+    skipped = mount["parameters"]["skipped"]
+    for peer, program in (("rclone", "rclone"), ("s3fs_fuse", "s3fs")):
+        ran = f"moto:{peer}" in mount["summary"]
+        assert ran == (shutil.which(program) is not None) == (peer not in skipped)
+        if ran:
+            assert (
+                mount["summary"][f"moto:{peer}"].keys() == mount["summary"]["moto:archivefs"].keys()
+            )
+        else:
+            assert "not installed" in skipped[peer]
 
 
 def _netcdf_references(refs: dict[str, Any]) -> None:
@@ -221,7 +232,7 @@ def test_benchmark_smoke_run_writes_its_result(name: str, tmp_path: Path) -> Non
     assert data["size"] == "smoke"
     if name == "demo":  # replays the walk-through: its own process, no latency
         assert data["server"] == {"process": "in the demo's own process", "latency_s": 0.0}
-    elif name in ("line_rate", "netcdf_wan"):  # a shaping proxy instead of the server's latency
+    elif name in ("line_rate", "netcdf_wan", "mount"):  # a shaping proxy, not the latency
         assert data["server"]["latency_s"] == 0.0
     elif not name.startswith("azure_"):
         assert data["server"] == {"process": "own process", "latency_s": 0.02}

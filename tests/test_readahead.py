@@ -8,6 +8,7 @@ from collections import deque
 from concurrent.futures import Future
 
 from archivefs.readahead import (
+    BEHIND,
     BUFFERS,
     GROWTH,
     MAX_AHEAD,
@@ -221,13 +222,22 @@ def test_a_sequential_run_streams_its_next_parts_while_it_reads() -> None:
     assert parts[-1][1] == size
     assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))  # each byte once
     sizes = [end - start for start, end in parts]
-    # the window is 16 x what the run read (2 MiB, then 18 MiB, ...), in parts of a
-    # quarter of it, up to MAX_AHEAD / PARTS; the last takes the file's tail under a PART
+    # the window is 16 x what the run took (2 MiB, then 18 MiB when it takes its first
+    # 1.125 MiB, 34 MiB at 2.125 MiB, 62.8 MiB at 3.925 MiB, then MAX_AHEAD), in parts of a
+    # tenth of it (at least PART, at most MAX_AHEAD / PARTS), each window topped up in
+    # whole parts; the last part takes the file's tail under a PART
     part = MAX_AHEAD // PARTS
-    assert sizes[:5] == [PART, PART, 18 * MiB // 4, 18 * MiB // 4, 18 * MiB // 4]
-    assert set(sizes[5:-1]) == {part}
-    assert part <= sizes[-1] < part + PART
-    assert len(parts) == 5 + (size - FUSE_READ - 2 * PART - 3 * 18 * MiB // 4) // part
+    taken = [FUSE_READ + PART, FUSE_READ + 2 * PART]  # the run when each window is set
+    taken.append(taken[-1] + GROWTH * taken[0] // PARTS)  # and its first part of 1.8 MiB
+    windows = [GROWTH * t for t in taken]  # 18 MiB, 34 MiB, 62.8 MiB
+    ramp = [PART] * 2 + [windows[0] // PARTS] * 9 + [windows[1] // PARTS] * 5
+    ramp += [windows[2] // PARTS] * 5
+    assert sizes[: len(ramp)] == ramp
+    assert set(sizes[len(ramp) : -1]) == {part}
+    rest = size - FUSE_READ - sum(ramp)  # full parts, then the tail: its own part from a
+    tail = rest % part  # PART on, else joined to the last full part
+    assert sizes[-1] == (tail if tail >= PART else part + tail)
+    assert len(parts) == len(ramp) + rest // part + (tail >= PART)
     # every part but the first two was started before any byte of the one before it was
     # read: the next bytes are on their way while the current ones are read
     first_read = {
@@ -325,3 +335,42 @@ def test_reads_that_arrive_a_piece_out_of_order_are_not_fetched_again() -> None:
     fetched = streamed.calls + streamed.started
     assert sum(e - s for s, e in fetched) == size  # each byte once
     assert len(streamed.calls) == 1
+
+
+def test_a_sequential_run_holds_its_window_and_behind_without_copying_its_parts() -> None:
+    """The parts a run takes stay the pieces they arrived as: memory during a 200 MiB
+    sequential read is the window in flight, BEHIND and the part being read, never a
+    second copy of them (the buffer used to be joined into one string at every part:
+    ``kept + part`` copied while the old buffer was still held)."""
+    import tracemalloc
+
+    size = 200 * MiB
+    streamed = _Streamed(size)
+    part = MAX_AHEAD // PARTS
+    tracemalloc.start()
+    try:
+        for start in range(0, size, FUSE_READ):
+            streamed.read(start, start + FUSE_READ)
+            streamed.futures = _held(streamed)  # the harness keeps no part the cache let go
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= MAX_AHEAD + BEHIND + 2 * part + MiB
+
+
+def _held(streamed: _Streamed) -> list[Future[bytes]]:
+    """The futures the cache still holds (its runs' parts in flight)."""
+    return [p.data for b in streamed.cache.buffers for p in b.pending]
+
+
+def test_a_full_streaming_window_is_as_many_parts_of_the_same_size_as_get_keeps() -> None:
+    """One decision: ``cat`` through the mount and ``fs.get`` of one object keep the same
+    parts in flight (with 8 parts where ``get`` keeps 10, ``cat`` on a link of slow
+    connections stayed at 0.8x ``get``)."""
+    from archivefs.access.transfer import PART_CONCURRENCY, PART_SIZE
+
+    streamed = _Streamed(300 * MiB)
+    for start in range(0, 100 * MiB, FUSE_READ):
+        streamed.read(start, start + FUSE_READ)
+    pending = streamed.cache.buffers[0].pending
+    assert [part.end - part.start for part in pending] == [PART_SIZE] * PART_CONCURRENCY

@@ -356,6 +356,15 @@ class RGWRequestLog:
             and (status is None or str(r.get("http_status")) == str(status))
         )
 
+    def bytes_sent(self, op: str | None = None) -> int:
+        """Bytes radosgw sent for the requests of one operation (or all), as its ops log
+        records them (``bytes_sent``: the response body)."""
+        return sum(
+            int(r.get("bytes_sent") or 0)
+            for r in self.records()
+            if op is None or operation(r) == op
+        )
+
     def counts(self) -> dict[str, int]:
         """Requests per operation."""
         found: dict[str, int] = {}
