@@ -186,8 +186,7 @@ class _Buffer:
             arrived.append(part.data.result())
             end = part.end
         self.drop_pending()
-        if arrived:
-            self.data = b"".join([self.data, *arrived])
+        self.extend(arrived)
 
 
 def _arrived(part: _Part) -> bool:
