@@ -78,3 +78,10 @@ def test_a_target_no_provider_speaks_is_refused_by_name(protocol: str) -> None:
     with pytest.raises(ArchiveError, match=f"no provider for the '{protocol}' protocol") as raised:
         ArchiveFileSystem(target_protocol=protocol).info("/tmp")
     assert "target_protocol='s3'" in str(raised.value)
+
+
+def test_a_hook_in_the_options_has_no_json_form_and_the_error_says_what_to_do() -> None:
+    fs = ArchiveFileSystem(target_options={"anon": True}, on_estimate=lambda plan, estimate: True)
+    with pytest.raises(ArchiveError, match="'on_estimate' holds a function") as raised:
+        fs.to_json()
+    assert "fs.hooks.on_estimate.append" in str(raised.value)

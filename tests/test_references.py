@@ -361,10 +361,7 @@ def test_restore_aware_submits_a_plan_that_names_the_files_read_whole(
         return True
 
     urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(2)]
-    fs = make_fs()
-    # added after construction: a hook in the options cannot go into the JSON form that
-    # restore_aware's tokenizing of the filesystem makes
-    fs.hooks.on_estimate.append(looks)
+    fs = make_fs(on_estimate=looks)  # in the options: the graph's tasks carry it pickled
     ds = ads.open_mfdataset(urls, fs=fs, combine="by_coords")
     selection = ds["t"].isel(time=slice(STEPS - 2, STEPS + 1))
     expected = ads.plan_dataset(selection).read_whole

@@ -39,13 +39,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError, RestoreTimeoutError
 
@@ -167,7 +166,7 @@ def start_coordinator(
     notifications = fs.notifications if isinstance(fs.notifications, ClusterNotifications) else None
     future = client.submit(
         _coordinate,
-        fs.to_json(),
+        fs,  # pickled as every chunk task's copy is (a hook in its options has no JSON form)
         plan,
         coordination,
         timeout,
@@ -189,7 +188,7 @@ def stats(coordination: Coordination, client: Any | None = None) -> dict[str, in
 
 
 def _coordinate(
-    fs_json: str,
+    given: ArchiveFileSystem,
     plan: Plan,
     coordination: Coordination,
     timeout: float | None,
@@ -197,7 +196,6 @@ def _coordinate(
     submitted_at: float,
 ) -> dict[str, int]:
     """The coordinator task: poll the plan's groups in bulk, publish each round's batch."""
-    import fsspec
 
     # The schedule counts from the submission. This host's clock may differ from the
     # client's: one that runs behind would put the submission in the future, so at
@@ -209,9 +207,9 @@ def _coordinate(
     distributed.secede()  # long-running: give the thread slot back to the worker's reads
     # the cluster's notification source is given at construction: a filesystem's settings
     # (the engine's among them) are fixed when it is made
-    spec = {**json.loads(fs_json), "notifications": notifications}
-    made = fsspec.AbstractFileSystem.from_dict(spec)
-    fs = cast("ArchiveFileSystem", made)
+    fs = type(given)(
+        *given.storage_args, **{**given.storage_options, "notifications": notifications}
+    )
     published = distributed.Variable(coordination.stats_name, client=client)
     progress = {"groups": len(plan.groups), "ready": 0, "rounds": 0, "batches": 0}
     started_once = distributed.Event(coordination.started_name, client=client)

@@ -260,7 +260,8 @@ class ArchiveFileSystem(
         return make_instance, (type(self), self.storage_args, self._portable_options())
 
     def to_dict(self, *, include_password: bool = True) -> dict[str, Any]:
-        """fsspec's JSON form (``to_json``), without explicit keys unless asked to keep them."""
+        """fsspec's JSON form (``to_json``), without explicit keys unless asked to keep them.
+        A function in the options (an ``on_estimate`` hook) has none: a clear error."""
         return json_form(self, self._portable_options(), include_password)
 
     def _portable_options(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import fsspec
 from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 
-from archivefs.errors import MissingCredentialsError
+from archivefs.errors import ArchiveError, MissingCredentialsError
 from archivefs.providers import provider_for_protocol
 from archivefs.stores import before_connect
 from archivefs.stores.credentials import (
@@ -178,9 +178,17 @@ def travelling_options(
 
 def json_form(fs: Any, options: dict[str, Any], include_password: bool) -> dict[str, Any]:
     """fsspec's JSON form of ``fs`` (what ``to_json`` writes), with ``options`` as its
-    storage options (``password`` left out unless ``include_password``)."""
+    storage options (``password`` left out unless ``include_password``); a function
+    among them (a hook) has none: :class:`ArchiveError`."""
     from fsspec.json import FilesystemJSONEncoder
 
+    for name, value in options.items():
+        if callable(value) or (isinstance(value, list) and any(map(callable, value))):
+            raise ArchiveError(
+                f"to_json/to_dict: the option {name!r} holds a function, which has no JSON form.",
+                fix="pickle the filesystem instead (Dask and multiprocessing do), or add "
+                f"the hook after construction (fs.hooks.{name}.append(...)).",
+            )
     encoder = FilesystemJSONEncoder()
     if not include_password:
         options.pop("password", None)

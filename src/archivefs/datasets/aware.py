@@ -177,7 +177,7 @@ def _ready_task(
     from dask._task_spec import DataNode, Task
 
     if coordination is None:
-        polling = DataNode(None, fs.to_json()), DataNode(None, group)
+        polling = DataNode(None, fs), DataNode(None, group)
         wait = DataNode(None, timeout), DataNode(None, poll_interval)
         return Task(key, _wait_until_readable, *polling, *wait, DataNode(None, submitted_at))
     health = COORDINATOR_HEALTH_INTERVAL if poll_interval is None else poll_interval
@@ -197,7 +197,7 @@ def _after(*values: Any) -> Any:
 
 
 def _wait_until_readable(
-    fs_json: str,
+    fs: ArchiveFileSystem,
     group: ObjectState,
     timeout: float | None,
     poll_interval: float | None,
@@ -208,9 +208,6 @@ def _wait_until_readable(
     (``time.time()``)."""
     import time
 
-    import fsspec
-
-    fs = fsspec.AbstractFileSystem.from_json(fs_json)
     schedule = fs.engine.schedule_for(fs.tier)(group) if poll_interval is None else None
     deadline = None if timeout is None else time.monotonic() + timeout
     polls = 0
