@@ -167,6 +167,11 @@ class Result:
         }
 
 
+def verdict(ok: bool) -> str:
+    """How a generated passage marks a target: met, or missed in bold."""
+    return "met" if ok else "**missed**"
+
+
 def machine() -> dict[str, Any]:
     """The machine a result was measured on; ``load_average`` (1, 5 and 15 minutes, taken
     when the result is written) says how busy it was during the run."""

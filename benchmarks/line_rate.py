@@ -40,7 +40,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivefs.access.synced import MANIFEST
-from benchmarks._common import ROOT, SAMPLES, Result, bundle_files, medians, ratio, sample, spread
+from benchmarks._common import (
+    ROOT,
+    SAMPLES,
+    Result,
+    bundle_files,
+    medians,
+    ratio,
+    sample,
+    spread,
+    verdict,
+)
 from benchmarks._shaping_proxy import ShapingProxy
 
 if TYPE_CHECKING:
@@ -630,9 +640,6 @@ def _targets(summary: dict[str, Any], prefix: str, shape: dict[str, Any]) -> lis
 
     def median(key: str, metric: str) -> float:
         return float(summary[f"{prefix}{key}"][metric]["median"])
-
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "**missed**"
 
     out = ["Targets (issue 49):"]
     for workload, what in (("one_large", "one large object"), ("several_large", "several")):

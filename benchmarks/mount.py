@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._common import SAMPLES, Result, medians, sample, spread
+from benchmarks._common import SAMPLES, Result, medians, sample, spread, verdict
 from benchmarks._shaping_proxy import ShapingProxy
 
 if TYPE_CHECKING:
@@ -466,9 +466,6 @@ def render(data: dict[str, Any]) -> dict[str, str]:
         amp = ours["ncdump_amplification"]["median"]
         lists, heads = ours["ls_lR_LIST"]["median"], ours["ls_lR_HEAD"]["median"]
         rereads = ours["reread_GET"]["median"]
-
-        def verdict(ok: bool) -> str:
-            return "met" if ok else "**missed**"
 
         lines += [
             "",

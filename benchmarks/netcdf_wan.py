@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._common import SAMPLES, Result, medians, ratio, sample, spread
+from benchmarks._common import SAMPLES, Result, medians, ratio, sample, spread, verdict
 from benchmarks._shaping_proxy import ShapingProxy
 
 if TYPE_CHECKING:
@@ -300,9 +300,6 @@ def render(data: dict[str, Any]) -> dict[str, str]:
             f"| {row['s3fs_default_seconds_spread']}, {row['s3fs_default_GET']:.0f} GETs "
             f"| {row['time_ratio']:.2f}x | {row['archivefs_amplification']:.2f}x |"
         )
-
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "**missed**"
 
     whole = [r for r in data["archivefs"]["rows"] if r["pattern"].startswith("whole variable")]
     step = [r for r in data["archivefs"]["rows"] if not r["pattern"].startswith("whole variable")]

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._common import SAMPLES, Result, medians, sample
+from benchmarks._common import SAMPLES, Result, medians, sample, verdict
 
 if TYPE_CHECKING:
     from archivefs.testing import EmulatedArchive
@@ -184,9 +184,6 @@ def _targets(rows: list[dict[str, Any]], latency: float) -> list[str]:
     """
     nc = {r["pattern"]: r for r in rows if r["format"] == "netCDF"}
     one, box, full = nc["one time step"], nc["box over many steps"], nc["full variable"]
-
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "**missed**"
 
     full_ratio = full["archivefs_seconds"] / full["s3fs_default_seconds"]
     box_ratio = box["archivefs_seconds"] / box["s3fs_default_seconds"]
