@@ -293,7 +293,7 @@ def whole_file_text(read_whole: Mapping[str, Sequence[str]], shown: int = 3) -> 
         whole_file_text({"t": ["b/qc.nc"]})
         # '1 file read whole, not chunk by chunk, for t: b/qc.nc (no references: ...)'
     """
-    files = sorted({f for paths in read_whole.values() for f in paths})
+    files = _whole_files(read_whole)
     listed = ", ".join(files[:shown]) + (
         f" and {len(files) - shown} more" if len(files) > shown else ""
     )
@@ -303,11 +303,16 @@ def whole_file_text(read_whole: Mapping[str, Sequence[str]], shown: int = 3) -> 
     )
 
 
+def _whole_files(read_whole: Mapping[str, Sequence[str]]) -> list[str]:
+    """The files ``read_whole`` names for any variable, sorted."""
+    return sorted({f for paths in read_whole.values() for f in paths})
+
+
 def whole_file_json(read_whole: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """A plan's ``read_whole`` for JSON output: the files, per variable, and why (``None``
     when no file is read whole)."""
     return {
-        "files": sorted({f for paths in read_whole.values() for f in paths}),
+        "files": _whole_files(read_whole),
         "variables": {name: list(paths) for name, paths in sorted(read_whole.items())},
         "why": WHOLE_FILE_WHY if read_whole else None,
     }

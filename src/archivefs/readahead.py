@@ -67,11 +67,6 @@ if TYPE_CHECKING:
 GROWTH = 16
 """Each readahead of a run fetches this many times the previous fetch of that run."""
 
-MAX_AHEAD = 80 * 2**20
-"""The largest readahead: :data:`PARTS` parts of 8 MiB, what ``archivefs get`` keeps in
-flight for one object (``access.transfer``'s ``PART_CONCURRENCY`` parts of ``PART_SIZE``),
-so a streaming run on a link where each connection is slow uses as many connections as
-``get`` (with 8 parts, ``cat`` through the mount was held to 0.8x ``get``)."""
 
 RUN_GAP = 64 * 1024
 """A read starting at most this far past the previous one's end continues the run."""
@@ -88,13 +83,23 @@ PART = 2**20
 """The smallest part of a readahead fetched on its own connection."""
 
 PARTS = 10
-"""At most this many parts of one readahead in flight (``get``'s part concurrency; s3fs's
-pool holds 10 connections)."""
+"""At most this many parts of one readahead in flight; also ``archivefs get``'s ranged GETs
+in flight per object (``access.transfer.PART_CONCURRENCY``: the AWS CLI's and boto3's
+default per download; s3fs's pool holds 10 connections)."""
+
+MAX_PART = 8 * 2**20
+"""The largest part of a readahead; also ``archivefs get``'s part
+(``access.transfer.PART_SIZE``: the AWS CLI's and boto3's default chunk)."""
+
+MAX_AHEAD = PARTS * MAX_PART
+"""The largest readahead: what ``archivefs get`` keeps in flight for one object, so a
+streaming run on a link where each connection is slow uses as many connections as
+``get`` (with 8 parts, ``cat`` through the mount was held to 0.8x ``get``)."""
 
 BUFFERS = 4
 """Buffers kept: a run's, and the random reads made while it runs."""
 
-BEHIND = MAX_AHEAD // PARTS
+BEHIND = MAX_PART
 """A run's buffer keeps this much before its last read: a read that arrives a piece
 late (FUSE hands reads to several threads) is still in it."""
 
@@ -317,10 +322,10 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
 
     def _part(self, buffer: _Buffer) -> int:
         """A streaming run's part size: its window in :data:`PARTS` parts (at least
-        :data:`PART`, at most :data:`MAX_AHEAD` / :data:`PARTS`): while the window grows,
+        :data:`PART`, at most :data:`MAX_PART`): while the window grows,
         its bytes come on as many connections as a full one's (in quarters, a 160 MiB
         ``cat`` on 10 MB/s connections was 0.70-0.78x ``get``; in tenths, 0.89-0.97x)."""
-        return min(MAX_AHEAD // PARTS, max(PART, self._window(buffer) // PARTS))
+        return min(MAX_PART, max(PART, self._window(buffer) // PARTS))
 
     def _window(self, buffer: _Buffer) -> int:
         """Bytes a streaming run keeps in flight: :data:`GROWTH` times what it has

@@ -46,6 +46,7 @@ from archivefs.access.policy import ReadPolicy
 from archivefs.access.reads import Reads
 from archivefs.errors import ArchiveError, ChecksumMismatchError, InvalidOptionsError
 from archivefs.member_reads import BLOCK, Block, Part, plan_blocks
+from archivefs.readahead import MAX_PART, PARTS
 from archivefs.stores.base import StreamsRanges
 from archivefs.stores.translate import (
     is_archived_error,
@@ -64,10 +65,12 @@ if TYPE_CHECKING:
     from archivefs.stores.base import RangeStream
 
 PARTIAL_MARK = ".archivefs-partial-"
-PART_SIZE = 8 * 2**20
-"""Bytes per ranged GET of a large download (the AWS CLI's and boto3's default chunk)."""
-PART_CONCURRENCY = 10
-"""Ranged GETs in flight per filesystem (the AWS CLI's and boto3's default per download)."""
+PART_SIZE = MAX_PART
+"""Bytes per ranged GET of a large download (the AWS CLI's and boto3's default chunk; a
+streaming read's largest part, one value for both)."""
+PART_CONCURRENCY = PARTS
+"""Ranged GETs in flight per filesystem (the AWS CLI's and boto3's default per download;
+a streaming read's parts in flight, one value for both)."""
 CHUNK = 2**20
 """A part's body is written this many bytes at a time at most, as it arrives."""
 _CRC_PIECE = 2**20  # a written member is read back this many bytes at a time for its CRC
