@@ -4,7 +4,9 @@ Bundling ``SRC`` into ``bucket/prefix`` makes member ``SRC/a/b.nc`` appear at
 ``bucket/prefix/a/b.nc``; the bundles are ``bucket/prefix/.archivefs/bundles/
 <name>.zip``, the catalog ``bucket/prefix/.archivefs/catalog/`` and the kerchunk
 references of netCDF/HDF5 file ``a/b.nc`` ``bucket/prefix/.archivefs/references/
-a/b.nc.json`` (outside any catalog root, the bucket is the root). Each bucket
+a/b.nc.json`` (outside any catalog root, the bucket is the root), those of a
+collection of such files combined into one ``bucket/prefix/.archivefs/combined/
+<digest>.json``. Each bucket
 keeps a small registry, ``bucket/.archivefs/catalogs.json``, of the roots that
 have a catalog, so a filesystem finds them with one request per bucket.
 """
@@ -33,6 +35,12 @@ def references_dir(root: str) -> str:
 def references_path(root: str, relative: str) -> str:
     """Where the kerchunk references of file ``root/relative`` are kept."""
     return f"{references_dir(root)}/{relative.strip('/')}.json"
+
+
+def combined_path(root: str, digest: str) -> str:
+    """Where the combined kerchunk references of a set of files under ``root`` are kept
+    (``catalog.combined``: ``digest`` names the set)."""
+    return f"{root.rstrip('/')}/{RESERVED}/combined/{digest}.json"
 
 
 def registry_path(bucket: str) -> str:

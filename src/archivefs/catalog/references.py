@@ -215,6 +215,16 @@ def targets_of(refs: dict[str, Any]) -> list[Target]:
     return [Target(url, int(v["size"]), str(v["etag"])) for url, v in sorted(recorded.items())]
 
 
+def describes_same(stored: dict[str, Any], made: dict[str, Any]) -> bool:
+    """Whether two references describe the same objects (sizes, ETags) the same way
+    (archivefs's key: for a combined set also its files and dimension)."""
+
+    def rest(refs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in refs[KEY].items() if k != "targets"}
+
+    return targets_of(stored) == targets_of(made) and rest(stored) == rest(made)
+
+
 def pointers(refs: dict[str, Any], keys: Iterable[str]) -> list[tuple[str, int, int]]:
     """``(url, offset, length)`` of each of ``keys`` that points into an object (inline
     chunks and keys without a reference, zarr's fill values, are left out)."""
@@ -268,19 +278,19 @@ def dump_references(refs: dict[str, Any]) -> bytes:
 
 async def save_references(fs: Any, path: str, refs: dict[str, Any]) -> bool:
     """Store ``refs`` at ``path`` on ``fs`` (the store's own filesystem); ``False`` when
-    the references there already describe the same objects (nothing written).
+    the references there already describe the same objects (:func:`describes_same`:
+    nothing written).
 
     The first try creates the object only if it is absent (one request when there are
     none); then each try writes only over the version it read; stored references that
     cannot be read raise :class:`ReferencesError` and are left as they are.
     """
     data = dump_references(refs)
-    wanted = targets_of(refs)
     if await write_versioned_async(fs, path, data, None):
         return True  # there were none (a first index, a new bundle): one request
     for _ in range(SAVE_TRIES):
         current = await read_versioned_async(fs, path)
-        if current is not None and targets_of(parse_references(current[0], path)) == wanted:
+        if current is not None and describes_same(parse_references(current[0], path), refs):
             return False  # another writer described the same objects: theirs stays
         version = current[1] if current else None
         if await write_versioned_async(fs, path, data, version):

@@ -7,7 +7,8 @@ lazy selection's Dask graph down to the chunk reads it will make, maps them
 to the exact chunk objects (zarr) or files (netCDF/HDF5), and plans their
 restore without sending anything; :func:`prefetch` then restores them.
 :func:`index_files` keeps kerchunk references of netCDF4/HDF5 files that read now,
-so that they open, plan and read later without a restore of the whole file.
+so that they open, plan and read later without a restore of the whole file;
+:func:`combine_references` combines a collection's into one set that opens at once.
 
 The package: ``opening`` (the open helpers), ``graph`` (which chunks a lazy
 selection reads), ``ahead`` (plan and restore a selection before ``compute()``),
@@ -21,7 +22,13 @@ from archivefs.datasets.ahead import plan_dataset, prefetch
 from archivefs.datasets.aware import _wait_until_readable as _wait_until_readable  # tests
 from archivefs.datasets.aware import coordination_stats, restore_aware
 from archivefs.datasets.graph import LAYER_PREFIX, Window, chunk_paths, chunk_reads
-from archivefs.datasets.indexing import IndexedFile, IndexReport, index_files
+from archivefs.datasets.indexing import (
+    CombinedReferences,
+    IndexedFile,
+    IndexReport,
+    combine_references,
+    index_files,
+)
 from archivefs.datasets.opening import (
     READ_WHOLE_BELOW,
     open_dataset,
@@ -37,6 +44,7 @@ __all__ = [
     "READ_WHOLE_BELOW",
     "ArchiveError",
     "ArchiveFileSystem",
+    "CombinedReferences",
     "FileSelection",
     "IndexReport",
     "IndexedFile",
@@ -44,6 +52,7 @@ __all__ = [
     "Window",
     "chunk_paths",
     "chunk_reads",
+    "combine_references",
     "coordination_stats",
     "index_files",
     "open_dataset",

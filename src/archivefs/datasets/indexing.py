@@ -12,9 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from archivefs.catalog import references
+from archivefs.catalog import combined, references
 from archivefs.datasets.opening import _split_url
-from archivefs.datasets.referenced import references_location
+from archivefs.datasets.referenced import (
+    check_unchanged,
+    collection_location,
+    find_references,
+    references_location,
+)
 from archivefs.entries import etag_of
 from archivefs.errors import ArchiveError, ObjectArchivedError
 from archivefs.model import RestoreState
@@ -41,16 +46,29 @@ class IndexedFile:
     size: int  # the file's size
 
 
+@dataclass(frozen=True)
+class CombinedReferences:
+    """One combined reference set stored (:func:`combine_references`)."""
+
+    location: str  # bucket/.../.archivefs/combined/<digest>.json
+    files: list[str]
+    concat_dim: str
+    written: bool  # False: the stored set already described the same files and objects
+    chunks: int  # chunk references pointing into objects
+
+
 @dataclass
 class IndexReport:
-    """What :func:`index_files` did, per file."""
+    """What :func:`index_files` did, per file (and the combined set, if one was asked)."""
 
     indexed: list[IndexedFile] = field(default_factory=list)
     failed: dict[str, ArchiveError] = field(default_factory=dict)
+    combined: CombinedReferences | None = None
+    not_combined: ArchiveError | None = None  # why the asked combination was not made
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and self.not_combined is None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +85,16 @@ class IndexReport:
                 for f in self.indexed
             ],
             "failed": {path: str(error) for path, error in self.failed.items()},
+            "not_combined": None if self.not_combined is None else str(self.not_combined),
+            "combined": None
+            if self.combined is None
+            else {
+                "location": self.combined.location,
+                "files": self.combined.files,
+                "concat_dim": self.combined.concat_dim,
+                "written": self.combined.written,
+                "chunks": self.combined.chunks,
+            },
         }
 
 
@@ -76,37 +104,117 @@ def index_files(
     fs: ArchiveFileSystem | None = None,
     storage_options: dict[str, Any] | None = None,
     inline_threshold: int = references.INLINE_THRESHOLD,
+    concat_dim: str | None = None,
     **archive_options: Any,
 ) -> IndexReport:
     """Make and store the kerchunk references of the netCDF4/HDF5 files ``urls`` name
     (URLs or globs), reading only their metadata and coordinates; files that do not read
     now are reported in ``failed`` with the restore that would let them be indexed.
+    With ``concat_dim``, the files' references are then also combined along it into one
+    set (:func:`combine_references`; not when a file failed), in ``combined``.
 
     Example::
 
-        report = ads.index_files("s3://bucket/run42/*.nc", fs=fs)
+        report = ads.index_files("s3://bucket/run42/*.nc", fs=fs, concat_dim="time")
         report.failed    # {path: error} for archived files: restore them, index again
     """
+    fs, _ = _split_url(_first(urls, "index_files"), fs, storage_options, archive_options)
+    report = IndexReport()
+    paths = _expand(fs, urls, report.failed)
+    for path in paths:
+        try:
+            report.indexed.append(index_file(fs, path, inline_threshold=inline_threshold))
+        except ArchiveError as error:
+            report.failed[path] = error
+    if concat_dim is not None:
+        try:
+            if report.failed:
+                raise ArchiveError(
+                    f"not combined along {concat_dim!r}: {len(report.failed)} of "
+                    f"{len(report.failed) + len(report.indexed)} files were not indexed.",
+                    path=next(iter(report.failed)),
+                    fix="index them (restore archived ones first), then run again.",
+                )
+            report.combined = combine_references(paths, concat_dim=concat_dim, fs=fs)
+        except ArchiveError as error:
+            report.not_combined = error
+    return report
+
+
+def combine_references(
+    urls: str | Sequence[str],
+    *,
+    concat_dim: str,
+    fs: ArchiveFileSystem | None = None,
+    storage_options: dict[str, Any] | None = None,
+    **archive_options: Any,
+) -> CombinedReferences:
+    """Combine the stored references of the indexed files ``urls`` (URLs or globs) along
+    ``concat_dim`` into one set (``catalog.combined``, kerchunk's ``MultiZarrToZarr``),
+    kept beside them: ``open_mfdataset`` of exactly these files (``combine="by_coords"``)
+    then opens one dataset from one GET, whatever their number. Reads only stored
+    references, never a file. Raises :class:`ArchiveError` naming the file when one
+    has no references, they changed, or the files cannot be combined.
+
+    Example::
+
+        ads.combine_references("s3://bucket/run42/*.nc", concat_dim="time", fs=fs)
+        ds = ads.open_mfdataset("s3://bucket/run42/*.nc", fs=fs)    # one dataset, one GET
+    """
+    fs, _ = _split_url(_first(urls, "combine_references"), fs, storage_options, archive_options)
+    failed: dict[str, ArchiveError] = {}
+    paths = _expand(fs, urls, failed)
+    if failed:
+        raise next(iter(failed.values()))
+    found = find_references(fs, paths)
+    missing = [p for p, refs in found.items() if refs is None]
+    if missing:
+        raise ArchiveError(
+            f"has no stored references ({len(missing)} of {len(paths)} files have none), "
+            "so the files cannot be combined.",
+            path=missing[0],
+            fix=f"index it first (`archivefs index {fs.store_protocol}://{missing[0]}`).",
+        )
+    parts = [(p, refs) for p, refs in found.items() if refs is not None]
+    check_unchanged(fs, [refs for _, refs in parts])
+    location = collection_location(fs, paths)
+    if location is None:
+        raise ArchiveError(
+            "the files lie under different catalog roots or buckets: one combined set "
+            "describes files of one root.",
+            path=paths[0],
+            fix="combine the files of each root apart.",
+        )
+    refs = combined.combine(parts, concat_dim, location)
+    written = run_blocking(fs.fs, references.save_references(fs.fs, location, refs))
+    chunks = sum(1 for v in refs["refs"].values() if isinstance(v, list))
+    return CombinedReferences(location, sorted(paths), concat_dim, bool(written), chunks)
+
+
+def _first(urls: str | Sequence[str], caller: str) -> str:
     listed = [urls] if isinstance(urls, str) else list(urls)
     if not listed:
-        raise ValueError("index_files: no URLs given.")
-    fs, _ = _split_url(listed[0], fs, storage_options, archive_options)
-    report = IndexReport()
-    for url in listed:
+        raise ValueError(f"{caller}: no URLs given.")
+    return listed[0]
+
+
+def _expand(
+    fs: ArchiveFileSystem, urls: str | Sequence[str], failed: dict[str, ArchiveError]
+) -> list[str]:
+    """The files ``urls`` name (globs expanded, sorted; each file once); a glob that
+    matches nothing goes to ``failed``."""
+    out: dict[str, None] = {}
+    for url in [urls] if isinstance(urls, str) else urls:
         path = fs._strip_protocol(url)
         matches = sorted(fs.glob(path)) if _is_glob(path) else [path]
         if not matches:
-            report.failed[path] = ArchiveError(
+            failed[path] = ArchiveError(
                 "the pattern matches no file.",
                 path=path,
                 fix="check the pattern; `archivefs ls` of its folder shows what exists.",
             )
-        for match in matches:
-            try:
-                report.indexed.append(index_file(fs, match, inline_threshold=inline_threshold))
-            except ArchiveError as error:
-                report.failed[match] = error
-    return report
+        out.update(dict.fromkeys(matches))
+    return list(out)
 
 
 def index_file(

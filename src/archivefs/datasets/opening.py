@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import io
+import logging
 from typing import TYPE_CHECKING, Any
 
 from archivefs.datasets.closing import close_at_exit
-from archivefs.errors import ObjectNotFoundError
+from archivefs.errors import ObjectChangedError, ObjectNotFoundError
 from archivefs.filesystem import ArchiveFileSystem
 from archivefs.providers import url_protocol
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+from archivefs.catalog.references import KEY
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
 from archivefs.datasets.referenced import (
     check_unchanged,
+    find_combined,
     find_references,
     open_referenced,
     reference_target,
 )
+
+logger = logging.getLogger(__name__)
 
 READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
 
@@ -175,7 +180,10 @@ def open_mfdataset(
     files' headers concurrently with ``dask.delayed``, as xarray's does. Files with
     stored references open from them, as in :func:`open_dataset` (all references are
     read at once, the objects checked unchanged by one listing per folder); the
-    others as above.
+    others as above. When exactly these files' references were combined
+    (``combine_references``, ``archivefs index --concat-dim``) and ``combine`` is
+    ``"by_coords"`` with no other xarray option, the collection opens as one dataset
+    from that one set (one GET), unless an object changed since (then per file).
 
     Example::
 
@@ -190,6 +198,10 @@ def open_mfdataset(
     first = paths if isinstance(paths, str) else (paths[0] if paths else "")
     fs, _ = _split_url(first, fs, storage_options, archive_options)
     sizes = _sizes(fs, paths)
+    if references and combine == "by_coords" and not xr_kwargs and len(sizes) > 1:
+        collection = _combined(fs, list(sizes))
+        if collection is not None:
+            return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
     found = find_references(fs, list(sizes)) if references else {}
     indexed = {p: refs for p, refs in found.items() if refs is not None}
     check_unchanged(fs, list(indexed.values()))
@@ -207,6 +219,20 @@ def open_mfdataset(
     if combine == "nested":
         return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
     return xr.combine_by_coords(parts, **xr_kwargs)
+
+
+def _combined(fs: ArchiveFileSystem, paths: list[str]) -> dict[str, Any] | None:
+    """The combined references of exactly ``paths`` when they describe the objects as
+    they are now; a stale set is passed over (the files' own references then decide)."""
+    collection = find_combined(fs, paths)
+    if collection is None:
+        return None
+    try:
+        check_unchanged(fs, [collection])
+    except ObjectChangedError as error:
+        logger.info("not opening from the combined references: %s", error)
+        return None
+    return collection
 
 
 def _open_parts(

@@ -18,12 +18,18 @@ from typing import TYPE_CHECKING, Any
 from fsspec.asyn import sync
 from fsspec.implementations.reference import ReferenceFileSystem, ReferenceNotReachable
 
+from archivefs.catalog.combined import combined_files, combined_location
 from archivefs.catalog.layout import RESERVED, references_path
-from archivefs.catalog.references import check_targets, load_references, targets_of
+from archivefs.catalog.references import (
+    check_targets,
+    load_references,
+    parse_references,
+    targets_of,
+)
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
 from archivefs.errors import ArchiveError
 from archivefs.stores.base import split_path
-from archivefs.stores.conditional import run_blocking
+from archivefs.stores.conditional import read_versioned_async, run_blocking
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,16 +39,47 @@ if TYPE_CHECKING:
 SEPARATED_CHUNKS = "The specified chunks separate the stored chunks"  # xarray's warning
 
 
+def reference_root(fs: ArchiveFileSystem, path: str) -> str:
+    """The root whose ``.archivefs/`` keeps the references of file ``path``: the catalog
+    root that holds it, else its bucket."""
+    found = fs.catalog_root_for(path)
+    if found is not None:
+        return str(found[0]).rstrip("/")
+    return split_path(path, fs.provider)[0]
+
+
 def references_location(fs: ArchiveFileSystem, path: str) -> str:
     """Where the references of file ``path`` are kept: beside the catalog of the root that
     holds it, else under the bucket's own ``.archivefs/``."""
     path = fs._strip_protocol(path)
-    found = fs.catalog_root_for(path)
-    if found is not None:
-        root = found[0].rstrip("/")
-    else:
-        root, _ = split_path(path, fs.provider)
+    root = reference_root(fs, path)
     return references_path(root, path[len(root) + 1 :])
+
+
+def collection_location(fs: ArchiveFileSystem, paths: Sequence[str]) -> str | None:
+    """Where the combined references of the files ``paths`` are kept (``catalog.combined``),
+    or ``None`` when they lie under different roots (no combined set can describe them)."""
+    stripped = [fs._strip_protocol(p) for p in paths]
+    roots = {reference_root(fs, p) for p in stripped}
+    if len(roots) != 1:
+        return None
+    root = roots.pop()
+    return combined_location(root, [p[len(root) + 1 :] for p in stripped])
+
+
+def find_combined(fs: ArchiveFileSystem, paths: Sequence[str]) -> dict[str, Any] | None:
+    """The stored combined references of exactly the files ``paths`` (in any order), or
+    ``None`` (there are none): one GET, no listing."""
+    location = collection_location(fs, paths)
+    if location is None:
+        return None
+    found = run_blocking(fs.fs, read_versioned_async(fs.fs, location))
+    if found is None:
+        return None
+    refs = parse_references(found[0], location)
+    if combined_files(refs) != sorted(fs._strip_protocol(p) for p in paths):
+        return None  # another set of files with the same digest: not these
+    return refs
 
 
 class ArchiveReferences(ReferenceFileSystem):  # type: ignore[misc]
