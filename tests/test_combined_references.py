@@ -8,6 +8,7 @@ and plans, reads and refuses changed objects as the files' own references do.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import fsspec
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -287,3 +289,60 @@ def test_cli_index_combines_along_a_dimension_and_says_why_it_did_not(
     assert result.exit_code == EXIT_ERROR
     assert "not combined along 'time': 1 of 3 files were not indexed" in result.stderr
     assert f"archivefs restore s3://{bucket}/nc/part1.nc" in result.stderr
+
+
+def test_monthly_files_with_their_own_date_origins_combine_in_the_first_files_units(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """xarray writes each month's times as days since that month's first day: the set
+    counts them all from the first file's origin, and opens equal to the files."""
+    import pandas as pd
+
+    files = {}
+    for month in (1, 2, 3):
+        days = pd.date_range(f"2023-{month:02d}-01", periods=5, freq="D")
+        ds = xr.Dataset(
+            {"t2m": (("time", "x"), np.arange(10, dtype="f4").reshape(5, 2) + month)},
+            coords={"time": days},
+        )
+        local = tmp_path / f"m{month}.nc"
+        ds.to_netcdf(local, engine="h5netcdf", encoding={"t2m": {"chunksizes": (1, 2)}})
+        files[f"nc/m{month}.nc"] = local.read_bytes()
+    units = {
+        str(xr.open_dataset(tmp_path / f"m{m}.nc", decode_times=False)["time"].attrs["units"])
+        for m in (1, 2, 3)
+    }
+    assert len(units) == 3  # each file counts from its own origin
+    archive.put_objects(bucket, files, storage_class="STANDARD")
+    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    report = ads.index_files(urls, fs=make_fs(), inline_threshold=0, concat_dim="time")
+    assert report.ok, (report.failed, report.not_combined)
+    archive.put_objects(bucket, files, storage_class="GLACIER")
+    archive.requests.clear()
+    ds = ads.open_mfdataset(urls, fs=make_fs())
+    assert [r for r in archive.requests.matching() if (r.key or "").startswith("nc/")] == []
+    expected = xr.open_mfdataset(
+        [tmp_path / f"m{m}.nc" for m in (1, 2, 3)], engine="h5netcdf", combine="by_coords"
+    )
+    xr.testing.assert_identical(ds.coords.to_dataset(), expected.coords.to_dataset())
+    plan = ads.plan_dataset(ds["t2m"].sel(time=slice("2023-02-03", "2023-02-04")))
+    assert [g.key for g in plan] == [f"{bucket}/nc/m2.nc"]
+
+
+def test_combining_works_where_an_event_loop_runs_as_in_a_notebook(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """Jupyter runs cells on a thread whose event loop runs; kerchunk's combiner calls
+    ``asyncio.run``, which refuses there."""
+    files = make_files(tmp_path, 2)
+    archive.put_objects(bucket, files, storage_class="STANDARD")
+    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    fs = make_fs()
+    assert ads.index_files(urls, fs=fs).ok
+
+    async def in_a_cell() -> Any:
+        return ads.combine_references(urls, concat_dim="time", fs=fs)
+
+    made = asyncio.run(in_a_cell())
+    assert made.written
+    assert made.files == [f"{bucket}/{k}" for k in sorted(files)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from archivefs.catalog.layout import combined_path
@@ -26,7 +27,7 @@ from archivefs.catalog.references import FORMAT, KEY, Target, targets_of
 from archivefs.errors import ArchiveError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 MODE = "by_coords"  # files placed along the dimension by their coordinate values
 
@@ -65,15 +66,22 @@ def combine(
                 path=path,
                 fix="name the dimension the files follow one another along (--concat-dim).",
             )
-    units = {_encoding(attrs[concat_dim]) for attrs in arrays}
-    if len(units) > 1:
-        raise ArchiveError(
-            f"the files' {concat_dim!r} coordinates are encoded differently "
-            f"({', '.join(sorted(map(str, units)))}): combining their stored values would "
-            "misplace them.",
-            path=parts[0][0],
-            fix="open these files per file (without a combined set); they plan and read the same.",
-        )
+    encodings = {_encoding(attrs[concat_dim]) for attrs in arrays}
+    placing: dict[str, Any] = {}
+    if len(encodings) > 1:
+        dates = all(" since " in units for units, _ in encodings)
+        if not dates or len({calendar for _, calendar in encodings}) > 1:
+            raise ArchiveError(
+                f"the files' {concat_dim!r} coordinates are encoded differently "
+                f"({', '.join(sorted(map(str, encodings)))}), and not as dates of one "
+                "calendar: combining their stored values would misplace them.",
+                path=parts[0][0],
+                fix="open these files per file (without a combined set); they plan and "
+                "read the same.",
+            )
+        # dates counted from each file's own origin (xarray writes monthly files so):
+        # each file's, decoded, counted in the first file's units, which the set keeps
+        placing[concat_dim] = _dates_counted_in(*_encoding(arrays[0][concat_dim]))
     identical = sorted(
         name
         for name, attrs in arrays[0].items()
@@ -87,14 +95,19 @@ def combine(
     # kerchunk reads the coordinates it places the files by, which the references keep
     # inline; any other read would be of a file: it finds only an empty filesystem
     # (where kerchunk would otherwise make a client of the files' own protocol)
+    combiner = MultiZarrToZarr(
+        bare,
+        concat_dims=[concat_dim],
+        coo_map=placing,
+        identical_dims=identical,
+        inline_threshold=0,  # the files' own references already inlined what is small
+        remote_protocol="memory",
+    )
     try:
-        combined: dict[str, Any] = MultiZarrToZarr(
-            bare,
-            concat_dims=[concat_dim],
-            identical_dims=identical,
-            inline_threshold=0,  # the files' own references already inlined what is small
-            remote_protocol="memory",
-        ).translate()
+        # on a thread of its own: kerchunk calls asyncio.run(), which fails on a thread
+        # whose event loop runs (a notebook's, an async caller's)
+        with ThreadPoolExecutor(1, thread_name_prefix="archivefs-combine") as pool:
+            combined: dict[str, Any] = pool.submit(combiner.translate).result()
     except Exception as error:  # kerchunk's: these files, not the run
         raise ArchiveError(
             f"kerchunk could not combine the files along {concat_dim!r} "
@@ -133,6 +146,22 @@ def _array_attrs(refs: dict[str, Any]) -> dict[str, dict[str, Any]]:
             raw = entries.get(f"{name}/.zattrs", "{}")
             out[name] = json.loads(raw) if isinstance(raw, str | bytes) else dict(raw)
     return out
+
+
+def _dates_counted_in(units: str, calendar: str) -> Callable[..., Any]:
+    """kerchunk's coordinate selector (``coo_map``): a file's date coordinate, decoded
+    with its own ``units`` and counted in the given ones, by xarray's CF coding."""
+
+    def value(index: int, group: Any, name: str, path: str | None) -> Any:
+        from xarray.coding.times import decode_cf_datetime, encode_cf_datetime
+
+        array = group[name]
+        own_units, own_calendar = _encoding(dict(array.attrs))
+        dates = decode_cf_datetime(array[...], own_units, own_calendar or None)
+        counted, _, _ = encode_cf_datetime(dates, units, calendar or None)
+        return counted
+
+    return value
 
 
 def _encoding(attrs: dict[str, Any]) -> tuple[str, str]:
