@@ -284,11 +284,13 @@ def test_cli_index_combines_along_a_dimension_and_says_why_it_did_not(
     assert result.exit_code == EXIT_ERROR
     assert "has no coordinate 'x' to combine" in result.stderr
 
-    archive.put_object(bucket, "nc/part1.nc", files["nc/part1.nc"], storage_class="GLACIER")
+    later = tmp_path / "later.nc"
+    write_netcdf(later, start=FILES * STEPS)  # archived before it was ever indexed
+    archive.put_object(bucket, "nc/part3.nc", later.read_bytes(), storage_class="GLACIER")
     result = CliRunner().invoke(main, [*base, "index", glob, "--concat-dim", "time"])
     assert result.exit_code == EXIT_ERROR
-    assert "not combined along 'time': 1 of 3 files were not indexed" in result.stderr
-    assert f"archivefs restore s3://{bucket}/nc/part1.nc" in result.stderr
+    assert "not combined along 'time': 1 of 4 files were not indexed" in result.stderr
+    assert f"archivefs restore s3://{bucket}/nc/part3.nc" in result.stderr
 
 
 def test_monthly_files_with_their_own_date_origins_combine_in_the_first_files_units(
@@ -346,3 +348,53 @@ def test_combining_works_where_an_event_loop_runs_as_in_a_notebook(
     made = asyncio.run(in_a_cell())
     assert made.written
     assert made.files == [f"{bucket}/{k}" for k in sorted(files)]
+
+
+def test_archived_files_already_indexed_are_not_read_and_combine_without_a_restore(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """Members bundled into DEEP_ARCHIVE keep the references the bundle run made: indexing
+    them again reads nothing and restores nothing, so `archivefs index --concat-dim`
+    combines an archived collection; it opens as one dataset and plans to its bundles."""
+    import s3fs
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    source = tmp_path / "src" / "nc"
+    source.mkdir(parents=True)
+    for i in range(FILES):
+        write_netcdf(source / f"part{i}.nc", start=i * STEPS, x=500)  # chunks not inline
+    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    bundled = bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        dest,
+        f"{bucket}/root",
+        policy=ByPrefix(depth=0),
+        storage_class="DEEP_ARCHIVE",
+    )
+    assert len(bundled.referenced) == FILES
+    archive.requests.clear()
+    base = ["--storage-options", json.dumps(archive.storage_options())]
+    base += ["--journal", str(tmp_path / "j.sqlite")]
+    glob = f"s3://{bucket}/root/nc/*.nc"
+    result = CliRunner().invoke(main, [*base, "index", glob, "--concat-dim", "time", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert [f["written"] for f in report["indexed"]] == [False] * FILES
+    assert [f["bytes_read"] for f in report["indexed"]] == [0] * FILES
+    assert report["combined"]["written"] is True
+    bundles = [r for r in archive.requests.matching() if "/bundles/" in (r.key or "")]
+    assert [r.op for r in bundles if r.op in ("GET", "HEAD")] == []  # no byte of a bundle
+    assert archive.requests.count("RestoreObject") == 0
+
+    archive.requests.clear()
+    ds = ads.open_mfdataset(glob, fs=make_fs())
+    assert [r for r in archive.requests.matching() if "/references/" in (r.key or "")] == []
+    plan = ads.plan_dataset(ds["t"].isel(time=slice(STEPS, STEPS + 2)))
+    member = make_fs().catalog_root_for(f"{bucket}/root/nc/part1.nc")[1].lookup(
+        f"{bucket}/root/nc/part1.nc"
+    )
+    assert [g.key for g in plan] == [member.bundle]
+    assert archive.requests.count("RestoreObject") == 0

@@ -42,9 +42,11 @@ def index_command(
     restored) and keeps kerchunk references beside the catalog
     (.archivefs/references/). An archived file is not read: it is reported with the
     restore that would let it be indexed, the others are indexed, and the command
-    exits non-zero. With --concat-dim, the files' references are then combined
-    along that dimension into one set (.archivefs/combined/), which opening exactly
-    these files uses: one GET and one dataset however many files there are.
+    exits non-zero. A file whose stored references still describe its object (size,
+    ETag) is not read again, archived or not. With --concat-dim,
+    the files' references are then combined along that dimension into one set
+    (.archivefs/combined/), which opening exactly these files uses: one GET and one
+    dataset however many files there are.
 
     \b
     Examples:

@@ -110,8 +110,11 @@ def index_files(
     """Make and store the kerchunk references of the netCDF4/HDF5 files ``urls`` name
     (URLs or globs), reading only their metadata and coordinates; files that do not read
     now are reported in ``failed`` with the restore that would let them be indexed.
-    With ``concat_dim``, the files' references are then also combined along it into one
-    set (:func:`combine_references`; not when a file failed), in ``combined``.
+    A file whose stored references describe its object as it is now (size, ETag) is
+    not read again, archived or not (``written`` False): to describe it anew, remove
+    its references first. With ``concat_dim``, the files' references are then also
+    combined along it into one set (:func:`combine_references`; not when a file
+    failed), in ``combined``.
 
     Example::
 
@@ -121,9 +124,12 @@ def index_files(
     fs, _ = _split_url(_first(urls, "index_files"), fs, storage_options, archive_options)
     report = IndexReport()
     paths = _expand(fs, urls, report.failed)
+    stored = find_references(fs, paths)
     for path in paths:
         try:
-            report.indexed.append(index_file(fs, path, inline_threshold=inline_threshold))
+            report.indexed.append(
+                index_file(fs, path, inline_threshold=inline_threshold, stored=stored.get(path))
+            )
         except ArchiveError as error:
             report.failed[path] = error
     if concat_dim is not None:
@@ -218,13 +224,26 @@ def _expand(
 
 
 def index_file(
-    fs: ArchiveFileSystem, path: str, *, inline_threshold: int = references.INLINE_THRESHOLD
+    fs: ArchiveFileSystem,
+    path: str,
+    *,
+    inline_threshold: int = references.INLINE_THRESHOLD,
+    stored: dict[str, Any] | None = None,
 ) -> IndexedFile:
-    """Index one file (see :func:`index_files`); raises :class:`ArchiveError` if it cannot."""
+    """Index one file (see :func:`index_files`); raises :class:`ArchiveError` if it cannot.
+    ``stored``: its stored references, kept (nothing read) if they describe its object as
+    it is now."""
     path = fs._strip_protocol(path)
+    location = references_location(fs, path)
+    if stored is not None:  # kept if it still describes the object: nothing read
+        kept = _described_now(fs, path)
+        if kept is not None and references.targets_of(stored) == [kept[0]]:
+            return _indexed(path, location, stored, written=False, bytes_read=0, size=kept[1])
     entry = fs.info(path)
     if entry.get("type") != "file":
         raise ArchiveError("is not a file.", path=path, fix="name the files, or a glob of them.")
+    size = int(entry["size"])
+    target, offset = _target_of(fs, path, entry)
     if entry.get("restore") not in (RestoreState.HOT.value, RestoreState.RESTORED.value):
         url = f"{fs.store_protocol}://{path}"
         raise ObjectArchivedError(
@@ -235,9 +254,7 @@ def index_file(
             f"`archivefs index {url}` again.",
             storage_class=entry.get("storage_class"),
         )
-    size = int(entry["size"])
     before = fs.read_stats.bytes_fetched
-    target, offset = _target_of(fs, path, entry)
     own_url = f"{fs.store_protocol}://{path}"
     with fs.open(path, "rb", size=size) as handle:
         kind = references.file_kind(handle.read(min(HEAD_BYTES, size)))
@@ -273,13 +290,45 @@ def index_file(
     if offset is not None:
         made = references.relocated(made, target.url, offset, size)
     refs = references.described(made, path, [target])
-    location = references_location(fs, path)
     written = run_blocking(fs.fs, references.save_references(fs.fs, location, refs))
+    fetched = fs.read_stats.bytes_fetched - before
+    return _indexed(path, location, refs, written=bool(written), bytes_read=fetched, size=size)
+
+
+def _indexed(
+    path: str, location: str, refs: dict[str, Any], *, written: bool, bytes_read: int, size: int
+) -> IndexedFile:
     values = refs["refs"].values()
     chunks = sum(1 for v in values if isinstance(v, list))
     inline = sum(1 for v in values if isinstance(v, str) and v.startswith("base64:"))
-    fetched = fs.read_stats.bytes_fetched - before
-    return IndexedFile(path, location, bool(written), chunks, inline, fetched, size)
+    return IndexedFile(path, location, written, chunks, inline, bytes_read, size)
+
+
+def _described_now(fs: ArchiveFileSystem, path: str) -> tuple[references.Target, int] | None:
+    """The object file ``path``'s references would point into now, and the file's size:
+    a bundle member's from the catalog (no request: its bundle's state is not needed), a
+    plain object's from its description. ``None``: not a file, or not describable."""
+    member = _member_target(fs, path)
+    if member is not None:
+        target, _, length = member
+        return target, length
+    entry = fs.info(path)
+    if entry.get("type") != "file" or entry.get("bundle") or not etag_of(entry):
+        return None
+    return _target_of(fs, path, entry)[0], int(entry["size"])
+
+
+def _member_target(fs: ArchiveFileSystem, path: str) -> tuple[references.Target, int, int] | None:
+    """A bundle member's bundle as a reference target, the member's offset in it and its
+    length, from the catalog alone; ``None`` when the catalog does not describe them whole
+    (offset, size, ETag) or ``path`` is not a member."""
+    found = fs.catalog_root_for(path)
+    member = found[1].lookup(path) if found is not None else None
+    info = found[1].bundles.get(member.bundle) if found is not None and member else None
+    if member is None or info is None or info.etag is None:
+        return None
+    url = f"{fs.store_protocol}://{member.bundle}"
+    return references.Target(url, info.size, info.etag), member.offset, member.length
 
 
 def _target_of(
@@ -287,20 +336,16 @@ def _target_of(
 ) -> tuple[references.Target, int | None]:
     """The object the references point into, and the file's offset in it (a bundle
     member's), from the catalog; else the object itself."""
-    bundle = entry.get("bundle")
-    if bundle:
-        found = fs.catalog_root_for(path)
-        member = found[1].lookup(path) if found is not None else None
-        info = found[1].bundles.get(bundle) if found is not None else None
-        if member is None or info is None or info.etag is None:
+    if entry.get("bundle"):
+        member = _member_target(fs, path)
+        if member is None:
             raise ArchiveError(
                 "is a bundle member whose bundle the catalog does not describe whole "
                 "(offset, size, ETag).",
                 path=path,
                 fix="run `archivefs catalog rebuild` for its root, then index it again.",
             )
-        url = f"{fs.store_protocol}://{bundle}"
-        return references.Target(url, info.size, info.etag), member.offset
+        return member[0], member[1]
     etag = etag_of(entry)
     if not etag:
         raise ArchiveError(
