@@ -34,6 +34,7 @@ GENERATED_DOCS = (
     ROOT / "docs" / "getting-started.md",
     ROOT / "docs" / "clusters.md",
     ROOT / "docs" / "index.md",
+    ROOT / "docs" / "datasets.md",
 )
 
 MODULES = [

@@ -98,16 +98,18 @@ def test_a_combined_collection_opens_with_one_get_and_plans_exactly_on_every_pro
     assert made.written
     assert made.concat_dim == "time"
     assert made.files == [f"{provider.bucket}/{k}" for k in sorted(files)]
-    assert made.location.startswith(f"{provider.bucket}/.archivefs/combined/")
+    assert made.location.startswith(f"{provider.bucket}/.archivefs/references/nc/.combined/")
     again = ads.combine_references(list(reversed(urls)), concat_dim="time", fs=fs)
     assert (again.location, again.written) == (made.location, False)  # the same set of files
 
     provider.server.requests.clear()
     ds = ads.open_mfdataset(urls, fs=provider.fs())
     assert requests_of(provider, "nc/") == []  # no GET, no HEAD of a data file
-    assert requests_of(provider, ".archivefs/references/") == []  # nor of a file's references
-    # one read of the set (GCS's: its metadata, then its bytes at that generation)
-    assert len(requests_of(provider, ".archivefs/combined/")) == TAGGED_READ[provider.name]
+    combined = requests_of(provider, ".archivefs/references/nc/.combined/")
+    # nor of a file's references; one read of the set (GCS's: its metadata, then its
+    # bytes at that generation)
+    assert len(requests_of(provider, ".archivefs/references/")) == len(combined)
+    assert len(combined) == TAGGED_READ[provider.name]
     assert restore_calls(provider) == 0
     expected = originals(tmp_path)
     xr.testing.assert_identical(ds.coords.to_dataset(), expected.coords.to_dataset())
@@ -161,6 +163,7 @@ def test_other_files_or_a_nested_combine_open_per_file(
             r
             for r in archive.requests.matching(op="GET")
             if (r.key or "").startswith(".archivefs/references/")
+            and "/.combined/" not in (r.key or "")
         ]
         return ds, len(per_file)
 
@@ -204,7 +207,7 @@ def test_a_changed_object_passes_over_the_combined_set_and_its_own_references_de
     archive.requests.clear()
     ds = ads.open_mfdataset(urls, fs=make_fs())
     gets = [r.key for r in archive.requests.matching(op="GET") if ".archivefs/" in (r.key or "")]
-    assert [k for k in gets if "/references/" in k] == []
+    assert [k for k in gets if "/references/" in k and "/.combined/" not in k] == []
     assert float(ds["t"].isel(time=STEPS).values[0]) == float(
         originals(tmp_path)["t"].isel(time=STEPS).values[0] + 1000
     )
@@ -235,7 +238,7 @@ def test_files_that_cannot_be_combined_are_refused_with_the_fix(
     assert ads.index_files(urls[2], fs=fs).ok
     with pytest.raises(ArchiveError, match="encoded differently"):
         ads.combine_references(urls, concat_dim="time", fs=fs)
-    assert fs.glob(f"{bucket}/.archivefs/combined/*") == []  # nothing was written
+    assert fs.glob(f"{bucket}/.archivefs/references/nc/.combined/*") == []  # nothing was written
 
 
 def test_two_writers_combining_one_collection_lose_nothing(
@@ -276,7 +279,9 @@ def test_cli_index_combines_along_a_dimension_and_says_why_it_did_not(
     result = CliRunner().invoke(main, [*base, "index", glob, "--concat-dim", "time"])
     assert result.exit_code == 0, result.output
     last = result.stdout.splitlines()[-1]
-    assert last.startswith(f"combined  {FILES} files along 'time': {bucket}/.archivefs/combined/")
+    assert last.startswith(
+        f"combined  {FILES} files along 'time': {bucket}/.archivefs/references/nc/.combined/"
+    )
     result = CliRunner().invoke(main, [*base, "index", glob, "--concat-dim", "time", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["combined"]["written"] is False
@@ -391,10 +396,13 @@ def test_archived_files_already_indexed_are_not_read_and_combine_without_a_resto
 
     archive.requests.clear()
     ds = ads.open_mfdataset(glob, fs=make_fs())
-    assert [r for r in archive.requests.matching() if "/references/" in (r.key or "")] == []
+    own = [r for r in archive.requests.matching(op="GET") if "/references/" in (r.key or "")]
+    assert [r.key for r in own if "/.combined/" not in r.key] == []  # only the set's GET
     plan = ads.plan_dataset(ds["t"].isel(time=slice(STEPS, STEPS + 2)))
-    member = make_fs().catalog_root_for(f"{bucket}/root/nc/part1.nc")[1].lookup(
-        f"{bucket}/root/nc/part1.nc"
+    member = (
+        make_fs()
+        .catalog_root_for(f"{bucket}/root/nc/part1.nc")[1]
+        .lookup(f"{bucket}/root/nc/part1.nc")
     )
     assert [g.key for g in plan] == [member.bundle]
     assert archive.requests.count("RestoreObject") == 0

@@ -6,19 +6,22 @@ A combined set (kerchunk's ``MultiZarrToZarr`` along one dimension, never a comb
 ours) describes the whole collection as one zarr store: it opens with one GET and one
 dataset, like a zarr store, and plans and reads exactly as the files' own references do.
 
-It is kept at ``<root>/.archivefs/combined/<digest>.json``, where the digest names the
-set of files (their paths under the root, sorted), so a reader that has listed the files
-finds it with one GET and no listing. It is kerchunk JSON (version 1), readable without
-archivefs, with archivefs's key holding the files, the dimension, and every object the
-references point into with its size and ETag when the files were indexed: a changed
-object is refused before a byte is used (``references.check_targets``). It is written
-with the references' many-writer rules (``references.save_references``).
+It is kept among the files' own references, at ``<root>/.archivefs/references/<folder>/
+.combined/<digest>.json``, where the folder is the one all the files lie in and the
+digest names the set of files (their paths under the root, sorted): the listing that
+finds the files' references shows whether it exists, and one GET reads it. It is
+kerchunk JSON (version 1), readable without archivefs, with archivefs's key holding
+the files, the dimension, and every object the references point into with its size
+and ETag when the files were indexed: a changed object is refused before a byte is
+used (``references.check_targets``). It is written with the references' many-writer
+rules (``references.save_references``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +36,13 @@ MODE = "by_coords"  # files placed along the dimension by their coordinate value
 
 
 def combined_location(root: str, relatives: Sequence[str]) -> str:
-    """Where the combined references of the files ``root/<relative>`` are kept: named by
-    the set of files, whatever order they are given in."""
-    names = "\n".join(sorted({r.strip("/") for r in relatives}))
-    return combined_path(root, hashlib.sha256(names.encode()).hexdigest()[:32])
+    """Where the combined references of the files ``root/<relative>`` are kept: in the
+    references folder of the folder they all lie in, named by the set of files, whatever
+    order they are given in."""
+    names = sorted({r.strip("/") for r in relatives})
+    folder = posixpath.commonpath([posixpath.dirname(n) for n in names])
+    digest = hashlib.sha256("\n".join(names).encode()).hexdigest()[:32]
+    return combined_path(root, folder, digest)
 
 
 def combine(

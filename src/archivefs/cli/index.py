@@ -45,7 +45,7 @@ def index_command(
     exits non-zero. A file whose stored references still describe its object (size,
     ETag) is not read again, archived or not. With --concat-dim,
     the files' references are then combined along that dimension into one set
-    (.archivefs/combined/), which opening exactly these files uses: one GET and one
+    (.combined/ in .archivefs/references/), which opening exactly these files uses: one GET and one
     dataset however many files there are.
 
     \b

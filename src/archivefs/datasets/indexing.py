@@ -50,7 +50,7 @@ class IndexedFile:
 class CombinedReferences:
     """One combined reference set stored (:func:`combine_references`)."""
 
-    location: str  # bucket/.../.archivefs/combined/<digest>.json
+    location: str  # bucket/.../.archivefs/references/<folder>/.combined/<digest>.json
     files: list[str]
     concat_dim: str
     written: bool  # False: the stored set already described the same files and objects

@@ -20,8 +20,10 @@ from archivefs.datasets.referenced import (
     check_unchanged,
     find_combined,
     find_references,
+    load_stored,
     open_referenced,
     reference_target,
+    stored_locations,
 )
 
 logger = logging.getLogger(__name__)
@@ -183,7 +185,8 @@ def open_mfdataset(
     others as above. When exactly these files' references were combined
     (``combine_references``, ``archivefs index --concat-dim``) and ``combine`` is
     ``"by_coords"`` with no other xarray option, the collection opens as one dataset
-    from that one set (one GET), unless an object changed since (then per file).
+    from that one set (the listing of the references folder shows it: one GET), unless
+    an object changed since (then per file).
 
     Example::
 
@@ -198,11 +201,12 @@ def open_mfdataset(
     first = paths if isinstance(paths, str) else (paths[0] if paths else "")
     fs, _ = _split_url(first, fs, storage_options, archive_options)
     sizes = _sizes(fs, paths)
-    if references and combine == "by_coords" and not xr_kwargs and len(sizes) > 1:
-        collection = _combined(fs, list(sizes))
+    stored, listed = stored_locations(fs, list(sizes)) if references else ({}, set())
+    if len(sizes) > 1 and combine == "by_coords" and not xr_kwargs:
+        collection = _combined(fs, list(sizes), listed)
         if collection is not None:
             return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
-    found = find_references(fs, list(sizes)) if references else {}
+    found = load_stored(fs, stored)
     indexed = {p: refs for p, refs in found.items() if refs is not None}
     check_unchanged(fs, list(indexed.values()))
     plain = {p: n for p, n in sizes.items() if p not in indexed}
@@ -221,10 +225,11 @@ def open_mfdataset(
     return xr.combine_by_coords(parts, **xr_kwargs)
 
 
-def _combined(fs: ArchiveFileSystem, paths: list[str]) -> dict[str, Any] | None:
-    """The combined references of exactly ``paths`` when they describe the objects as
-    they are now; a stale set is passed over (the files' own references then decide)."""
-    collection = find_combined(fs, paths)
+def _combined(fs: ArchiveFileSystem, paths: list[str], listed: set[str]) -> dict[str, Any] | None:
+    """The combined references of exactly ``paths`` (if ``listed`` shows them) when they
+    describe the objects as they are now; a stale set is passed over (the files' own
+    references then decide)."""
+    collection = find_combined(fs, paths, listed)
     if collection is None:
         return None
     try:

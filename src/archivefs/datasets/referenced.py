@@ -32,7 +32,7 @@ from archivefs.stores.base import split_path
 from archivefs.stores.conditional import read_versioned_async, run_blocking
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from archivefs.filesystem import ArchiveFileSystem
 
@@ -67,11 +67,14 @@ def collection_location(fs: ArchiveFileSystem, paths: Sequence[str]) -> str | No
     return combined_location(root, [p[len(root) + 1 :] for p in stripped])
 
 
-def find_combined(fs: ArchiveFileSystem, paths: Sequence[str]) -> dict[str, Any] | None:
+def find_combined(
+    fs: ArchiveFileSystem, paths: Sequence[str], listed: Collection[str]
+) -> dict[str, Any] | None:
     """The stored combined references of exactly the files ``paths`` (in any order), or
-    ``None`` (there are none): one GET, no listing."""
+    ``None`` (there are none): one GET, only if ``listed`` (what the listing of their
+    references folder found, :func:`stored_locations`) holds it."""
     location = collection_location(fs, paths)
-    if location is None:
+    if location is None or location not in listed:
         return None
     found = run_blocking(fs.fs, read_versioned_async(fs.fs, location))
     if found is None:
@@ -103,6 +106,24 @@ def find_references(
     """Each file's stored references (``None``: it has none): one recursive listing of the
     references folder the files share (per catalog root or bucket), then a GET of each
     that exists, at once. Files without references cost that one listing."""
+    return load_stored(fs, stored_locations(fs, paths)[0])
+
+
+def load_stored(
+    fs: ArchiveFileSystem, locations: dict[str, str | None]
+) -> dict[str, dict[str, Any] | None]:
+    """The references at each file's location from :func:`stored_locations`, read at once."""
+    present = sorted({loc for loc in locations.values() if loc is not None})
+    loaded = run_blocking(fs.fs, load_references(fs.fs, present)) if present else {}
+    return {p: None if loc is None else loaded.get(loc) for p, loc in locations.items()}
+
+
+def stored_locations(
+    fs: ArchiveFileSystem, paths: Sequence[str]
+) -> tuple[dict[str, str | None], set[str]]:
+    """Where each file's stored references are (``None``: it has none), from one recursive
+    listing of the references folder the files share (per catalog root or bucket); and
+    everything that listing found (combined sets too)."""
     locations = {p: references_location(fs, p) for p in paths}
     folders: dict[str, list[str]] = {}
     for location in locations.values():
@@ -113,9 +134,7 @@ def find_references(
         common = posixpath.commonpath([posixpath.dirname(w) for w in wanted])
         listing = sync(fs.loop, fs.store.list, common, recursive=True)
         existing.update(state.path for state in listing.files)
-    present = sorted(set(locations.values()) & existing)
-    loaded = run_blocking(fs.fs, load_references(fs.fs, present)) if present else {}
-    return {p: loaded.get(locations[p]) for p in paths}
+    return {p: loc if loc in existing else None for p, loc in locations.items()}, existing
 
 
 def check_unchanged(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> None:
