@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from archivefs.cli import EXIT_ERROR, main
 from archivefs.errors import ArchiveError, ObjectChangedError
 from archivefs.testing._rgw import operation
-from tests.support.netcdf import STEPS, write_netcdf
+from tests.support.netcdf import STEPS, bundle_netcdf, write_netcdf
 from tests.support.providers import provider_params, restore_calls, seed
 
 if TYPE_CHECKING:
@@ -48,6 +48,15 @@ def make_files(tmp_path: Path, n: int = FILES) -> dict[str, bytes]:
         write_netcdf(local, start=i * STEPS)
         out[f"nc/part{i}.nc"] = local.read_bytes()
     return out
+
+
+def hot_files(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, n: int = FILES
+) -> tuple[dict[str, bytes], list[str]]:
+    """:func:`make_files` written to ``bucket`` in STANDARD: the files and their URLs."""
+    files = make_files(tmp_path, n)
+    archive.put_objects(bucket, files, storage_class="STANDARD")
+    return files, [f"s3://{bucket}/{k}" for k in sorted(files)]
 
 
 def originals(tmp_path: Path, n: int = FILES) -> Any:
@@ -128,8 +137,7 @@ def test_a_combined_collection_opens_with_one_get_and_plans_exactly_on_every_pro
 def test_the_combined_set_is_kerchunk_json_that_fsspec_opens_without_archivefs(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    files = make_files(tmp_path)
-    archive.put_objects(bucket, files, storage_class="STANDARD")
+    files, _ = hot_files(archive, bucket, tmp_path)
     report = ads.index_files(f"s3://{bucket}/nc/*.nc", fs=make_fs(), concat_dim="time")
     assert report.combined is not None
     raw = fsspec.filesystem("s3", **archive.storage_options(), skip_instance_cache=True)
@@ -151,9 +159,7 @@ def test_the_combined_set_is_kerchunk_json_that_fsspec_opens_without_archivefs(
 def test_other_files_or_a_nested_combine_open_per_file(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    files = make_files(tmp_path)
-    archive.put_objects(bucket, files, storage_class="STANDARD")
-    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    _, urls = hot_files(archive, bucket, tmp_path)
     assert ads.index_files(urls, fs=make_fs(), concat_dim="time").combined is not None
 
     def opened(chosen: list[str], **kwargs: Any) -> tuple[Any, int]:
@@ -183,9 +189,7 @@ def test_other_files_or_a_nested_combine_open_per_file(
 def test_a_changed_object_passes_over_the_combined_set_and_its_own_references_decide(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    files = make_files(tmp_path)
-    archive.put_objects(bucket, files, storage_class="STANDARD")
-    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    _, urls = hot_files(archive, bucket, tmp_path)
     assert ads.index_files(urls, fs=make_fs(), concat_dim="time").combined is not None
     replaced = tmp_path / "replaced.nc"
     write_netcdf(replaced, start=STEPS)  # part1's time steps and layout, another value
@@ -216,9 +220,7 @@ def test_a_changed_object_passes_over_the_combined_set_and_its_own_references_de
 def test_files_that_cannot_be_combined_are_refused_with_the_fix(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    files = make_files(tmp_path)
-    archive.put_objects(bucket, files, storage_class="STANDARD")
-    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    _, urls = hot_files(archive, bucket, tmp_path)
     fs = make_fs()
     with pytest.raises(ArchiveError, match="has no stored references") as info:
         ads.combine_references(urls, concat_dim="time", fs=fs)
@@ -244,9 +246,7 @@ def test_files_that_cannot_be_combined_are_refused_with_the_fix(
 def test_two_writers_combining_one_collection_lose_nothing(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    files = make_files(tmp_path)
-    archive.put_objects(bucket, files, storage_class="STANDARD")
-    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    _, urls = hot_files(archive, bucket, tmp_path)
     assert ads.index_files(urls, fs=make_fs()).ok
     written: list[bool] = []
     errors: list[BaseException] = []
@@ -271,8 +271,7 @@ def test_two_writers_combining_one_collection_lose_nothing(
 def test_cli_index_combines_along_a_dimension_and_says_why_it_did_not(
     archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:
-    files = make_files(tmp_path)
-    archive.put_objects(bucket, files, storage_class="STANDARD")
+    hot_files(archive, bucket, tmp_path)
     base = ["--storage-options", json.dumps(archive.storage_options())]
     base += ["--journal", str(tmp_path / "j.sqlite")]
     glob = f"s3://{bucket}/nc/*.nc"
@@ -341,9 +340,7 @@ def test_combining_works_where_an_event_loop_runs_as_in_a_notebook(
 ) -> None:
     """Jupyter runs cells on a thread whose event loop runs; kerchunk's combiner calls
     ``asyncio.run``, which refuses there."""
-    files = make_files(tmp_path, 2)
-    archive.put_objects(bucket, files, storage_class="STANDARD")
-    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    files, urls = hot_files(archive, bucket, tmp_path, 2)
     fs = make_fs()
     assert ads.index_files(urls, fs=fs).ok
 
@@ -361,24 +358,7 @@ def test_archived_files_already_indexed_are_not_read_and_combine_without_a_resto
     """Members bundled into DEEP_ARCHIVE keep the references the bundle run made: indexing
     them again reads nothing and restores nothing, so `archivefs index --concat-dim`
     combines an archived collection; it opens as one dataset and plans to its bundles."""
-    import s3fs
-
-    from archivefs.catalog import ByPrefix
-    from archivefs.catalog.writer import bundle_tree
-
-    source = tmp_path / "src" / "nc"
-    source.mkdir(parents=True)
-    for i in range(FILES):
-        write_netcdf(source / f"part{i}.nc", start=i * STEPS, x=500)  # chunks not inline
-    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
-    bundled = bundle_tree(
-        fsspec.filesystem("file"),
-        str(tmp_path / "src"),
-        dest,
-        f"{bucket}/root",
-        policy=ByPrefix(depth=0),
-        storage_class="DEEP_ARCHIVE",
-    )
+    bundled = bundle_netcdf(archive, bucket, tmp_path, FILES, "DEEP_ARCHIVE")
     assert len(bundled.referenced) == FILES
     archive.requests.clear()
     base = ["--storage-options", json.dumps(archive.storage_options())]

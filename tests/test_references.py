@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from archivefs.cli import EXIT_ERROR, main
 from archivefs.errors import ObjectArchivedError, ObjectChangedError
 from archivefs.plans import whole_file_json, whole_file_text
-from tests.support.netcdf import CHUNK_ROWS, STEPS, write_netcdf
+from tests.support.netcdf import CHUNK_ROWS, STEPS, bundle_netcdf, write_netcdf
 from tests.support.providers import provider_params, reads, restore_calls, seed
 
 if TYPE_CHECKING:
@@ -445,25 +445,10 @@ def test_bundle_members_reference_their_bundle_and_plan_to_it(
     """A member's references, made by the bundle run, point into the bundle at (bundle
     offset + member offset); indexing it again once its bundle reads finds them
     unchanged; the plan names the bundle, values equal."""
-    import s3fs
-
-    from archivefs.catalog import ByPrefix
-    from archivefs.catalog.writer import bundle_tree
-
+    broken = b"\x89HDF\r\n\x1a\n" + b"\0" * 64  # an HDF5 signature, not HDF5 inside
+    bundled = bundle_netcdf(archive, bucket, tmp_path, FILES, "STANDARD", {"broken.nc": broken})
     source = tmp_path / "src" / "nc"
-    source.mkdir(parents=True)
-    for i in range(FILES):
-        write_netcdf(source / f"part{i}.nc", start=i * STEPS, x=500)  # chunks not inline
-    (source / "broken.nc").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)  # not HDF5 inside
-    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
-    bundled = bundle_tree(
-        fsspec.filesystem("file"),
-        str(tmp_path / "src"),
-        dest,
-        f"{bucket}/root",
-        policy=ByPrefix(depth=0),
-        storage_class="STANDARD",
-    )
+    dest = fsspec.filesystem("s3", skip_instance_cache=True, **archive.storage_options())
     fs = make_fs()
     report = ads.index_files(f"s3://{bucket}/root/nc/*.nc", fs=fs, inline_threshold=0)
     assert [f.path.rsplit("/", 1)[-1] for f in report.indexed] == [f"part{i}.nc" for i in range(3)]

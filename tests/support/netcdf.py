@@ -32,3 +32,38 @@ def write_netcdf(path: Path, *, start: int = 0, steps: int = STEPS, x: int = 5) 
     ds["q"].encoding.update(dtype="i2", scale_factor=0.001, add_offset=0.5, _FillValue=-1)
     ds.to_netcdf(path, engine="h5netcdf")
     return ds
+
+
+def bundle_netcdf(
+    archive: Any,
+    bucket: str,
+    tmp_path: Path,
+    files: int,
+    storage_class: str,
+    extra: dict[str, bytes] | None = None,
+) -> Any:
+    """``files`` netCDF4 files (``nc/part<i>.nc``, chunks too large to be inline), and
+    ``extra`` files by name in ``nc/``, written under ``tmp_path/src`` and bundled into
+    ``bucket/root`` in ``storage_class`` by the bundle run (which references the netCDF
+    ones); its report."""
+    import fsspec
+    import s3fs
+
+    from archivefs.catalog import ByPrefix
+    from archivefs.catalog.writer import bundle_tree
+
+    source = tmp_path / "src" / "nc"
+    source.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        write_netcdf(source / f"part{i}.nc", start=i * STEPS, x=500)
+    for name, data in (extra or {}).items():
+        (source / name).write_bytes(data)
+    dest = s3fs.S3FileSystem(skip_instance_cache=True, **archive.storage_options())
+    return bundle_tree(
+        fsspec.filesystem("file"),
+        str(tmp_path / "src"),
+        dest,
+        f"{bucket}/root",
+        policy=ByPrefix(depth=0),
+        storage_class=storage_class,
+    )
