@@ -19,7 +19,7 @@ from fsspec.asyn import sync
 from fsspec.implementations.reference import ReferenceFileSystem, ReferenceNotReachable
 
 from archivefs.catalog.combined import combined_files, combined_location
-from archivefs.catalog.layout import RESERVED, references_path
+from archivefs.catalog.layout import COMBINED, RESERVED, references_path
 from archivefs.catalog.references import (
     check_targets,
     load_references,
@@ -73,6 +73,8 @@ def find_combined(
     """The stored combined references of exactly the files ``paths`` (in any order), or
     ``None`` (there are none): one GET, only if ``listed`` (what the listing of their
     references folder found, :func:`stored_locations`) holds it."""
+    if not any(f"/{COMBINED}/" in name for name in listed):
+        return None  # no set listed: nothing to work out
     location = collection_location(fs, paths)
     if location is None or location not in listed:
         return None
