@@ -125,13 +125,17 @@ def index_files(
     report = IndexReport()
     paths = _expand(fs, urls, report.failed)
     stored = find_references(fs, paths)
+    described: list[tuple[str, dict[str, Any]]] = []  # what each file's references are now
     for path in paths:
         try:
-            report.indexed.append(
-                index_file(fs, path, inline_threshold=inline_threshold, stored=stored.get(path))
+            done, refs = index_file(
+                fs, path, inline_threshold=inline_threshold, stored=stored.get(path)
             )
         except ArchiveError as error:
             report.failed[path] = error
+            continue
+        report.indexed.append(done)
+        described.append((path, refs))
     if concat_dim is not None:
         try:
             if report.failed:
@@ -141,7 +145,8 @@ def index_files(
                     path=next(iter(report.failed)),
                     fix="index them (restore archived ones first), then run again.",
                 )
-            report.combined = combine_references(paths, concat_dim=concat_dim, fs=fs)
+            # the references just made or found unchanged: not read or checked again
+            report.combined = _combine(fs, described, concat_dim)
         except ArchiveError as error:
             report.not_combined = error
     return report
@@ -183,6 +188,15 @@ def combine_references(
         )
     parts = [(p, refs) for p, refs in found.items() if refs is not None]
     check_unchanged(fs, [refs for _, refs in parts])
+    return _combine(fs, parts, concat_dim)
+
+
+def _combine(
+    fs: ArchiveFileSystem, parts: list[tuple[str, dict[str, Any]]], concat_dim: str
+) -> CombinedReferences:
+    """Combine the files' references ``parts`` (``(path, references)``, describing the
+    objects as they are now) and store the set beside them."""
+    paths = [path for path, _ in parts]
     location = collection_location(fs, paths)
     if location is None:
         raise ArchiveError(
@@ -229,16 +243,17 @@ def index_file(
     *,
     inline_threshold: int = references.INLINE_THRESHOLD,
     stored: dict[str, Any] | None = None,
-) -> IndexedFile:
-    """Index one file (see :func:`index_files`); raises :class:`ArchiveError` if it cannot.
-    ``stored``: its stored references, kept (nothing read) if they describe its object as
-    it is now."""
+) -> tuple[IndexedFile, dict[str, Any]]:
+    """Index one file (see :func:`index_files`): what was done, and its references as they
+    are now; raises :class:`ArchiveError` if it cannot. ``stored``: its stored references,
+    kept (nothing read) if they describe its object as it is now."""
     path = fs._strip_protocol(path)
     location = references_location(fs, path)
     if stored is not None:  # kept if it still describes the object: nothing read
         kept = _described_now(fs, path)
         if kept is not None and references.targets_of(stored) == [kept[0]]:
-            return _indexed(path, location, stored, written=False, bytes_read=0, size=kept[1])
+            done = _indexed(path, location, stored, written=False, bytes_read=0, size=kept[1])
+            return done, stored
     entry = fs.info(path)
     if entry.get("type") != "file":
         raise ArchiveError("is not a file.", path=path, fix="name the files, or a glob of them.")
@@ -292,7 +307,8 @@ def index_file(
     refs = references.described(made, path, [target])
     written = run_blocking(fs.fs, references.save_references(fs.fs, location, refs))
     fetched = fs.read_stats.bytes_fetched - before
-    return _indexed(path, location, refs, written=bool(written), bytes_read=fetched, size=size)
+    done = _indexed(path, location, refs, written=bool(written), bytes_read=fetched, size=size)
+    return done, refs
 
 
 def _indexed(
