@@ -46,10 +46,16 @@ NOT_BEFORE_THE_FIRST_REQUEST = (
 """What a download of a plain object does not need before it asks the store for it."""
 
 HOOK = """
-import json, os, sys
+import atexit, json, os, sys
 
 _PORT = int(os.environ["ARCHIVEFS_TEST_PORT"])
 _OUT = os.environ["ARCHIVEFS_TEST_MODULES"]
+
+
+@atexit.register
+def _at_exit():
+    with open(_OUT + ".exit", "w") as out:
+        json.dump(sorted(sys.modules), out)
 
 
 def _first_connection(event, args):
@@ -82,7 +88,7 @@ def run_counted(
     archive: EmulatedArchive, tmp_path: Path, command: list[str]
 ) -> tuple[subprocess.CompletedProcess[bytes], list[str]]:
     """Run ``command`` with the hook; its outcome and the modules it had imported at its
-    first connection to ``archive``."""
+    first connection to ``archive`` (those at its exit: :func:`imported_by_exit`)."""
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(HOOK)
@@ -104,6 +110,11 @@ def run_counted(
     done = subprocess.run(command, capture_output=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     return done, json.loads(modules.read_text())
+
+
+def imported_by_exit(tmp_path: Path) -> list[str]:
+    """The modules the command :func:`run_counted` last ran had imported when it exited."""
+    return json.loads((tmp_path / "modules.json.exit").read_text())
 
 
 def heavy_in(modules: list[str]) -> list[str]:
@@ -132,6 +143,11 @@ def test_prefetch_to_imports_nothing_it_does_not_need_before_its_first_request(
     assert f"archivefs.cli.{own}" in modules
     sent = [(r.op, r.key) for r in archive.requests.records]  # the registry, the folder, the object
     assert sent == [("GET", ".archivefs/catalogs.json"), ("LIST", None), ("GET", "one/object-0")]
+    # the journal is opened (a prefetch may restore), but no record read: no pydantic, whose
+    # import came between the listing and the object's GET
+    whole_run = imported_by_exit(tmp_path)
+    assert "archivefs.restore.journal" in whole_run
+    assert [m for m in whole_run if m == "pydantic" or m.startswith("pydantic.")] == []
 
 
 @pytest.mark.parametrize("verb", ["get", "cat"])

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 from archivefs.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from archivefs.restore.journal import Journal, JournalRecord, Outcome, RecordState
+    from archivefs.restore.journal import Journal, Outcome
+    from archivefs.restore.journal_record import JournalRecord
+    from archivefs.restore.journal_states import RecordState
     from archivefs.restore.notify import (
         CallbackNotificationSource,
         NotificationSource,
@@ -24,12 +26,12 @@ if TYPE_CHECKING:
 _LAZY = {
     "CallbackNotificationSource": "archivefs.restore.notify",
     "Journal": "archivefs.restore.journal",
-    "JournalRecord": "archivefs.restore.journal",
+    "JournalRecord": "archivefs.restore.journal_record",
     "NotificationSource": "archivefs.restore.notify",
     "Outcome": "archivefs.restore.journal",
     "PollSchedule": "archivefs.restore.schedule",
     "QueueNotificationSource": "archivefs.restore.notify",
-    "RecordState": "archivefs.restore.journal",
+    "RecordState": "archivefs.restore.journal_states",
     "RestoreWindow": "archivefs.restore.schedule",
     "restore_window": "archivefs.restore.schedule",
     "restored_keys": "archivefs.restore.notify",

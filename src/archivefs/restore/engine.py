@@ -423,7 +423,7 @@ class RestoreEngine:
         skipped = set(report.skipped)
         claimed_elsewhere: set[str] = set()
         if self.journal is not None and skipped:
-            from archivefs.restore.journal import RecordState
+            from archivefs.restore.journal_states import RecordState
 
             records = self.journal.records([k for k in pending if k in skipped])
             claimed_elsewhere = {r.key for r in records if r.state is RecordState.CLAIMED}

@@ -25,13 +25,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit, urlunsplit
-
-from pydantic import BaseModel, ConfigDict
 
 from archivefs.errors import JournalError
 from archivefs.paths import default_journal_path, private_dir
+from archivefs.restore.journal_states import RecordState
+
+if TYPE_CHECKING:
+    from archivefs.restore.journal_record import JournalRecord
 
 SCHEMA_VERSION = 1
 FILE_MODE = 0o600
@@ -98,47 +100,12 @@ class OutcomeRecord:
     code: str | None = None
 
 
-class RecordState(StrEnum):
-    """Where a record stands."""
-
-    CLAIMED = "claimed"  # about to be sent; if the owner died, it may or may not have been
-    ACCEPTED = "accepted"
-    IN_PROGRESS = "in_progress"
-    RESTORED = "restored"
-    FAILED = "failed"
-    EXPIRED = "expired"
-
-
 _OUTCOME_STATUS: dict[Outcome, tuple[int | None, str | None]] = {
     Outcome.ACCEPTED: (202, None),
     Outcome.IN_PROGRESS: (409, "RestoreAlreadyInProgress"),
     Outcome.RESTORED: (200, None),
     Outcome.FAILED: (None, None),
 }
-
-
-class JournalRecord(BaseModel):
-    """One cold object's restore history (times are UTC)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    namespace: str
-    key: str
-    tier: str | None
-    days: int | None
-    state: RecordState
-    attempts: int
-    owner: str | None
-    claimed_at: datetime | None
-    lease_until: datetime | None
-    sent_at: datetime | None
-    http_status: int | None
-    code: str | None
-    expected_ready_at: datetime | None
-    restored_at: datetime | None
-    expiry: datetime | None
-    last_error: str | None
-    updated_at: datetime
 
 
 def normalize_namespace(namespace: str) -> str:
@@ -764,8 +731,20 @@ def _dt(value: float | None) -> datetime | None:
 
 
 def _record(row: sqlite3.Row) -> JournalRecord:
+    from archivefs.restore.journal_record import JournalRecord  # pydantic: when records are read
+
     data = dict(zip(row.keys(), tuple(row), strict=True))
     for name in _TIMES:
         data[name] = _dt(data[name])
     data["updated_at"] = _dt(data["updated_at"])
     return JournalRecord.model_validate(data)
+
+
+def __getattr__(name: str) -> Any:
+    """``JournalRecord`` from here, as before it had a module of its own (importing it
+    imports pydantic: a command that reads no record does not)."""
+    if name == "JournalRecord":
+        from archivefs.restore.journal_record import JournalRecord
+
+        return JournalRecord
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from archivefs.errors import ArchiveError, StoreUnavailableError
 from archivefs.model import Action, RestoreState
-from archivefs.restore.journal import Outcome, OutcomeRecord, RecordState
+from archivefs.restore.journal import Outcome, OutcomeRecord
+from archivefs.restore.journal_states import RecordState
 from archivefs.stores.base import RestoreOutcome
 
 if TYPE_CHECKING:
