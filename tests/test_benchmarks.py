@@ -193,6 +193,15 @@ def _netcdf_references(refs: dict[str, Any]) -> None:
     assert refs["archivefs"]["open_vs_zarr"] > 0
 
 
+def _glob_planning(plans: dict[str, Any]) -> None:
+    (n,) = plans["parameters"]["sizes"]
+    row = plans["archivefs"]["rows"][str(n)]
+    for way in ("directory", "glob_all", "glob_pattern", "glob_1pct"):
+        assert row[way]["requests"] == 1, way  # the bundles' states: one bulk listing
+    assert row["sort_names"]["requests"] == 0
+    assert plans["archivefs"]["x_sort_names"][str(n)]["glob_all"] > 0
+
+
 # what each benchmark's smoke result must show beyond running and writing it
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "status_polling": _status_polling,
@@ -211,6 +220,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "restore_faults": _restore_faults,
     "mount": _mount,
     "netcdf_references": _netcdf_references,
+    "glob_planning": _glob_planning,
 }
 
 
