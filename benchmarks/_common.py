@@ -43,6 +43,7 @@ MODULES = [
     "submission",
     "hot_read",
     "planning",
+    "glob_planning",
     "catalog_listing",
     "scale",
     "bundling",
