@@ -180,15 +180,21 @@ def _mount(name: str, link: _Link, root: Path, cache: Path, tmp: Path) -> subpro
     with open(log, "ab") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=sink, env={**env, **extra})
     deadline = time.monotonic() + 120
-    while not os.path.ismount(root):
-        if process.poll() is not None or time.monotonic() > deadline:
-            _unmount(root, process)
-            raise RuntimeError(f"{name} did not mount: {log.read_text()[-2000:]}")
-        time.sleep(0.05)
+    try:
+        while not os.path.ismount(root):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not mount: {log.read_text()[-2000:]}")
+            time.sleep(0.05)
+    except BaseException:  # failed, or interrupted while it mounted: nothing left behind
+        _unmount(root, process)
+        raise
     return process
 
 
 def _unmount(root: Path, process: subprocess.Popen[bytes]) -> None:
+    """Unmount ``root`` and end its process; a mount still listed then (busy: a reader
+    interrupted inside it, or its process killed) is detached lazily, so an interrupted
+    run leaves no mount behind."""
     if os.path.ismount(root):
         subprocess.run(["fusermount3", "-u", str(root)], timeout=60, check=False)
     try:
@@ -196,6 +202,17 @@ def _unmount(root: Path, process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(10)
+    if _listed(root):  # os.path.ismount says False for a mount whose process is gone
+        subprocess.run(["fusermount3", "-uz", str(root)], timeout=60, check=False)
+
+
+def _listed(root: Path) -> bool:
+    """Whether ``root`` is among this process's mounts (``/proc/self/mounts``)."""
+    mounts = Path("/proc/self/mounts")
+    if not mounts.exists():
+        return False
+    points = {line.split()[1] for line in mounts.read_text().splitlines() if line.strip()}
+    return str(root.resolve()) in points
 
 
 def _quiet(*argv: str | Path) -> float:
