@@ -345,11 +345,13 @@ def test_cli_estimate_and_prefetch_take_a_variable_and_an_index_range(
     assert "no variable 'nope'" in unknown.output
 
 
-def test_restore_aware_submits_a_plan_that_names_the_files_read_whole(
-    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+@pytest.mark.parametrize("way", ["restore_aware", "prefetch"])
+def test_the_hooks_see_a_plan_that_names_the_files_read_whole(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any, way: str
 ) -> None:
-    """The plan restore_aware submits (what the on_estimate hooks see) says which files
-    are read whole, as plan_dataset's does: part1 has no references."""
+    """The plan restore_aware and prefetch approve (what the on_estimate hooks see) says
+    which files are read whole, as plan_dataset's does: part1 has no references. Before,
+    prefetch's hooks saw a plan without it (it was added to the result afterwards)."""
     files = make_files(tmp_path, 2)
     archive.put_objects(bucket, {k: v[0] for k, v in files.items()}, storage_class="STANDARD")
     assert ads.index_files(f"s3://{bucket}/nc/part0.nc", fs=make_fs(), inline_threshold=0).ok
@@ -367,7 +369,10 @@ def test_restore_aware_submits_a_plan_that_names_the_files_read_whole(
     expected = ads.plan_dataset(selection).read_whole
     assert expected == {"t": (f"{bucket}/nc/part1.nc",)}
     seen.clear()
-    ads.restore_aware(selection, coordinate=False, poll_interval=0.2, timeout=600)
+    if way == "restore_aware":
+        ads.restore_aware(selection, coordinate=False, poll_interval=0.2, timeout=600)
+    else:
+        assert ads.prefetch(selection, wait=False).plan.read_whole == expected
     assert [plan.read_whole for plan in seen] == [expected]
     assert archive.requests.count("RestoreObject") == 1  # part0 only
 

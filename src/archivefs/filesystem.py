@@ -46,7 +46,7 @@ from archivefs.s3compat import TargetAttributes, TargetMethods, refuse_bucket_as
 from archivefs.stores import provider_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from fsspec.callbacks import Callback
 
@@ -546,14 +546,23 @@ class ArchiveFileSystem(
         days: int | None = None,
         needed_until: datetime | None = None,
         upgrade: bool = False,
+        read_whole: Mapping[str, Sequence[str]] | None = None,
     ) -> Plan:
         """What restoring ``paths`` involves: groups, states, actions. Sends no restore.
 
         Bundle members map to their bundle: many members, one group, one request.
         ``upgrade=True`` plans a request at ``tier`` for groups already restoring.
+        ``read_whole`` (variable -> files, from a dataset selection: what
+        ``archivefs.datasets`` passes) names the files read whole rather than chunk by
+        chunk; the plan carries it to the estimate hooks and the displays.
         """
         return await self._crew.restoring.plan(
-            paths, tier=tier, days=days, needed_until=needed_until, upgrade=upgrade
+            paths,
+            tier=tier,
+            days=days,
+            needed_until=needed_until,
+            upgrade=upgrade,
+            read_whole=read_whole,
         )
 
     plan = sync_wrapper(_plan)
@@ -630,6 +639,7 @@ class ArchiveFileSystem(
         to: str | os.PathLike[str] | None = None,
         on_missing: Callable[[Plan], None] | None = None,
         force: bool = False,
+        read_whole: Mapping[str, Sequence[str]] | None = None,
     ) -> RestoreResult:
         """Get ``paths`` ready to read: one batch of restores (if any), budget checked once.
 
@@ -647,10 +657,10 @@ class ArchiveFileSystem(
         same ``to``, it leaves out the files an earlier run wrote there when neither
         the file nor its object changed since (``result.copied.skipped``; as ``aws s3
         sync`` skips them), before anything is priced or requested; ``force=True``
-        fetches them all again.
+        fetches them all again. ``read_whole`` is :meth:`plan`'s: the hooks see it.
         """
         return await self._crew.restoring.prefetch(
-            paths, tier, days, wait, timeout, on_progress, to, on_missing, force
+            paths, tier, days, wait, timeout, on_progress, to, on_missing, force, read_whole
         )
 
     restore = sync_method(_restore)
@@ -741,10 +751,11 @@ class ArchiveFileSystem(
         timeout: float | None = None,
         on_progress: Callable[[RestoreProgress], None] | None = None,
         on_missing: Callable[[Plan], None] | None = None,
+        read_whole: Mapping[str, Sequence[str]] | None = None,
     ) -> RestoreResult:
         """:meth:`prefetch` (restores and retrieval fees approved together, once, before
         anything), then copy every object it made ready into the hot store (``hot=``),
         as :meth:`promote` does: what ``archivefs prefetch --to s3://HOT`` runs."""
-        args = (paths, tier, days, timeout, on_progress, on_missing)
+        args = (paths, tier, days, timeout, on_progress, on_missing, read_whole)
         result: RestoreResult = sync(self.loop, self._crew.restoring.prefetch_to_hot_store, *args)
         return result

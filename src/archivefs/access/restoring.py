@@ -22,7 +22,7 @@ from archivefs.plans import Plan
 from archivefs.stores.s3 import restores_not_implemented
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from archivefs.access.settings import Settings
     from archivefs.model import PlannedGroup
@@ -85,6 +85,7 @@ class Restoring:
         days: int | None = None,
         needed_until: datetime | None = None,
         upgrade: bool = False,
+        read_whole: Mapping[str, Sequence[str]] | None = None,
     ) -> Plan:
         """What restoring ``paths`` involves: groups, states, actions. Sends no restore.
 
@@ -93,7 +94,7 @@ class Restoring:
         # parsed here, in the filesystem's provider's names, before any request
         chosen = RestoreTier.parse(tier, self.parts.provider.name) if tier else self.parts.tier
         resolved = await self.resolver.resolve(paths)
-        return self.parts.engine.plan_known(
+        plan = self.parts.engine.plan_known(
             resolved.groups,
             tier=chosen,
             days=self.parts.days if days is None else parse_days(days),
@@ -103,6 +104,7 @@ class Restoring:
             missing=resolved.missing,
             upgrade=upgrade,
         )
+        return plan.replace(read_whole=read_whole) if read_whole else plan
 
     async def restore(
         self,
@@ -169,6 +171,7 @@ class Restoring:
         to: str | os.PathLike[str] | None = None,
         on_missing: Callable[[Plan], None] | None = None,
         force: bool = False,
+        read_whole: Mapping[str, Sequence[str]] | None = None,
     ) -> RestoreResult:
         """Make everything ``paths`` read ready: restore what must be, approve the rest;
         with ``to``, wait and write each requested file below that directory.
@@ -180,7 +183,8 @@ class Restoring:
         both sides, are left out before anything is priced or requested
         (:mod:`archivefs.access.synced`), unless ``force``.
         """
-        plan = _leave_out_missing(await self.plan(paths, tier=tier, days=days), on_missing)
+        planned = await self.plan(paths, tier=tier, days=days, read_whole=read_whole)
+        plan = _leave_out_missing(planned, on_missing)
         directory = None if to is None else os.fspath(to).removeprefix("file://")
         ids: dict[str, str] = {}
         skipped: list[str] = []
@@ -214,11 +218,13 @@ class Restoring:
         timeout: float | None,
         on_progress: Callable[[RestoreProgress], None] | None,
         on_missing: Callable[[Plan], None] | None,
+        read_whole: Mapping[str, Sequence[str]] | None = None,
     ) -> RestoreResult:
         """:meth:`prefetch` (waiting), then promote every group it made ready."""
         result = await self.prefetch(
-            paths, tier, days, timeout=timeout, on_progress=on_progress, on_missing=on_missing
-        )
+            paths, tier, days, timeout=timeout, on_progress=on_progress, on_missing=on_missing,
+            read_whole=read_whole,
+        )  # fmt: skip
         await self.promotion.promote([g.key for g in result.plan.groups])
         return result
 

@@ -86,9 +86,12 @@ def estimate_command(
             if variables or ranges:
                 chosen = options.selected(paths, fs=fs, variables=variables, ranges=ranges)
                 paths = chosen.paths
-            plan = fs.plan(paths, tier=parse_tier(tier, fs.provider.name), days=days)
-            if chosen is not None:
-                plan = plan.replace(read_whole=chosen.read_whole)
+            plan = fs.plan(
+                paths,
+                tier=parse_tier(tier, fs.provider.name),
+                days=days,
+                read_whole=chosen.read_whole if chosen else None,
+            )
             report_unmatched(plan)
             result = fs.estimate_plan(plan, reads=reads)
             from archivefs.pricing.amounts import format_amount

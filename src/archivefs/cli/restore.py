@@ -154,15 +154,17 @@ def prefetch_command(
         paths = read_paths(urls, from_file)
         fs = ctx.filesystem(paths, **options)
         chosen = None
+        whole: dict[str, Any] = {}  # fs.prefetch's read_whole: the plan names those files
         if variables or ranges:
             chosen = selected(paths, fs=fs, variables=variables, ranges=ranges)
             paths = chosen.paths
+            whole["read_whole"] = chosen.read_whole
             if not ctx.as_json:  # before the wait: which files come back whole, and why
                 echo_read_whole(chosen.read_whole)
         if local:
             assert hot is not None
             result = restore_with_display(
-                ctx, fs, paths, prefetch=True, timeout=timeout, to=hot, force=force
+                ctx, fs, paths, prefetch=True, timeout=timeout, to=hot, force=force, **whole
             )
             copied = result.copied
             summary: dict[str, Any] = {
@@ -179,9 +181,13 @@ def prefetch_command(
             }
         else:
             if hot:  # prefetch, then copy into the hot store
-                result = restore_with_display(ctx, fs, paths, to_hot_store=True, timeout=timeout)
+                result = restore_with_display(
+                    ctx, fs, paths, to_hot_store=True, timeout=timeout, **whole
+                )
             else:  # objects that read at once are part of the job, not an error
-                result = restore_with_display(ctx, fs, paths, prefetch=True, timeout=timeout)
+                result = restore_with_display(
+                    ctx, fs, paths, prefetch=True, timeout=timeout, **whole
+                )
             promoted = fs.promote_in_place(paths) if promote else []
             summary = {
                 "groups": len(result.plan),

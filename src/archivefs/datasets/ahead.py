@@ -34,10 +34,9 @@ def plan_dataset(obj: Any, *, tier: str | None = None, days: int | None = None) 
             fix="call plan_dataset on each opened dataset's selection.",
         )
     ((fs, paths),) = per_fs.items()
-    plan: Plan = fs.plan(paths, tier=tier, days=days)
-    # absent chunks are fill values, not errors; variables of files without references
-    # are read whole, and the plan says which
-    plan = plan.replace(missing=(), read_whole=whole_file_reads(obj))
+    # variables of files without references are read whole, and the plan says which
+    plan: Plan = fs.plan(paths, tier=tier, days=days, read_whole=whole_file_reads(obj, fs))
+    plan = plan.replace(missing=())  # absent chunks are fill values, not errors
     # compute() will read these chunks one by one, unguarded: the retrieval fees of the
     # selection are shown to the budget and estimate hooks here, once
     fs.approve_reads(plan)
@@ -82,10 +81,10 @@ def prefetch(
     results = []
     for fs, paths in per_fs.items():
         if paths:
-            result = fs.prefetch(paths, tier=tier, days=days, wait=wait, timeout=timeout)
-            # as plan_dataset's: the plan names the files read whole, not chunk by chunk
-            result.plan = result.plan.replace(read_whole=whole_file_reads(obj, fs))
-            results.append(result)
+            # as plan_dataset's, the plan (and so the hooks) names the files read whole
+            whole = whole_file_reads(obj, fs)
+            results.append(fs.prefetch(paths, tier=tier, days=days, wait=wait,
+                                       timeout=timeout, read_whole=whole))  # fmt: skip
     if not results:
         raise _nothing_to_plan()
     return results[0] if len(results) == 1 else _merge(results)

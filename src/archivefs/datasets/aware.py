@@ -73,7 +73,7 @@ def restore_aware(
     submitted: dict[int, float] = {}
     for fs, paths in per_fs.items():
         # the hooks see what plan_dataset shows: the files read whole, not chunk by chunk
-        plan = fs.plan(paths).replace(read_whole=whole_file_reads(obj, fs))
+        plan = fs.plan(paths, read_whole=whole_file_reads(obj, fs))
         submitted_at = submitted[id(fs)] = time.time()
         fs.submit(plan)
         if client is not None:

@@ -48,7 +48,7 @@ def select_files(
 
         chosen = ads.select_files("s3://bucket/run42/*.nc", fs=fs, variables=["t2m"],
                                   ranges={"time": ("2023-06-01", "2023-08-31")})
-        plan = fs.plan(chosen.paths, tier="Bulk").replace(read_whole=chosen.read_whole)
+        plan = fs.plan(chosen.paths, tier="Bulk", read_whole=chosen.read_whole)
     """
     ds = open_mfdataset(urls, fs=fs)
     missing = [v for v in variables if v not in ds.variables]
