@@ -85,7 +85,8 @@ def test_index_reads_only_what_reads_now_and_others_read_the_references(
         assert done.references.startswith(f"{provider.bucket}/.archivefs/references/nc/")
         assert 0 < done.bytes_read <= done.size
         assert done.chunks >= STEPS // CHUNK_ROWS  # t's chunks point into the file
-    assert ads.index_files(report.indexed[0].path, fs=fs).indexed[0].written is False
+    again = ads.index_files(report.indexed[0].path, fs=fs, inline_threshold=0).indexed[0]
+    assert (again.written, again.bytes_read) == (False, 0)  # they describe it: not read again
 
     # the references are kerchunk JSON that fsspec reads without archivefs
     raw = provider.raw()
@@ -219,6 +220,33 @@ def test_a_changed_object_is_refused_before_a_byte_is_used(
     urls = [f"s3://{bucket}/nc/part{i}.nc" for i in range(FILES)]
     with pytest.raises(ObjectChangedError, match=r"part1\.nc"):
         ads.open_mfdataset(urls, fs=make_fs())
+
+
+def test_another_inline_threshold_describes_a_file_anew_if_it_reads_and_keeps_it_if_not(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """References record the inline threshold they were made with: indexing again with
+    another reads a file that reads now and describes it anew; an archived file keeps its
+    references (they still describe it), with nothing read and no failure."""
+    files = make_files(tmp_path, 1)
+    key = "nc/part0.nc"
+    url = f"s3://{bucket}/{key}"
+    archive.put_object(bucket, key, files[key][0], storage_class="STANDARD")
+    first = ads.index_files(url, fs=make_fs(), inline_threshold=0).indexed[0]
+    assert first.written and first.chunks > 0
+    whole = ads.index_files(url, fs=make_fs(), inline_threshold=10**8).indexed[0]
+    assert whole.written and whole.bytes_read > 0
+    assert (whole.chunks, whole.inline > first.inline) == (0, True)  # every chunk inline now
+    raw = fsspec.filesystem("s3", skip_instance_cache=True, **archive.storage_options())
+    stored = json.loads(raw.cat_file(f"{bucket}/.archivefs/references/{key}.json"))
+    assert stored["archivefs"]["inline_threshold"] == 10**8
+    archive.put_object(bucket, key, files[key][0], storage_class="GLACIER")  # the same bytes
+    archive.requests.clear()
+    report = ads.index_files(url, fs=make_fs(), inline_threshold=0)
+    assert report.ok
+    kept = report.indexed[0]
+    assert (kept.written, kept.bytes_read, kept.chunks) == (False, 0, 0)
+    assert [r for r in nc_requests(archive) if r.op == "GET"] == []  # nothing of it read
 
 
 def test_without_references_files_open_as_before(
@@ -455,7 +483,7 @@ def test_bundle_members_reference_their_bundle_and_plan_to_it(
     source = tmp_path / "src" / "nc"
     dest = fsspec.filesystem("s3", skip_instance_cache=True, **archive.storage_options())
     fs = make_fs()
-    report = ads.index_files(f"s3://{bucket}/root/nc/*.nc", fs=fs, inline_threshold=0)
+    report = ads.index_files(f"s3://{bucket}/root/nc/*.nc", fs=fs)  # the bundle run's threshold
     assert [f.path.rsplit("/", 1)[-1] for f in report.indexed] == [f"part{i}.nc" for i in range(3)]
     assert bundled.referenced == [f.path for f in report.indexed]
     assert not any(f.written for f in report.indexed)  # the bundle run's describe the same

@@ -201,12 +201,30 @@ def relocated(refs: dict[str, Any], url: str, offset: int, size: int) -> dict[st
     return {**refs, "refs": entries}
 
 
-def described(refs: dict[str, Any], path: str, targets: Iterable[Target]) -> dict[str, Any]:
-    """``refs`` with archivefs's key: the file's ``path`` and the objects they point into."""
+def described(
+    refs: dict[str, Any],
+    path: str,
+    targets: Iterable[Target],
+    *,
+    inline_threshold: int = INLINE_THRESHOLD,
+) -> dict[str, Any]:
+    """``refs`` with archivefs's key: the file's ``path``, the ``inline_threshold`` they
+    were made with, and the objects they point into."""
     return {
         **refs,
-        KEY: {"format": FORMAT, "path": path, "targets": {t.url: t.as_json() for t in targets}},
+        KEY: {
+            "format": FORMAT,
+            "path": path,
+            "inline_threshold": inline_threshold,
+            "targets": {t.url: t.as_json() for t in targets},
+        },
     }
+
+
+def made_with(refs: dict[str, Any], inline_threshold: int) -> bool:
+    """Whether ``refs`` were made with ``inline_threshold`` (references from archivefs
+    versions that did not record it count as made with any)."""
+    return bool(refs[KEY].get("inline_threshold", inline_threshold) == inline_threshold)
 
 
 def targets_of(refs: dict[str, Any]) -> list[Target]:

@@ -43,7 +43,8 @@ def index_command(
     (.archivefs/references/). An archived file is not read: it is reported with the
     restore that would let it be indexed, the others are indexed, and the command
     exits non-zero. A file whose stored references still describe its object (size,
-    ETag) is not read again, archived or not. With --concat-dim, the files'
+    ETag) is not read again, archived or not, unless they were made with another
+    --inline-threshold and it reads now. With --concat-dim, the files'
     references are then combined along that dimension into one set (.combined/ in
     .archivefs/references/), which opening exactly these files uses: one GET and
     one dataset however many files there are.

@@ -111,10 +111,11 @@ def index_files(
     (URLs or globs), reading only their metadata and coordinates; files that do not read
     now are reported in ``failed`` with the restore that would let them be indexed.
     A file whose stored references describe its object as it is now (size, ETag) is
-    not read again, archived or not (``written`` False): to describe it anew, remove
-    its references first. With ``concat_dim``, the files' references are then also
-    combined along it into one set (:func:`combine_references`; not when a file
-    failed), in ``combined``.
+    not read again, archived or not (``written`` False), unless they were made with
+    another ``inline_threshold`` and it reads now: then it is described anew. To
+    describe it anew otherwise, remove its references first. With ``concat_dim``, the
+    files' references are then also combined along it into one set
+    (:func:`combine_references`; not when a file failed), in ``combined``.
 
     Example::
 
@@ -246,14 +247,32 @@ def index_file(
 ) -> tuple[IndexedFile, dict[str, Any]]:
     """Index one file (see :func:`index_files`): what was done, and its references as they
     are now; raises :class:`ArchiveError` if it cannot. ``stored``: its stored references,
-    kept (nothing read) if they describe its object as it is now."""
+    kept (nothing read) if they describe its object as it is now, made with
+    ``inline_threshold``; made with another, the file is described anew if it reads now,
+    else they are kept (still valid)."""
     path = fs._strip_protocol(path)
     location = references_location(fs, path)
-    if stored is not None:  # kept if it still describes the object: nothing read
-        kept = _described_now(fs, path)
-        if kept is not None and references.targets_of(stored) == [kept[0]]:
-            done = _indexed(path, location, stored, written=False, bytes_read=0, size=kept[1])
-            return done, stored
+    kept = None
+    if stored is not None:
+        now = _described_now(fs, path)
+        if now is not None and references.targets_of(stored) == [now[0]]:
+            done = _indexed(path, location, stored, written=False, bytes_read=0, size=now[1])
+            kept = done, stored
+            if references.made_with(stored, inline_threshold):
+                return kept
+    try:
+        return _index_anew(fs, path, location, inline_threshold)
+    except ObjectArchivedError:
+        if kept is None:
+            raise
+        return kept  # another inline threshold, but describing the object: kept until it reads
+
+
+def _index_anew(
+    fs: ArchiveFileSystem, path: str, location: str, inline_threshold: int
+) -> tuple[IndexedFile, dict[str, Any]]:
+    """Read file ``path``'s metadata and store its references at ``location``;
+    :class:`ObjectArchivedError` (nothing read) if it does not read now."""
     entry = fs.info(path)
     if entry.get("type") != "file":
         raise ArchiveError("is not a file.", path=path, fix="name the files, or a glob of them.")
@@ -304,7 +323,7 @@ def index_file(
             ) from error
     if offset is not None:
         made = references.relocated(made, target.url, offset, size)
-    refs = references.described(made, path, [target])
+    refs = references.described(made, path, [target], inline_threshold=inline_threshold)
     written = run_blocking(fs.fs, references.save_references(fs.fs, location, refs))
     fetched = fs.read_stats.bytes_fetched - before
     done = _indexed(path, location, refs, written=bool(written), bytes_read=fetched, size=size)
