@@ -249,6 +249,26 @@ def test_another_inline_threshold_describes_a_file_anew_if_it_reads_and_keeps_it
     assert [r for r in nc_requests(archive) if r.op == "GET"] == []  # nothing of it read
 
 
+def test_a_file_changed_since_it_was_indexed_is_described_anew_after_one_head(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """Indexing again a file whose object changed: one HEAD says so, and the same
+    description serves the indexing (before, it was asked twice)."""
+    files = make_files(tmp_path, 1)
+    key = "nc/part0.nc"
+    archive.put_object(bucket, key, files[key][0], storage_class="STANDARD")
+    assert ads.index_files(f"s3://{bucket}/{key}", fs=make_fs()).ok
+    other = tmp_path / "other.nc"
+    write_netcdf(other, start=100)
+    archive.put_object(bucket, key, other.read_bytes(), storage_class="STANDARD")
+    archive.requests.clear()
+    report = ads.index_files(f"s3://{bucket}/{key}", fs=make_fs())
+    assert report.ok and report.indexed[0].written
+    assert archive.requests.count("HEAD") == 1
+    opened = ads.open_dataset(f"s3://{bucket}/{key}", fs=make_fs())
+    xr.testing.assert_identical(opened.load(), xr.open_dataset(other).load())
+
+
 def test_without_references_files_open_as_before(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:

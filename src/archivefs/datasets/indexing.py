@@ -253,15 +253,18 @@ def index_file(
     path = fs._strip_protocol(path)
     location = references_location(fs, path)
     kept = None
+    entry = None  # the plain object's description, if asked already
     if stored is not None:
         now = _described_now(fs, path)
-        if now is not None and references.targets_of(stored) == [now[0]]:
-            done = _indexed(path, location, stored, written=False, bytes_read=0, size=now[1])
-            kept = done, stored
-            if references.made_with(stored, inline_threshold):
-                return kept
+        if now is not None:
+            target, size, entry = now
+            if references.targets_of(stored) == [target]:
+                done = _indexed(path, location, stored, written=False, bytes_read=0, size=size)
+                kept = done, stored
+                if references.made_with(stored, inline_threshold):
+                    return kept
     try:
-        return _index_anew(fs, path, location, inline_threshold)
+        return _index_anew(fs, path, location, inline_threshold, entry)
     except ObjectArchivedError:
         if kept is None:
             raise
@@ -269,11 +272,16 @@ def index_file(
 
 
 def _index_anew(
-    fs: ArchiveFileSystem, path: str, location: str, inline_threshold: int
+    fs: ArchiveFileSystem,
+    path: str,
+    location: str,
+    inline_threshold: int,
+    entry: dict[str, Any] | None = None,
 ) -> tuple[IndexedFile, dict[str, Any]]:
     """Read file ``path``'s metadata and store its references at ``location``;
-    :class:`ObjectArchivedError` (nothing read) if it does not read now."""
-    entry = fs.info(path)
+    :class:`ObjectArchivedError` (nothing read) if it does not read now. ``entry``: its
+    description (``fs.info``), if the caller has it."""
+    entry = entry if entry is not None else fs.info(path)
     if entry.get("type") != "file":
         raise ArchiveError("is not a file.", path=path, fix="name the files, or a glob of them.")
     size = int(entry["size"])
@@ -339,18 +347,21 @@ def _indexed(
     return IndexedFile(path, location, written, chunks, inline, bytes_read, size)
 
 
-def _described_now(fs: ArchiveFileSystem, path: str) -> tuple[references.Target, int] | None:
-    """The object file ``path``'s references would point into now, and the file's size:
-    a bundle member's from the catalog (no request: its bundle's state is not needed), a
-    plain object's from its description. ``None``: not a file, or not describable."""
+def _described_now(
+    fs: ArchiveFileSystem, path: str
+) -> tuple[references.Target, int, dict[str, Any] | None] | None:
+    """The object file ``path``'s references would point into now, the file's size, and
+    the description asked for it: a bundle member's from the catalog (no request, no
+    description: its bundle's state is not needed), a plain object's from its
+    description (``fs.info``). ``None``: not a file, or not describable."""
     member = _member_target(fs, path)
     if member is not None:
         target, _, length = member
-        return target, length
+        return target, length, None
     entry = fs.info(path)
     if entry.get("type") != "file" or entry.get("bundle") or not etag_of(entry):
         return None
-    return _target_of(fs, path, entry)[0], int(entry["size"])
+    return _target_of(fs, path, entry)[0], int(entry["size"]), entry
 
 
 def _member_target(fs: ArchiveFileSystem, path: str) -> tuple[references.Target, int, int] | None:
