@@ -150,6 +150,7 @@ class Result:
     runs: Runs = field(default_factory=dict)  # every sample of every variant
     server: dict[str, Any] = field(default_factory=dict)  # where the emulator ran, its latency
     size: str = "default"
+    apart: bool = False  # kept beside the default-size result: see write()
 
     def to_json(self) -> dict[str, Any]:
         counts = {name: len(samples) for name, samples in self.runs.items()}
@@ -194,19 +195,32 @@ def timed(function: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
 
 
 def write(result: Result, out_dir: Path) -> Path:
+    """``<out>/<name>.json``; a result marked ``apart`` (a size a benchmark keeps beside
+    its default one instead of over it) ``<out>/<name>.<size>.json``."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{result.name}.json"
+    stem = f"{result.name}.{result.size}" if result.apart else result.name
+    path = out_dir / f"{stem}.json"
     path.write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
     return path
 
 
 def load_results(out_dir: Path) -> dict[str, dict[str, Any]]:
-    """Every result file in ``out_dir``, by benchmark name."""
-    out = {}
+    """Every result file in ``out_dir``, by benchmark name. A result kept apart
+    (``<name>.<size>.json``, see :func:`write`) is not one of its own: it is handed to
+    its benchmark's renderer as ``data["sizes"][size]`` of the ``<name>.json`` result
+    (and stands for it when there is none); the table shows ``<name>.json``."""
+    out: dict[str, dict[str, Any]] = {}
+    apart: dict[str, dict[str, Any]] = {}
     for path in sorted(out_dir.glob("*.json")):
         data = json.loads(path.read_text())
         if "headline" in data and "summary" in data:  # files of the sampling format only
-            out[path.stem] = data
+            (apart if "." in path.stem else out)[path.stem] = data
+    for stem, data in apart.items():
+        name, size = stem.split(".", 1)
+        if name in out:
+            out[name].setdefault("sizes", {})[size] = data
+        else:
+            out[name] = data
     return out
 
 
