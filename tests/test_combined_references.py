@@ -19,9 +19,11 @@ import fsspec
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from fsspec.asyn import sync
 
 from archivefs.cli import EXIT_ERROR, main
-from archivefs.errors import ArchiveError, ObjectChangedError
+from archivefs.datasets.opening import COMBINED_FIRST
+from archivefs.errors import ArchiveError, ObjectChangedError, ObjectNotFoundError
 from archivefs.testing._rgw import operation
 from tests.support.netcdf import STEPS, bundle_netcdf, write_netcdf
 from tests.support.providers import provider_params, restore_calls, seed
@@ -132,6 +134,55 @@ def test_a_combined_collection_opens_with_one_get_and_plans_exactly_on_every_pro
     assert sorted(g.key for g in plan) == [f"{provider.bucket}/nc/part{i}.nc" for i in (0, 1)]
     want = expected[["t", "q"]].isel(time=slice(STEPS - 2, STEPS + 2))
     xr.testing.assert_identical(selection.load(), want.load())  # bit for bit, encodings decoded
+
+
+def test_opening_named_files_from_their_combined_set_lists_each_folder_once(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """The files' folder is listed once, by the set's check (it also proves they exist),
+    not a second time for their sizes; the references folder once: two LISTs whatever
+    the number of files (the full-size benchmark's open listed 1,000 files twice)."""
+    _, urls = hot_files(archive, bucket, tmp_path)
+    fs = make_fs()
+    assert ads.index_files(urls, fs=fs, concat_dim="time").combined is not None
+    archive.requests.clear()
+    ads.open_mfdataset(urls, fs=make_fs())
+    assert archive.requests.count("LIST") == 2
+    gets = sorted(r.key for r in archive.requests.matching(op="GET"))
+    assert gets[0] == ".archivefs/catalogs.json"  # the registry: no catalog root here
+    assert [g.rsplit("/", 1)[0] for g in gets[1:]] == [".archivefs/references/nc/.combined"]
+    with pytest.raises(ObjectNotFoundError, match="do not exist"):  # named files still checked
+        ads.open_mfdataset([*urls, f"s3://{bucket}/nc/absent.nc"], fs=make_fs())
+
+
+def test_a_large_collection_finds_its_set_without_listing_every_file_s_references(
+    archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
+) -> None:
+    """From COMBINED_FIRST files on, opening lists the set's own folder (a small listing)
+    and the files' folder for the check, never the references of every file: the full-size
+    benchmark's 1,000 files spent a listing of 1,000 keys there."""
+    n = COMBINED_FIRST
+    files = {f"nc/part{i}.nc": write_netcdf(tmp_path / f"part{i}.nc", start=i * STEPS, steps=2)
+             for i in range(n)}  # fmt: skip
+    archive.put_objects(bucket, {k: (tmp_path / k.split("/")[1]).read_bytes() for k in files})
+    urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
+    assert ads.index_files(urls, fs=make_fs(), concat_dim="time").combined is not None
+    lister = make_fs()
+
+    def listed_bytes(folder: str, recursive: bool = False) -> int:
+        archive.requests.clear()
+        sync(lister.loop, lister.store.list, f"{bucket}/{folder}", recursive=recursive)
+        return archive.requests.bytes_sent("LIST")
+
+    every = listed_bytes(".archivefs/references/nc", recursive=True)  # every file's references
+    expected = listed_bytes(".archivefs/references/nc/.combined") + listed_bytes("nc")
+    archive.requests.clear()
+    ds = ads.open_mfdataset(urls, fs=make_fs())
+    assert ds.sizes["time"] == 2 * n
+    assert archive.requests.count("LIST") == 2
+    assert archive.requests.bytes_sent("LIST") == expected  # the set's folder, the files'
+    assert expected < every  # less than that one listing of every file's references
+    assert len(archive.requests.matching(op="GET")) == 2  # the registry, the set
 
 
 def test_the_combined_set_is_kerchunk_json_that_fsspec_opens_without_archivefs(

@@ -258,7 +258,8 @@ def pointers(refs: dict[str, Any], keys: Iterable[str]) -> list[tuple[str, int, 
 def parse_references(raw: bytes, path: str) -> dict[str, Any]:
     """Stored references, checked for the shape archivefs relies on."""
     try:
-        refs = json.loads(raw)
+        with gc_paused():  # a set of 10^5 chunks is 10^5 lists: no collection walks them all
+            refs = json.loads(raw)
     except ValueError as error:
         raise ReferencesError(
             f"the stored references are not valid JSON ({error}).",

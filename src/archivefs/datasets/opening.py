@@ -18,6 +18,7 @@ from archivefs.catalog.references import KEY
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
 from archivefs.datasets.referenced import (
     check_unchanged,
+    combined_listed,
     find_combined,
     find_references,
     load_stored,
@@ -29,6 +30,11 @@ from archivefs.datasets.referenced import (
 logger = logging.getLogger(__name__)
 
 READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
+COMBINED_FIRST = 100
+"""open_mfdataset of at least this many files looks for their combined set with a listing
+of its own folder first (one small request more when there is none) rather than in the
+listing of every file's references, which a set found first spares; fewer files are
+looked up in that one listing, at no request more."""
 
 
 def _make_fs(
@@ -185,7 +191,7 @@ def open_mfdataset(
     others as above. When exactly these files' references were combined
     (``combine_references``, ``archivefs index --concat-dim``) and ``combine`` is
     ``"by_coords"`` with no other xarray option, the collection opens as one dataset
-    from that one set (the listing of the references folder shows it: one GET), unless
+    from that one set (a listing shows it: :data:`COMBINED_FIRST`; one GET), unless
     an object changed since (then per file).
 
     Example::
@@ -200,12 +206,22 @@ def open_mfdataset(
     archive_options, xr_kwargs = _split_kwargs(kwargs)
     first = paths if isinstance(paths, str) else (paths[0] if paths else "")
     fs, _ = _split_url(first, fs, storage_options, archive_options)
-    sizes = _sizes(fs, paths)
-    stored, listed = stored_locations(fs, list(sizes)) if references else ({}, set())
-    if len(sizes) > 1 and combine == "by_coords" and not xr_kwargs:
-        collection = _combined(fs, list(sizes), listed)
+    # a glob is listed first (its files are not known before); named files are not,
+    # unless a combined set does not serve them: its check lists their folders anyway
+    sizes = _sizes(fs, paths) if isinstance(paths, str) else None
+    wanted = list(sizes) if sizes is not None else _named(fs, paths)
+    as_one = references and len(wanted) > 1 and combine == "by_coords" and not xr_kwargs
+    if as_one and len(wanted) >= COMBINED_FIRST:  # the set's own folder, listed alone
+        collection = _combined(fs, wanted, combined_listed(fs, wanted))
         if collection is not None:
             return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
+    stored, listed = stored_locations(fs, wanted) if references else ({}, set())
+    if as_one and len(wanted) < COMBINED_FIRST:  # the listing of every file's shows it
+        collection = _combined(fs, wanted, listed)
+        if collection is not None:
+            return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
+    if sizes is None:
+        sizes = _sizes(fs, paths)
     found = load_stored(fs, stored)
     indexed = {p: refs for p, refs in found.items() if refs is not None}
     check_unchanged(fs, list(indexed.values()))
@@ -277,9 +293,7 @@ def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:
                 fix="check the pattern; fs.ls() of its first directory shows what exists.",
             )
         return sizes
-    wanted = [fs._strip_protocol(p) for p in paths]
-    if not wanted:
-        raise ValueError("open_mfdataset: no paths given.")
+    wanted = _named(fs, paths)
     listed: dict[str, int] = {}
     for parent in dict.fromkeys(fs._parent(p) for p in wanted):
         for entry in fs.ls(parent, detail=True):
@@ -292,6 +306,14 @@ def _sizes(fs: ArchiveFileSystem, paths: str | Sequence[str]) -> dict[str, int]:
             fix="check the paths; fs.ls() of their directory shows what exists.",
         )
     return {p: listed[p] for p in wanted}
+
+
+def _named(fs: ArchiveFileSystem, paths: Sequence[str]) -> list[str]:
+    """The files ``paths`` names, without their protocol; ``ValueError`` if none."""
+    wanted = [fs._strip_protocol(p) for p in paths]
+    if not wanted:
+        raise ValueError("open_mfdataset: no paths given.")
+    return wanted
 
 
 def _fetch_whole(fs: ArchiveFileSystem, sizes: dict[str, int]) -> dict[str, bytes]:

@@ -48,6 +48,19 @@ def reference_root(fs: ArchiveFileSystem, path: str) -> str:
     return split_path(path, fs.provider)[0]
 
 
+def reference_roots(fs: ArchiveFileSystem, paths: Sequence[str]) -> dict[str, str]:
+    """:func:`reference_root` of each of the files ``paths`` (stripped), asked once per
+    folder: the files of a folder share their root (a root is a folder)."""
+    by_folder: dict[str, str] = {}
+    out = {}
+    for path in paths:
+        folder = fs._parent(path)
+        if folder not in by_folder:
+            by_folder[folder] = reference_root(fs, path)
+        out[path] = by_folder[folder]
+    return out
+
+
 def references_location(fs: ArchiveFileSystem, path: str) -> str:
     """Where the references of file ``path`` are kept: beside the catalog of the root that
     holds it, else under the bucket's own ``.archivefs/``."""
@@ -60,11 +73,21 @@ def collection_location(fs: ArchiveFileSystem, paths: Sequence[str]) -> str | No
     """Where the combined references of the files ``paths`` are kept (``catalog.combined``),
     or ``None`` when they lie under different roots (no combined set can describe them)."""
     stripped = [fs._strip_protocol(p) for p in paths]
-    roots = {reference_root(fs, p) for p in stripped}
+    roots = set(reference_roots(fs, stripped).values())
     if len(roots) != 1:
         return None
     root = roots.pop()
     return combined_location(root, [p[len(root) + 1 :] for p in stripped])
+
+
+def combined_listed(fs: ArchiveFileSystem, paths: Sequence[str]) -> set[str]:
+    """What the folder of the files ``paths``' combined sets holds (``.combined/``): one
+    small listing, in place of listing every file's references to find a set there."""
+    location = collection_location(fs, paths)
+    if location is None:
+        return set()
+    listing = sync(fs.loop, fs.store.list, posixpath.dirname(location))
+    return {state.path for state in listing.files}
 
 
 def find_combined(
@@ -126,7 +149,12 @@ def stored_locations(
     """Where each file's stored references are (``None``: it has none), from one recursive
     listing of the references folder the files share (per catalog root or bucket); and
     everything that listing found (combined sets too)."""
-    locations = {p: references_location(fs, p) for p in paths}
+    stripped = {p: fs._strip_protocol(p) for p in paths}
+    roots = reference_roots(fs, list(stripped.values()))
+    locations = {
+        p: references_path(roots[path], path[len(roots[path]) + 1 :])
+        for p, path in stripped.items()
+    }
     folders: dict[str, list[str]] = {}
     for location in locations.values():
         top = location.split(f"/{RESERVED}/references/", 1)[0]
