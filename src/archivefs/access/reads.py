@@ -31,6 +31,13 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 
+PLAIN_READS_AT_ONCE = 256
+"""Plain-object reads of one ``cat_ranges`` in flight at once, unless the caller (or the
+filesystem's ``batch_size``) says: a few connection pools' worth. Past the pool a read only
+waits, yet each adds its set-up to every turn of the event loop: 1,000 at once stalled the
+loop for seconds, past the 5 s a connection has to open."""
+
+
 class Reads:
     """``cat_file``, ``cat_ranges`` and file-block reads of plain objects and members."""
 
@@ -347,7 +354,7 @@ class Reads:
         coros = [self.cat_file(paths[i], start=starts[i], end=ends[i], **kwargs) for i in plain]
         read = await _run_coros_in_chunks(
             coros,
-            batch_size=batch_size or self.parts.batch_size,
+            batch_size=batch_size or self.parts.batch_size or PLAIN_READS_AT_ONCE,
             nofiles=True,
             return_exceptions=True,
         )
