@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -293,7 +294,8 @@ def test_bundle_catalog_member_reads_and_cli_restore(
         refused.output
     )
     assert "Traceback" not in refused.output
-    assert "501" not in refused.output
+    # no raw status code: the bundle's name is a hash that may hold "501" by chance
+    assert re.search(r"(?<![0-9a-f])501(?![0-9a-f])", refused.output) is None
 
     fs = make_fs(rgw, tmp_path)
     assert fs.cat_file(f"{rgw_bucket}/arch/d1/f4.txt") == b"E" * 104  # warms the catalog
