@@ -233,9 +233,11 @@ def test_another_inline_threshold_describes_a_file_anew_if_it_reads_and_keeps_it
     url = f"s3://{bucket}/{key}"
     archive.put_object(bucket, key, files[key][0], storage_class="STANDARD")
     first = ads.index_files(url, fs=make_fs(), inline_threshold=0).indexed[0]
-    assert first.written and first.chunks > 0
+    assert first.written
+    assert first.chunks > 0
     whole = ads.index_files(url, fs=make_fs(), inline_threshold=10**8).indexed[0]
-    assert whole.written and whole.bytes_read > 0
+    assert whole.written
+    assert whole.bytes_read > 0
     assert (whole.chunks, whole.inline > first.inline) == (0, True)  # every chunk inline now
     raw = fsspec.filesystem("s3", skip_instance_cache=True, **archive.storage_options())
     stored = json.loads(raw.cat_file(f"{bucket}/.archivefs/references/{key}.json"))
@@ -263,7 +265,8 @@ def test_a_file_changed_since_it_was_indexed_is_described_anew_after_one_head(
     archive.put_object(bucket, key, other.read_bytes(), storage_class="STANDARD")
     archive.requests.clear()
     report = ads.index_files(f"s3://{bucket}/{key}", fs=make_fs())
-    assert report.ok and report.indexed[0].written
+    assert report.ok
+    assert report.indexed[0].written
     assert archive.requests.count("HEAD") == 1
     opened = ads.open_dataset(f"s3://{bucket}/{key}", fs=make_fs())
     xr.testing.assert_identical(opened.load(), xr.open_dataset(other).load())
