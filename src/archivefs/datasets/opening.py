@@ -211,15 +211,14 @@ def open_mfdataset(
     sizes = _sizes(fs, paths) if isinstance(paths, str) else None
     wanted = list(sizes) if sizes is not None else _named(fs, paths)
     as_one = references and len(wanted) > 1 and combine == "by_coords" and not xr_kwargs
-    if as_one and len(wanted) >= COMBINED_FIRST:  # the set's own folder, listed alone
-        collection = _combined(fs, wanted, combined_listed(fs, wanted))
-        if collection is not None:
-            return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
-    stored, listed = stored_locations(fs, wanted) if references else ({}, set())
-    if as_one and len(wanted) < COMBINED_FIRST:  # the listing of every file's shows it
-        collection = _combined(fs, wanted, listed)
-        if collection is not None:
-            return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
+    first_alone = as_one and len(wanted) >= COMBINED_FIRST  # the set's own folder, listed
+    collection = _combined(fs, wanted, combined_listed(fs, wanted)) if first_alone else None
+    if collection is None:
+        stored, listed = stored_locations(fs, wanted) if references else ({}, set())
+        if as_one and not first_alone:  # the listing of every file's references shows it
+            collection = _combined(fs, wanted, listed)
+    if collection is not None:
+        return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
     if sizes is None:
         sizes = _sizes(fs, paths)
     found = load_stored(fs, stored)

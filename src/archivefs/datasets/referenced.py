@@ -65,7 +65,11 @@ def references_location(fs: ArchiveFileSystem, path: str) -> str:
     """Where the references of file ``path`` are kept: beside the catalog of the root that
     holds it, else under the bucket's own ``.archivefs/``."""
     path = fs._strip_protocol(path)
-    root = reference_root(fs, path)
+    return _location_below(reference_root(fs, path), path)
+
+
+def _location_below(root: str, path: str) -> str:
+    """Where the references of file ``path`` (stripped) below ``root`` are kept."""
     return references_path(root, path[len(root) + 1 :])
 
 
@@ -151,10 +155,7 @@ def stored_locations(
     everything that listing found (combined sets too)."""
     stripped = {p: fs._strip_protocol(p) for p in paths}
     roots = reference_roots(fs, list(stripped.values()))
-    locations = {
-        p: references_path(roots[path], path[len(roots[path]) + 1 :])
-        for p, path in stripped.items()
-    }
+    locations = {p: _location_below(roots[path], path) for p, path in stripped.items()}
     folders: dict[str, list[str]] = {}
     for location in locations.values():
         top = location.split(f"/{RESERVED}/references/", 1)[0]
