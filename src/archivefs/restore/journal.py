@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
 from archivefs.errors import JournalError
+from archivefs.lazy import lazy_names
 from archivefs.paths import default_journal_path, private_dir
 from archivefs.restore.journal_states import RecordState
 
@@ -740,11 +741,6 @@ def _record(row: sqlite3.Row) -> JournalRecord:
     return JournalRecord.model_validate(data)
 
 
-def __getattr__(name: str) -> Any:
-    """``JournalRecord`` from here, as before it had a module of its own (importing it
-    imports pydantic: a command that reads no record does not)."""
-    if name == "JournalRecord":
-        from archivefs.restore.journal_record import JournalRecord
-
-        return JournalRecord
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``JournalRecord`` from here too, as before it had a module of its own (importing it
+# imports pydantic: a command that reads no record does not)
+__getattr__, _ = lazy_names(__name__, {"JournalRecord": "archivefs.restore.journal_record"}, ())
