@@ -158,15 +158,17 @@ def test_opening_named_files_from_their_combined_set_lists_each_folder_once(
 def test_a_large_collection_finds_its_set_without_listing_every_file_s_references(
     archive: EmulatedArchive, bucket: str, tmp_path: Path, make_fs: Any
 ) -> None:
-    """From COMBINED_FIRST files on, opening lists the set's own folder (a small listing)
-    and the files' folder for the check, never the references of every file: the full-size
-    benchmark's 1,000 files spent a listing of 1,000 keys there."""
+    """From COMBINED_FIRST files on, opening reads the set where it would be (one GET)
+    and lists the files' folder for the check, never the references of every file: the
+    full-size benchmark's 1,000 files spent a listing of 1,000 keys there. Without a set,
+    that GET is answered 404 and the files open from their own references."""
     n = COMBINED_FIRST
     files = {f"nc/part{i}.nc": write_netcdf(tmp_path / f"part{i}.nc", start=i * STEPS, steps=2)
              for i in range(n)}  # fmt: skip
     archive.put_objects(bucket, {k: (tmp_path / k.split("/")[1]).read_bytes() for k in files})
     urls = [f"s3://{bucket}/{k}" for k in sorted(files)]
-    assert ads.index_files(urls, fs=make_fs(), concat_dim="time").combined is not None
+    report = ads.index_files(urls, fs=make_fs())  # each file's references, no set yet
+    assert report.ok
     lister = make_fs()
 
     def listed_bytes(folder: str, recursive: bool = False) -> int:
@@ -175,14 +177,24 @@ def test_a_large_collection_finds_its_set_without_listing_every_file_s_reference
         return archive.requests.bytes_sent("LIST")
 
     every = listed_bytes(".archivefs/references/nc", recursive=True)  # every file's references
-    expected = listed_bytes(".archivefs/references/nc/.combined") + listed_bytes("nc")
+    files_folder = listed_bytes("nc")
+    archive.requests.clear()
+    per_file = ads.open_mfdataset(urls, fs=make_fs())
+    assert per_file.sizes["time"] == 2 * n
+    absent = [r for r in archive.requests.matching(op="GET") if "/.combined/" in (r.key or "")]
+    assert [r.status for r in absent] == [404]  # where the set would be: one request
+    assert archive.requests.bytes_sent("LIST") == every + files_folder
+
+    assert ads.combine_references(urls, concat_dim="time", fs=make_fs()).written
     archive.requests.clear()
     ds = ads.open_mfdataset(urls, fs=make_fs())
     assert ds.sizes["time"] == 2 * n
-    assert archive.requests.count("LIST") == 2
-    assert archive.requests.bytes_sent("LIST") == expected  # the set's folder, the files'
-    assert expected < every  # less than that one listing of every file's references
-    assert len(archive.requests.matching(op="GET")) == 2  # the registry, the set
+    assert archive.requests.count("LIST") == 1
+    assert archive.requests.bytes_sent("LIST") == files_folder  # the files', for the check
+    gets = sorted(r.key for r in archive.requests.matching(op="GET"))
+    assert gets[0] == ".archivefs/catalogs.json"  # the registry: no catalog root here
+    assert [g.rsplit("/", 1)[0] for g in gets[1:]] == [".archivefs/references/nc/.combined"]
+    xr.testing.assert_identical(ds.coords.to_dataset(), per_file.coords.to_dataset())
 
 
 def test_the_combined_set_is_kerchunk_json_that_fsspec_opens_without_archivefs(

@@ -17,23 +17,22 @@ if TYPE_CHECKING:
 from archivefs.catalog.references import KEY
 from archivefs.datasets.graph import _SOURCES, LAYER_PREFIX, _Source
 from archivefs.datasets.referenced import (
-    check_unchanged,
-    combined_listed,
     find_combined,
     find_references,
     load_stored,
     open_referenced,
     reference_target,
     stored_locations,
+    unchanged_while,
 )
 
 logger = logging.getLogger(__name__)
 
 READ_WHOLE_BELOW = 8 * 2**20  # open_mfdataset: files below this are fetched whole
 COMBINED_FIRST = 100
-"""open_mfdataset of at least this many files looks for their combined set with a listing
-of its own folder first (one small request more when there is none) rather than in the
-listing of every file's references, which a set found first spares; fewer files are
+"""open_mfdataset of at least this many files reads their combined set where it would be
+first (one request more, answered 404, when there is none) rather than looking for it in
+the listing of every file's references, which a set found first spares; fewer files are
 looked up in that one listing, at no request more."""
 
 
@@ -139,8 +138,8 @@ def open_dataset(
     if references:
         refs = find_references(fs, [path])[path]
         if refs is not None:
-            check_unchanged(fs, [refs])
-            return open_referenced(fs, path, refs, chunks=chunks, **xr_kwargs)
+            with unchanged_while(fs, [refs]):
+                return open_referenced(fs, path, refs, chunks=chunks, **xr_kwargs)
     handle = fs.open(path, "rb")
     return _open_source(handle, fs, path, engine=engine, chunks=chunks, **xr_kwargs)
 
@@ -187,11 +186,12 @@ def open_mfdataset(
     ``chunks``, as in ``xarray.open_mfdataset``. ``parallel=True`` parses the
     files' headers concurrently with ``dask.delayed``, as xarray's does. Files with
     stored references open from them, as in :func:`open_dataset` (all references are
-    read at once, the objects checked unchanged by one listing per folder); the
-    others as above. When exactly these files' references were combined
-    (``combine_references``, ``archivefs index --concat-dim``) and ``combine`` is
-    ``"by_coords"`` with no other xarray option, the collection opens as one dataset
-    from that one set (a listing shows it: :data:`COMBINED_FIRST`; one GET), unless
+    read at once, the objects checked unchanged by one listing per folder, listed
+    while the datasets are made); the others as above. When exactly these files'
+    references were combined (``combine_references``, ``archivefs index
+    --concat-dim``) and ``combine`` is ``"by_coords"`` with no other xarray option,
+    the collection opens as one dataset from that one set (one GET: below
+    :data:`COMBINED_FIRST` files, if the listing of their references shows it), unless
     an object changed since (then per file).
 
     Example::
@@ -206,53 +206,58 @@ def open_mfdataset(
     archive_options, xr_kwargs = _split_kwargs(kwargs)
     first = paths if isinstance(paths, str) else (paths[0] if paths else "")
     fs, _ = _split_url(first, fs, storage_options, archive_options)
-    # a glob is listed first (its files are not known before); named files are not,
-    # unless a combined set does not serve them: its check lists their folders anyway
+    # a glob is listed first (its files are not known before); named files only if they
+    # have no references: the references' check lists the folders of the others anyway
     sizes = _sizes(fs, paths) if isinstance(paths, str) else None
     wanted = list(sizes) if sizes is not None else _named(fs, paths)
     as_one = references and len(wanted) > 1 and combine == "by_coords" and not xr_kwargs
-    first_alone = as_one and len(wanted) >= COMBINED_FIRST  # the set's own folder, listed
-    collection = _combined(fs, wanted, combined_listed(fs, wanted)) if first_alone else None
-    if collection is None:
-        stored, listed = stored_locations(fs, wanted) if references else ({}, set())
-        if as_one and not first_alone:  # the listing of every file's references shows it
-            collection = _combined(fs, wanted, listed)
-    if collection is not None:
-        return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
-    if sizes is None:
-        sizes = _sizes(fs, paths)
+    first_alone = as_one and len(wanted) >= COMBINED_FIRST  # the set read where it would be
+    combined = _open_combined(fs, wanted, None, chunks) if first_alone else None
+    if combined is not None:
+        return combined
+    stored, listed = stored_locations(fs, wanted) if references else ({}, set())
+    if as_one and not first_alone:  # the listing of every file's references shows it
+        combined = _open_combined(fs, wanted, listed, chunks)
+        if combined is not None:
+            return combined
     found = load_stored(fs, stored)
     indexed = {p: refs for p, refs in found.items() if refs is not None}
-    check_unchanged(fs, list(indexed.values()))
-    plain = {p: n for p, n in sizes.items() if p not in indexed}
-    contents = _fetch_whole(fs, {p: n for p, n in plain.items() if n < read_whole_below})
-    opened = _open_parts(fs, plain, contents, engine=engine, chunks=chunks, parallel=parallel)
-    by_path = dict(zip(plain, opened, strict=True))
-    remote = reference_target(fs) if indexed else None
-    parts = [
-        open_referenced(fs, p, indexed[p], chunks=chunks, remote=remote)
-        if p in indexed
-        else by_path[p]
-        for p in sizes
-    ]
+    unindexed = [p for p in wanted if p not in indexed]
+    if sizes is None:  # named files: the check lists the indexed ones (and proves they exist)
+        sizes = _sizes(fs, unindexed) if unindexed else {}
+    with unchanged_while(fs, list(indexed.values())):
+        plain = {p: sizes[p] for p in unindexed}
+        contents = _fetch_whole(fs, {p: n for p, n in plain.items() if n < read_whole_below})
+        opened = _open_parts(fs, plain, contents, engine=engine, chunks=chunks, parallel=parallel)
+        by_path = dict(zip(plain, opened, strict=True))
+        remote = reference_target(fs) if indexed else None
+        parts = [
+            open_referenced(fs, p, indexed[p], chunks=chunks, remote=remote)
+            if p in indexed
+            else by_path[p]
+            for p in wanted
+        ]
     if combine == "nested":
         return xr.combine_nested(parts, concat_dim=concat_dim, **xr_kwargs)
     return xr.combine_by_coords(parts, **xr_kwargs)
 
 
-def _combined(fs: ArchiveFileSystem, paths: list[str], listed: set[str]) -> dict[str, Any] | None:
-    """The combined references of exactly ``paths`` (if ``listed`` shows them) when they
-    describe the objects as they are now; a stale set is passed over (the files' own
-    references then decide)."""
+def _open_combined(
+    fs: ArchiveFileSystem, paths: list[str], listed: set[str] | None, chunks: Any
+) -> Any:
+    """The dataset of the combined references of exactly ``paths`` (``find_combined``;
+    ``listed``: what the listing of their references found, ``None``: not listed) when
+    they describe the objects as they are now, checked while it is made; ``None`` when
+    there is no such set or it is stale (the files' own references then decide)."""
     collection = find_combined(fs, paths, listed)
     if collection is None:
         return None
     try:
-        check_unchanged(fs, [collection])
+        with unchanged_while(fs, [collection]):
+            return open_referenced(fs, collection[KEY]["path"], collection, chunks=chunks)
     except ObjectChangedError as error:
         logger.info("not opening from the combined references: %s", error)
         return None
-    return collection
 
 
 def _open_parts(

@@ -11,6 +11,8 @@ what its listing says now (size, ETag): a changed one is refused.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import posixpath
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -32,7 +34,8 @@ from archivefs.stores.base import split_path
 from archivefs.stores.conditional import read_versioned_async, run_blocking
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Iterator, Sequence
+    from concurrent.futures import Future
 
     from archivefs.filesystem import ArchiveFileSystem
 
@@ -84,26 +87,18 @@ def collection_location(fs: ArchiveFileSystem, paths: Sequence[str]) -> str | No
     return combined_location(root, [p[len(root) + 1 :] for p in stripped])
 
 
-def combined_listed(fs: ArchiveFileSystem, paths: Sequence[str]) -> set[str]:
-    """What the folder of the files ``paths``' combined sets holds (``.combined/``): one
-    small listing, in place of listing every file's references to find a set there."""
-    location = collection_location(fs, paths)
-    if location is None:
-        return set()
-    listing = sync(fs.loop, fs.store.list, posixpath.dirname(location))
-    return {state.path for state in listing.files}
-
-
 def find_combined(
-    fs: ArchiveFileSystem, paths: Sequence[str], listed: Collection[str]
+    fs: ArchiveFileSystem, paths: Sequence[str], listed: Collection[str] | None = None
 ) -> dict[str, Any] | None:
     """The stored combined references of exactly the files ``paths`` (in any order), or
-    ``None`` (there are none): one GET, only if ``listed`` (what the listing of their
-    references folder found, :func:`stored_locations`) holds it."""
-    if not any(f"/{COMBINED}/" in name for name in listed):
+    ``None`` (there are none). ``listed``: what a listing of their references folder
+    found (:func:`stored_locations`): the set is read only if it is there. Without it,
+    the set is read where it would be: one GET, answered 404 when there is none (as
+    cheap as a listing that would show it, and one round trip fewer when there is)."""
+    if listed is not None and not any(f"/{COMBINED}/" in name for name in listed):
         return None  # no set listed: nothing to work out
     location = collection_location(fs, paths)
-    if location is None or location not in listed:
+    if location is None or (listed is not None and location not in listed):
         return None
     found = run_blocking(fs.fs, read_versioned_async(fs.fs, location))
     if found is None:
@@ -170,22 +165,52 @@ def stored_locations(
 
 def check_unchanged(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> None:
     """Refuse references whose objects changed (``ObjectChangedError``): sizes and ETags
-    from one listing per folder, never a HEAD or GET of an archived object."""
+    from one listing per folder (all at once), never a HEAD or GET of an archived object."""
+    current = sync(fs.loop, _current_states, fs, found)
+    for refs in found:
+        check_targets(refs, current)
+
+
+@contextlib.contextmanager
+def unchanged_while(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> Iterator[None]:
+    """:func:`check_unchanged` with its listings in flight while the block runs (a dataset
+    being made from ``found``): a changed object raises ``ObjectChangedError`` when the
+    block ends, ahead of an error of the block's own. The block must not hand out what it
+    made before then; it may have read a changed object's bytes, which are dropped."""
+    listing = asyncio.run_coroutine_threadsafe(_current_states(fs, found), fs.loop)
+    try:
+        yield
+    except BaseException:
+        _check_listed(found, listing)  # a changed object explains the failure best
+        raise
+    _check_listed(found, listing)
+
+
+def _check_listed(found: Sequence[dict[str, Any]], listing: Future[Any]) -> None:
+    current = listing.result()
+    for refs in found:
+        check_targets(refs, current)
+
+
+async def _current_states(
+    fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]
+) -> dict[str, tuple[int, str] | None]:
+    """Each target URL of ``found`` -> its ``(size, etag)`` now (``None``: gone), from
+    the store's listing of each folder they lie in, all listed at once (bundles under
+    ``.archivefs/`` are listed like any object)."""
     folders: dict[str, set[str]] = {}
     for refs in found:
         for target in targets_of(refs):
             path = fs._strip_protocol(target.url)
             folders.setdefault(fs._parent(path), set()).add(target.url)
+    listings = await asyncio.gather(*(fs.store.list(folder) for folder in folders))
     current: dict[str, tuple[int, str] | None] = {}
-    for folder, urls in folders.items():
-        # the store's own listing: bundles under .archivefs/ are listed like any object
-        listing = sync(fs.loop, fs.store.list, folder)
+    for urls, listing in zip(folders.values(), listings, strict=True):
         listed = {state.path: state for state in listing.files}
         for url in urls:
             state = listed.get(fs._strip_protocol(url))
             current[url] = None if state is None else (int(state.size), str(state.etag))
-    for refs in found:
-        check_targets(refs, current)
+    return current
 
 
 def reference_target(fs: ArchiveFileSystem) -> Any:
