@@ -100,7 +100,7 @@ class LocalCopies:
         """
         base = Path(directory)
         base.mkdir(parents=True, exist_ok=True)
-        targets = {path: local_target(base, path) for path in dict.fromkeys(paths)}
+        targets = local_targets(base, dict.fromkeys(paths))
         report = CopyReport()
         report.partials_removed = remove_partials({t.parent for t in targets.values()})
         semaphore = asyncio.Semaphore(concurrency)
@@ -222,26 +222,42 @@ def local_target(directory: str | Path, path: str) -> Path:
 
     Keys are chosen by whoever can write the bucket, and S3 allows ``..`` parts, so
     every local copy of a key (``prefetch --to DIR``, promotion into a local hot
-    store) goes through here before anything is written.
+    store) goes through here (or :func:`local_targets`) before anything is written.
     """
+    return local_targets(directory, [path])[path]
+
+
+def local_targets(directory: str | Path, paths: Iterable[str]) -> dict[str, Path]:
+    """:func:`local_target` of each of ``paths``: the same checks, symbolic links resolved
+    once per folder (and for a file that is itself a link), not once per file: resolving
+    walks every component of a path (an ``lstat`` each), 10,000 files cost seconds."""
     base = Path(directory).resolve()
-    parts = path.split("/")
-    if any(part in ("", ".", "..") for part in parts) or "\0" in path or "\\" in path:
-        raise InvalidPathError(
-            "this key has an empty, '.' or '..' part (or a NUL or backslash), so it has no "
-            f"safe local name below {base}; nothing was written.",
-            path=path,
-            fix="leave it out of the selection, or rename the object in the bucket.",
-        )
-    target = base.joinpath(*parts).resolve()
-    if not target.is_relative_to(base) or target == base:
-        raise InvalidPathError(
-            f"its local copy would be written outside {base} (a symbolic link in the "
-            "target directory leads out of it); nothing was written.",
-            path=path,
-            fix="remove the symbolic link from the target directory, or copy elsewhere.",
-        )
-    return target
+    folders: dict[tuple[str, ...], Path] = {}
+    out: dict[str, Path] = {}
+    for path in paths:
+        parts = path.split("/")
+        if any(part in ("", ".", "..") for part in parts) or "\0" in path or "\\" in path:
+            raise InvalidPathError(
+                "this key has an empty, '.' or '..' part (or a NUL or backslash), so it has "
+                f"no safe local name below {base}; nothing was written.",
+                path=path,
+                fix="leave it out of the selection, or rename the object in the bucket.",
+            )
+        folder = tuple(parts[:-1])
+        if folder not in folders:
+            folders[folder] = base.joinpath(*folder).resolve()
+        target = folders[folder] / parts[-1]
+        if target.is_symlink():
+            target = target.resolve()
+        if not target.is_relative_to(base) or target == base:
+            raise InvalidPathError(
+                f"its local copy would be written outside {base} (a symbolic link in the "
+                "target directory leads out of it); nothing was written.",
+                path=path,
+                fix="remove the symbolic link from the target directory, or copy elsewhere.",
+            )
+        out[path] = target
+    return out
 
 
 def remove_partials(directories: Iterable[Path]) -> list[Path]:

@@ -13,7 +13,7 @@ from fsspec.asyn import sync
 
 from archivefs.access import synced
 from archivefs.access.approval import Approval
-from archivefs.access.copies import LocalCopies, local_target
+from archivefs.access.copies import LocalCopies, local_targets
 from archivefs.access.parts import Parts
 from archivefs.access.promote import Promotion
 from archivefs.access.resolve import GLOB_CHARS, Resolver
@@ -190,7 +190,7 @@ class Restoring:
         skipped: list[str] = []
         if directory is not None:
             # hostile keys: refused before anything is paid or written
-            targets = {path: local_target(directory, path) for path in plan.paths}
+            targets = local_targets(directory, plan.paths)
             ids = synced.identities(plan)
             if not force:
                 plan, skipped = _leave_out_synced(plan, Path(directory), targets, ids)
