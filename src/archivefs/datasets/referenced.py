@@ -35,7 +35,6 @@ from archivefs.stores.conditional import read_versioned_async, run_blocking
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Sequence
-    from concurrent.futures import Future
 
     from archivefs.filesystem import ArchiveFileSystem
 
@@ -166,9 +165,7 @@ def stored_locations(
 def check_unchanged(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> None:
     """Refuse references whose objects changed (``ObjectChangedError``): sizes and ETags
     from one listing per folder (all at once), never a HEAD or GET of an archived object."""
-    current = sync(fs.loop, _current_states, fs, found)
-    for refs in found:
-        check_targets(refs, current)
+    _refuse_changed(found, sync(fs.loop, _current_states, fs, found))
 
 
 @contextlib.contextmanager
@@ -181,13 +178,16 @@ def unchanged_while(fs: ArchiveFileSystem, found: Sequence[dict[str, Any]]) -> I
     try:
         yield
     except BaseException:
-        _check_listed(found, listing)  # a changed object explains the failure best
+        _refuse_changed(found, listing.result())  # a changed object explains the failure best
         raise
-    _check_listed(found, listing)
+    _refuse_changed(found, listing.result())
 
 
-def _check_listed(found: Sequence[dict[str, Any]], listing: Future[Any]) -> None:
-    current = listing.result()
+def _refuse_changed(
+    found: Sequence[dict[str, Any]], current: dict[str, tuple[int, str] | None]
+) -> None:
+    """``ObjectChangedError`` for the first of ``found`` whose objects differ from
+    ``current`` (:func:`_current_states`)."""
     for refs in found:
         check_targets(refs, current)
 
