@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks._common import MODULES, ROOT, update_docs, write
+from benchmarks._common import MODULES, ROOT, SAMPLES, update_docs, write
 
 __all__ = ["MODULES", "main"]
 
@@ -50,15 +50,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="run the emulator in this process (shares the GIL with the client; for debugging)",
     )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        help="samples per variant instead of the size's own (at least 3 outside --smoke; "
+        "each result records its sample counts)",
+    )
     args = parser.parse_args(argv)
     if args.docs and args.smoke:
         parser.error("--docs renders the docs from measured runs: leave out --smoke.")
+    if args.samples is not None and args.samples < (1 if args.smoke else 3):
+        parser.error(
+            f"--samples {args.samples}: a measured run takes at least 3 samples per "
+            "variant (a median and a spread); give 3 or more, or use --smoke."
+        )
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     label = "smoke" if args.smoke else "full" if args.full else "default"
+    if args.samples is not None:
+        SAMPLES[label] = args.samples  # every module reads its count from this one table
 
     from archivefs.testing import EmulatedArchive, RemoteArchive
 

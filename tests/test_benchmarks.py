@@ -305,6 +305,21 @@ def test_generated_docs_passages_match_the_committed_results(doc: Path) -> None:
     assert fill(text, passages) == text
 
 
+def test_a_measured_run_may_take_fewer_samples_but_never_under_three(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.__main__ import parse_args
+
+    assert parse_args(["--full", "--samples", "3"]).samples == 3
+    assert parse_args(["--smoke", "--samples", "1"]).samples == 1
+    assert parse_args(["--full"]).samples is None  # the size's own count
+    for argv in (["--full", "--samples", "2"], ["--samples", "0"], ["--smoke", "--samples", "0"]):
+        with pytest.raises(SystemExit) as refused:
+            parse_args(argv)
+        assert refused.value.code == 2
+    assert "at least 3 samples" in capsys.readouterr().err
+
+
 def test_docs_are_rendered_only_on_request_and_never_from_smoke_runs(tmp_path: Path) -> None:
     import json
 
