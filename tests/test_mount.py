@@ -577,6 +577,29 @@ def test_cache_rereads_send_no_get_survive_remounts_and_follow_changes(
     assert kept == sorted([len(files["data/b.bin"]), len(b"changed\n")])
 
 
+def test_cache_keeps_a_file_once_read_whole_before_its_close(
+    mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
+) -> None:
+    """The kernel sends a file's close (release) after the program exits, so ``cat f;
+    cat f`` can open f again first: the copy is kept once every byte was delivered, and
+    the second read, with the first still open, sends no GET. 24 MiB: more than a
+    shared open file keeps behind its reads, so without the copy this refetches."""
+    body = os.urandom(24 << 20)
+    archive.put_objects(bucket, {"big/f.bin": body})
+    cache = tmp_path / "cache"
+    mounted = mount_cli("--cache", str(cache))
+    with open(mounted.root / "big/f.bin", "rb") as first:
+        assert first.read() == body
+        assert archive.requests.count("GET", key="big/f.bin") >= 1
+        archive.requests.clear()
+        digest = run("md5sum", mounted.root / "big/f.bin").stdout.split()[0]
+        assert digest == hashlib.md5(body).hexdigest()
+        assert archive.requests.count("GET") == 0
+    wait_for(lambda: not any(p.name.startswith(".partial-") for p in cache.iterdir()))
+    (kept,) = cache.iterdir()
+    assert kept.read_bytes() == body
+
+
 def test_cache_evicts_the_least_recently_used_file_beyond_its_size(
     mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str, tmp_path: Path
 ) -> None:

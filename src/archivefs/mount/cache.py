@@ -1,11 +1,14 @@
 """The mount's local disk cache tier: whole files, LRU, keyed by the object's identity.
 
 A file a program read whole (every byte from 0 to its size, in any order) is kept under
-``DIR`` once closed; the next open of the same object with the same identity (its ETag,
-or for a bundle member its bundle, CRC-32 and size) reads the local copy and sends no
-GET. A changed object has a new identity in its next listing, so its stale copy is never
-read (and ages out). The cache survives remounts (its files are its index); when it holds
-more than ``max_bytes``, the least recently used files go first.
+``DIR`` as soon as its last missing byte is delivered, not at its close: the kernel sends
+the close (FUSE's release) after the program has exited, so ``cat f; cat f`` would
+otherwise open ``f`` again before its copy is there. The next open of the same object
+with the same identity (its ETag, or for a bundle member its bundle, CRC-32 and size)
+reads the local copy and sends no GET. A changed object has a new identity in its next
+listing, so its stale copy is never read (and ages out). The cache survives remounts (its
+files are its index); when it holds more than ``max_bytes``, the least recently used
+files go first.
 """
 
 from __future__ import annotations
@@ -33,38 +36,50 @@ def identity(entry: dict[str, Any]) -> str | None:
 
 class Filling:
     """The bytes one open delivered, written at their offsets into a partial copy, which
-    becomes the cached file at close if they cover the whole file."""
+    becomes the cached file once they cover the whole file (dropped at close if not)."""
 
     def __init__(self, cache: DiskCache, name: str, size: int) -> None:
         self.cache, self.name, self.size = cache, name, size
         fd, self.partial = tempfile.mkstemp(prefix=PARTIAL, dir=cache.root)
         self.fd: int | None = fd
         self.covered: list[tuple[int, int]] = []  # merged [start, end) intervals
+        self.kept = False  # the copy is in place: later reads record nothing
+        self._lock = threading.Lock()
 
     def wrote(self, offset: int, data: bytes) -> None:
-        if self.fd is None or not data:
-            return
-        os.pwrite(self.fd, data, offset)
-        start, end = offset, offset + len(data)
-        merged = []
-        for a, b in self.covered:
-            if b < start or a > end:
-                merged.append((a, b))
-            else:
-                start, end = min(a, start), max(b, end)
-        merged.append((start, end))
-        self.covered = sorted(merged)
+        """Record ``data`` read at ``offset`` (FUSE threads call this at once: locked)."""
+        with self._lock:
+            if self.fd is None or self.kept or not data:
+                return
+            os.pwrite(self.fd, data, offset)
+            start, end = offset, offset + len(data)
+            merged = []
+            for a, b in self.covered:
+                if b < start or a > end:
+                    merged.append((a, b))
+                else:
+                    start, end = min(a, start), max(b, end)
+            merged.append((start, end))
+            self.covered = sorted(merged)
+            if self.covered == [(0, self.size)]:
+                self._keep()
+
+    def _keep(self) -> None:
+        """Put the copy in place if the cache can hold it (its descriptor closes later)."""
+        if self.size <= self.cache.max_bytes:
+            self.cache.keep(self.partial, self.name, self.size)
+            self.kept = True
 
     def close(self) -> None:
-        if self.fd is None:
-            return
-        os.close(self.fd)
-        self.fd = None
-        whole = self.covered == [(0, self.size)] or self.size == 0
-        if whole and self.size <= self.cache.max_bytes:
-            self.cache.keep(self.partial, self.name, self.size)
-        else:
-            os.unlink(self.partial)
+        with self._lock:
+            if self.fd is None:
+                return
+            if self.size == 0 and not self.kept:
+                self._keep()
+            os.close(self.fd)
+            self.fd = None
+            if not self.kept:
+                os.unlink(self.partial)
 
 
 class DiskCache:
