@@ -47,11 +47,15 @@ class Filling:
         self._lock = threading.Lock()
 
     def wrote(self, offset: int, data: bytes) -> None:
-        """Record ``data`` read at ``offset`` (FUSE threads call this at once: locked)."""
+        """Record ``data`` read at ``offset``. FUSE threads call this at once: each writes
+        its own bytes unlocked; the record of what is covered, and the copy kept once it
+        covers the file, are locked (covered means written)."""
+        if self.fd is None or self.kept or not data:
+            return
+        os.pwrite(self.fd, data, offset)  # the handle's reads end before its close
         with self._lock:
-            if self.fd is None or self.kept or not data:
+            if self.kept:
                 return
-            os.pwrite(self.fd, data, offset)
             start, end = offset, offset + len(data)
             merged = []
             for a, b in self.covered:
