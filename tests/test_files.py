@@ -8,10 +8,15 @@ at each provider's emulated server.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import fsspec
 import pytest
 
 from tests.support.providers import Provider, provider_params, seed
+
+if TYPE_CHECKING:
+    from archivefs.testing import EmulatedArchive
 
 MiB = 2**20
 PIECE = 64 * 1024
@@ -109,3 +114,35 @@ def test_a_fee_charging_object_fetches_only_what_is_read(provider: Provider, kla
         f.seek(2 * MiB)
         assert f.read(PIECE) == data[2 * MiB : 2 * MiB + PIECE]
     assert _downloads(provider, "blob", fs) == (2, 2 * PIECE)
+
+
+def test_a_streamed_part_arrives_in_pieces_from_one_ranged_get(
+    archive: EmulatedArchive, bucket: str
+) -> None:
+    """``fetch_pieces`` (a streaming file's parts): one ranged GET whose body is kept in
+    the pieces it arrived in, at most a MiB each, never joined; the bytes and the count
+    of bytes fetched are those of the range."""
+    import os
+
+    from fsspec.asyn import sync
+
+    from archivefs.filesystem import ArchiveFileSystem
+    from archivefs.stores.s3 import PIECE as BODY_PIECE
+
+    body = os.urandom(5 * MiB + 3)
+    archive.put_objects(bucket, {"f.bin": body})
+    fs = ArchiveFileSystem(
+        target_options=archive.storage_options(), journal=False, skip_instance_cache=True
+    )
+    reads = fs._crew.reads
+    archive.requests.clear()
+    pieces = sync(fs.loop, reads.fetch_pieces, f"{bucket}/f.bin", 1, 5 * MiB + 2)
+    assert b"".join(pieces) == body[1 : 5 * MiB + 2]
+    assert len(pieces) >= 5
+    assert all(0 < len(p) <= BODY_PIECE for p in pieces)
+    assert archive.requests.count("GET", key="f.bin") == 1
+    assert archive.requests.count("HEAD") == 0  # (the other request: the catalog lookup)
+    assert fs.read_stats.bytes_fetched == 5 * MiB + 1
+    # the same range through fetch: one string, the same bytes, one more GET
+    assert sync(fs.loop, reads.fetch, f"{bucket}/f.bin", 1, 5 * MiB + 2) == body[1 : 5 * MiB + 2]
+    assert archive.requests.count("GET", key="f.bin") == 2

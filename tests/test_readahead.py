@@ -179,7 +179,7 @@ class _Streamed:
         self.done = size if done is None else done
         self.calls: list[tuple[int, int]] = []  # single reads
         self.started: list[tuple[int, int]] = []  # parts started in the background
-        self.futures: list[Future[bytes]] = []
+        self.futures: list[Future[list[bytes]]] = []
         self.events: list[tuple[str, int, int]] = []  # ("start"|"read", start, end)
         self.cache = ReadaheadCache(BLOCK, self._fetch, size, None, self._later)
 
@@ -187,14 +187,15 @@ class _Streamed:
         self.calls.append((start, end))
         return bytes(end - start)
 
-    def _later(self, ranges: list[tuple[int, int]]) -> list[Future[bytes]]:
+    def _later(self, ranges: list[tuple[int, int]]) -> list[Future[list[bytes]]]:
+        """Each range's bytes in pieces of at most a MiB, as a body arrives."""
         out = []
         for start, end in ranges:
             self.started.append((start, end))
             self.events.append(("start", start, end))
-            future: Future[bytes] = Future()
+            future: Future[list[bytes]] = Future()
             if start < self.done:
-                future.set_result(bytes(end - start))
+                future.set_result([bytes(min(MiB, end - at)) for at in range(start, end, MiB)])
             out.append(future)
         self.futures.extend(out)
         return out
@@ -358,7 +359,7 @@ def test_a_sequential_run_holds_its_window_and_behind_without_copying_its_parts(
     assert peak <= MAX_AHEAD + BEHIND + 2 * part + MiB
 
 
-def _held(streamed: _Streamed) -> list[Future[bytes]]:
+def _held(streamed: _Streamed) -> list[Future[list[bytes]]]:
     """The futures the cache still holds (its runs' parts in flight)."""
     return [p.data for b in streamed.cache.buffers for p in b.pending]
 
@@ -374,3 +375,30 @@ def test_a_full_streaming_window_is_as_many_parts_of_the_same_size_as_get_keeps(
         streamed.read(start, start + FUSE_READ)
     pending = streamed.cache.buffers[0].pending
     assert [part.end - part.start for part in pending] == [PART_SIZE] * PART_CONCURRENCY
+
+
+def test_a_streaming_run_reads_the_right_bytes_across_the_pieces_its_parts_arrive_in() -> None:
+    """A part arrives as its body's pieces (``fetch_pieces``), never joined: reads that
+    straddle pieces and parts, and a read back into what the run keeps behind, give the
+    file's bytes."""
+    size = 40 * MiB + 12_345
+    piece = 100_003  # pieces that end anywhere in a read
+
+    def data(start: int, end: int) -> bytes:
+        return (_PATTERN * ((end - start) // 251 + 2))[start % 251 :][: end - start]
+
+    def later(ranges: list[tuple[int, int]]) -> list[Future[list[bytes]]]:
+        out = []
+        for start, end in ranges:
+            future: Future[list[bytes]] = Future()
+            future.set_result([data(a, min(a + piece, end)) for a in range(start, end, piece)])
+            out.append(future)
+        return out
+
+    cache = ReadaheadCache(BLOCK, data, size, None, later)
+    for start in range(0, size, FUSE_READ):
+        end = min(start + FUSE_READ, size)
+        assert cache._fetch(start, end) == data(start, end)
+    assert cache.buffers[0].pending == deque()  # every part was taken
+    back = size - 3 * MiB - 17
+    assert cache._fetch(back, back + MiB + 1) == data(back, back + MiB + 1)

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from fsspec.caching import Fetcher
 
     RangesFetcher = Callable[[list[tuple[int, int]]], list[bytes]]
-    RangesStarter = Callable[[list[tuple[int, int]]], list[Future[bytes]]]
+    RangesStarter = Callable[[list[tuple[int, int]]], list[Future[list[bytes]]]]
 
 GROWTH = 16
 """Each readahead of a run fetches this many times the previous fetch of that run."""
@@ -109,11 +109,11 @@ BULK_READ = 64 * 1024
 
 
 class _Part(NamedTuple):
-    """Bytes ``[start, end)`` of the file, on their way."""
+    """Bytes ``[start, end)`` of the file, on their way (in the pieces they arrive in)."""
 
     start: int
     end: int
-    data: Future[bytes]
+    data: Future[list[bytes]]
 
 
 @dataclass
@@ -188,7 +188,7 @@ class _Buffer:
         end = self.stop
         while self.pending and self.pending[0].start == end and _arrived(self.pending[0]):
             part = self.pending.popleft()
-            arrived.append(part.data.result())
+            arrived += part.data.result()
             end = part.end
         self.drop_pending()
         self.extend(arrived)
@@ -219,7 +219,8 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         bulk_block: int | None = None,
     ) -> None:
         """``fetch_ranges``: reads ``[(start, end), ...]`` at once, in that order;
-        ``fetch_later``: starts them and returns their futures (a run then streams);
+        ``fetch_later``: starts them and returns their futures, each the bytes of its
+        range in the pieces they arrived in (a run then streams, never joining them);
         ``bulk_block``: what a first read of at least :data:`BULK_READ` bytes fetches."""
         super().__init__(size if size <= WHOLE_FILE else min(blocksize, size), fetcher, size)
         self.fetch_ranges = fetch_ranges
@@ -337,7 +338,7 @@ class ReadaheadCache(BaseCache):  # type: ignore[misc]
         taken: list[bytes] = []
         while buffer.pending:
             part = buffer.pending.popleft()
-            taken.append(part.data.result())
+            taken += part.data.result()
             buffer.run += part.end - part.start
             if part.end >= end:
                 break

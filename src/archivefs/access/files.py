@@ -86,13 +86,16 @@ class ArchiveFile(TargetFileCalls, AbstractBufferedFile):  # type: ignore[misc]
         data: list[bytes] = sync(self.fs.loop, fetch_all)
         return data
 
-    def _fetch_later(self, ranges: list[tuple[int, int]]) -> list[Future[bytes]]:
+    def _fetch_later(self, ranges: list[tuple[int, int]]) -> list[Future[list[bytes]]]:
         """Each ``[start, end)`` of ``ranges`` started now on the filesystem's loop (one
-        read each, through the same read policy and counting as every read), in order."""
+        read each, through the same read policy and counting as every read), in order;
+        each future gives its bytes in the pieces they arrived in (``fetch_pieces``)."""
         version = {} if self.version_id is None else {"version_id": self.version_id}
         reads = self.fs._crew.reads
         return [
-            asyncio.run_coroutine_threadsafe(reads.fetch(self.path, s, e, **version), self.fs.loop)
+            asyncio.run_coroutine_threadsafe(
+                reads.fetch_pieces(self.path, s, e, **version), self.fs.loop
+            )
             for s, e in ranges
         ]
 

@@ -89,23 +89,34 @@ class Reads:
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
     ) -> bytes:
         """One read from the hot store, a bundle, or the cold store (counted as fetched)."""
-        data = await self._fetch_uncounted(path, start, end, **kwargs)
+        pieces = await self._fetch_uncounted(path, start, end, False, **kwargs)
+        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
         self.parts.read_stats.fetched(len(data))
         return data
 
+    async def fetch_pieces(self, path: str, start: int, end: int, **kwargs: Any) -> list[bytes]:
+        """:meth:`fetch` of ``[start, end)``, its bytes as they arrived: where one ranged GET
+        of a plain object brings them and the store keeps a body's pieces
+        (``get_range_pieces``), pieces of at most a MiB, never joined into one string
+        (a reader that slices them, as a file's readahead does, saves a copy of every
+        byte); one piece otherwise. Counted as fetched, as every read."""
+        pieces = await self._fetch_uncounted(path, start, end, True, **kwargs)
+        self.parts.read_stats.fetched(sum(map(len, pieces)))
+        return pieces
+
     async def _fetch_uncounted(
-        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
-    ) -> bytes:
+        self, path: str, start: int | None, end: int | None, pieces: bool, **kwargs: Any
+    ) -> list[bytes]:
         path, version = split_version(self.parts.strip(path), kwargs.pop("version_id", None))
         if _empty_range(start, end):
-            return b""  # e.g. readline() at the end of a file: no backwards range is sent
+            return [b""]  # e.g. readline() at the end of a file: no backwards range is sent
         if version is not None:  # that version, from the store (hot copies are current ones)
             versioned: bytes = await self.policy.guarded_version(
                 path,
                 version,
                 lambda: self.parts.fs._cat_file(path, start=start, end=end, version_id=version),
             )
-            return versioned
+            return [versioned]
         hot = await self.hot.store()
         if hot is not None:
             hot_fs, root = hot
@@ -113,17 +124,41 @@ class Reads:
                 data: bytes = await hot_fs._cat_file(
                     self.hot.path(root, path), start=start, end=end
                 )
-                return data
+                return [data]
             except FileNotFoundError:
                 pass
 
-        async def read() -> bytes:
+        async def read() -> list[bytes]:
             where = await self.parts.catalogs.locate(path)
             if where.member is not None:
-                return await self.bundles.read_member(where, start, end)
-            return await self.read_object(path, start, end, where, **kwargs)
+                return [await self.bundles.read_member(where, start, end)]
+            if pieces and not kwargs and _explicit_range(start, end):
+                streamed = await self.streamed_range(path, int(start or 0), int(end or 0), where)
+                if streamed is not None:
+                    return streamed
+            return [await self.read_object(path, start, end, where, **kwargs)]
 
-        return await self.parts.or_unregistered(path, read)
+        found: list[bytes] = await self.parts.or_unregistered(path, read)
+        return found
+
+    async def streamed_range(
+        self, path: str, start: int, end: int, where: Location
+    ) -> list[bytes] | None:
+        """Bytes ``[start, end)`` of a plain object in the pieces its GET brought them, through
+        the read policy; None where :meth:`read_object` reads it instead: a store that keeps
+        no pieces, or an object whose every GET is charged to a budget."""
+        get_range_pieces = getattr(self.parts.store, "get_range_pieces", None)
+        if get_range_pieces is None:
+            return None
+        if self.parts.hooks.wants_estimate:
+            if path not in self._fee_checked:
+                return None  # read_object learns its state (and fee) first
+            if self._fee_checked[path] is not None:
+                return None  # every GET of it is billed: read_object charges each
+        found: list[bytes] = await self.policy.guarded(
+            path, lambda: get_range_pieces(self.read_path(path), start, end)
+        )
+        return found
 
     async def read_object(
         self, path: str, start: int | None, end: int | None, where: Location, **kwargs: Any
