@@ -432,14 +432,15 @@ def _headline(runs: dict[str, Any], server: str, p: dict[str, Any], skipped: dic
         if name in skipped:
             parts.append(f"{LABELS[name]} skipped ({skipped[name]})")
             continue
-        m = medians(runs, f"{server}:{name}")
-        worst = max(sample["reread_GET"] for sample in runs[f"{server}:{name}"])
+        key = f"{server}:{name}"
+        m = medians(runs, key)
+        rereads = {"median": m["reread_GET"], "max": max(s["reread_GET"] for s in runs[key])}
         parts.append(
             f"{LABELS[name]}: ls -lR of {shape['files']} files {m['ls_lR_LIST']:.0f} LISTs "
             f"(pages {shape['listing_pages']}) + {m['ls_lR_HEAD']:.0f} HEADs, ncdump -v "
             f"{m['ncdump_amplification']:.2f}x the bytes needed, cat of {shape['big_mib']} MiB "
             f"{m['cat_MBps'] / get:.2f}x fs.get's MB/s, reread {m['reread_GET']:.0f} GETs"
-            + (f" ({worst} in the worst sample)" if worst != m["reread_GET"] else "")
+            + _worst(rereads, "GETs")
         )
     return "; ".join(parts)
 

@@ -132,38 +132,23 @@ class Reads:
             where = await self.parts.catalogs.locate(path)
             if where.member is not None:
                 return [await self.bundles.read_member(where, start, end)]
-            if pieces and not kwargs and _explicit_range(start, end):
-                streamed = await self.streamed_range(path, int(start or 0), int(end or 0), where)
-                if streamed is not None:
-                    return streamed
-            return [await self.read_object(path, start, end, where, **kwargs)]
+            return await self.read_object(path, start, end, where, pieces, **kwargs)
 
         found: list[bytes] = await self.parts.or_unregistered(path, read)
         return found
 
-    async def streamed_range(
-        self, path: str, start: int, end: int, where: Location
-    ) -> list[bytes] | None:
-        """Bytes ``[start, end)`` of a plain object in the pieces its GET brought them, through
-        the read policy; None where :meth:`read_object` reads it instead: a store that keeps
-        no pieces, or an object whose every GET is charged to a budget."""
-        get_range_pieces = getattr(self.parts.store, "get_range_pieces", None)
-        if get_range_pieces is None:
-            return None
-        if self.parts.hooks.wants_estimate:
-            if path not in self._fee_checked:
-                return None  # read_object learns its state (and fee) first
-            if self._fee_checked[path] is not None:
-                return None  # every GET of it is billed: read_object charges each
-        found: list[bytes] = await self.policy.guarded(
-            path, lambda: get_range_pieces(self.read_path(path), start, end)
-        )
-        return found
-
     async def read_object(
-        self, path: str, start: int | None, end: int | None, where: Location, **kwargs: Any
-    ) -> bytes:
-        """A plain object from the cold store, through the read policy.
+        self,
+        path: str,
+        start: int | None,
+        end: int | None,
+        where: Location,
+        pieces: bool,
+        **kwargs: Any,
+    ) -> list[bytes]:
+        """A plain object from the cold store, through the read policy, in one piece; with
+        ``pieces``, a range of it in the pieces its GET brought them where the store keeps
+        them (``get_range_pieces``) and no budget charges each GET of it.
 
         s3fs sends a HEAD before every whole-object read, for the size (it fetches
         objects above one block in parallel parts), unless its own listing cache
@@ -195,6 +180,14 @@ class Reads:
                 kwargs["max_concurrency"] = 1
         if fee_state is not None and sizes:
             kwargs["max_concurrency"] = 1  # one billed GET, whatever the size
+        get_range_pieces = getattr(self.parts.store, "get_range_pieces", None)
+        streams = pieces and fee_state is None and not kwargs and _explicit_range(start, end)
+        if get_range_pieces is not None and streams:  # one GET, its body's pieces as they came
+            first, last = int(start or 0), int(end or 0)
+            streamed: list[bytes] = await self.policy.guarded(
+                path, lambda: get_range_pieces(self.read_path(path), first, last)
+            )
+            return streamed
         if _explicit_range(start, end) and getattr(self.parts.store, "reads_ranges", False):
             # the store's one ranged request, where the fsspec library's cat_file is not one
             first, last = int(start or 0), int(end or 0)
@@ -214,7 +207,7 @@ class Reads:
         if fee_state is not None:  # every GET of it is billed: reserved before it is sent
             send = self._charged(fee_state, start, end, send)
         data: bytes = await self.policy.guarded(path, send)
-        return data
+        return [data]
 
     def _charged(
         self,

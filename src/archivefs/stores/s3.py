@@ -41,7 +41,7 @@ import re
 from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from archivefs.errors import (
     ArchiveError,
@@ -95,6 +95,7 @@ Entries = list[dict[str, Any]]  # listing entries as S3 answers them
 Prefixes = list[str]
 States = list[ObjectState]
 Positions = list[int]  # (``list`` is a method name inside S3Store)
+_T = TypeVar("_T")
 _RESTORE_RE = re.compile(r'(\w[\w-]*)="([^"]*)"')
 RGW_HEADER = "x-rgw-object-type"  # on every object radosgw answers for (HEAD, GET)
 _NO_RESTORES: set[str] = set()  # endpoints learned not to implement RestoreObject
@@ -344,53 +345,58 @@ class S3Store(BulkProbe):
         ``PreconditionFailed`` otherwise). Errors are s3fs's (retried and
         translated as ``cat_file`` does), for the caller's read policy.
         """
-        from s3fs.core import _error_wrapper  # s3fs's retry loop for reads, as in cat_file
 
-        request = _range_request(path, start, end, if_match)
-
-        async def call_and_read() -> RangeRead:
-            out = await self.fs._call_s3("get_object", **request)
-            try:
-                data: bytes = await out["Body"].read()
-            finally:
-                out["Body"].close()
+        async def whole(out: dict[str, Any]) -> RangeRead:
+            data: bytes = await out["Body"].read()
             total = str(out.get("ContentRange") or "").rpartition("/")[2]
             return RangeRead(data, int(total) if total.isdigit() else None, out.get("ETag"))
 
-        try:
-            read: RangeRead = await _error_wrapper(call_and_read, retries=self.fs.retries)
-        except OSError as error:
-            if start == 0 and is_unsatisfiable_range(error):
-                return EMPTY_READ  # an empty object has no byte 0 to range over
-            raise
-        return read
+        return await self._ranged_get(path, start, end, if_match, whole, EMPTY_READ)
 
     async def get_range_pieces(self, path: str, start: int, end: int) -> list[bytes]:
         """One ranged GET of ``[start, end)``, its body kept as it arrived: pieces of at
         most :data:`PIECE` bytes, never joined into one string (a reader that slices them
         saves a copy of every byte and a large allocation per part). Errors, retries and
         the length check as :meth:`get_range`'s; an empty object gives no piece."""
-        from s3fs.core import _error_wrapper
 
-        request = _range_request(path, start, end, None)
-
-        async def call_and_read() -> list[bytes]:
-            body = (await self.fs._call_s3("get_object", **request))["Body"]
-            try:
-                pieces = []
-                while piece := await body.read(PIECE):  # the end checks the length
-                    pieces.append(piece)
-            finally:
-                body.close()
+        async def in_pieces(out: dict[str, Any]) -> list[bytes]:
+            pieces = []
+            while piece := await out["Body"].read(PIECE):  # the end checks the length
+                pieces.append(piece)
             return pieces
 
+        return await self._ranged_get(path, start, end, None, in_pieces, [])
+
+    async def _ranged_get(
+        self,
+        path: str,
+        start: int,
+        end: int,
+        if_match: str | None,
+        read: Callable[[dict[str, Any]], Awaitable[_T]],
+        empty: _T,
+    ) -> _T:
+        """``read`` of the answer to one ranged GET of ``[start, end)`` (its body closed
+        after), in s3fs's retry loop for reads, as in ``cat_file``; ``empty`` for an empty
+        object, which has no byte 0 to range over."""
+        from s3fs.core import _error_wrapper
+
+        request = _range_request(path, start, end, if_match)
+
+        async def call_and_read() -> _T:
+            out = await self.fs._call_s3("get_object", **request)
+            try:
+                return await read(out)
+            finally:
+                out["Body"].close()
+
         try:
-            pieces: list[bytes] = await _error_wrapper(call_and_read, retries=self.fs.retries)
+            found: _T = await _error_wrapper(call_and_read, retries=self.fs.retries)
         except OSError as error:
             if start == 0 and is_unsatisfiable_range(error):
-                return []
+                return empty
             raise
-        return pieces
+        return found
 
     async def stream_range(
         self, path: str, start: int, end: int, *, if_match: str | None = None
