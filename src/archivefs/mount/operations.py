@@ -18,11 +18,10 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import mfusepy
-
 from archivefs.mount import xattrs
 from archivefs.mount.admission import Refused
 from archivefs.mount.attrs import stat_of
+from archivefs.mount.binding import mfusepy
 from archivefs.mount.cache import identity
 from archivefs.mount.errnos import READ_ONLY, errno_of
 from archivefs.mount.files import OpenFiles

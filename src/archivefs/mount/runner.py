@@ -60,7 +60,7 @@ def fuse_problem() -> str | None:
     if shutil.which("fusermount3") is None:
         return "fusermount3 is missing (install Debian's fuse3 package)"
     try:
-        import mfusepy  # noqa: F401
+        from archivefs.mount.binding import mfusepy  # noqa: F401
     except (ImportError, OSError) as error:
         return (
             f"the FUSE binding does not load ({error}); pip install 'archivefs[mount]' and libfuse3"
@@ -98,8 +98,7 @@ def serve(
 ) -> None:
     """Mount ``url`` at ``mountpoint`` and answer requests until it is unmounted (Ctrl-C or
     SIGTERM in the main thread, ``fusermount3 -u``)."""
-    import mfusepy
-
+    from archivefs.mount.binding import libfuse_version, mfusepy
     from archivefs.mount.operations import ArchiveOperations
 
     problem = fuse_problem()
@@ -129,7 +128,13 @@ def serve(
         cache = DiskCache(options.cache, options.cache_size, fs.store_scope)
     writer = writer_for(fs, listings, options)
     operations = ArchiveOperations(fs, listings, admission, cache, writer)
-    log.info("mounted %s at %s (--on-archived %s)", url, path, options.on_archived)
+    log.info(
+        "mounted %s at %s (--on-archived %s, libfuse %d.%d)",
+        url,
+        path,
+        options.on_archived,
+        *libfuse_version(),
+    )
     if writer is not None:
         klass = writer.storage_class
         log.info(

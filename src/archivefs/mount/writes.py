@@ -22,12 +22,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-import mfusepy
-
 from archivefs.entries import state_from_entry
 from archivefs.errors import ArchiveError
 from archivefs.model import StorageClass
 from archivefs.mount.attrs import mtime_of
+from archivefs.mount.binding import mfusepy
 from archivefs.mount.errnos import NOT_READABLE, REFUSED_DELETE
 from archivefs.pricing.amounts import format_amount
 from archivefs.pricing.estimate import early_deletion_cost, write_cost
