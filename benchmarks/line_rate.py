@@ -26,7 +26,6 @@ STANDARD: this measures the download, not the restore.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivefs.access.synced import MANIFEST
+from benchmarks import _line_rate_children as children
 from benchmarks._common import (
     ROOT,
     SAMPLES,
@@ -67,8 +67,8 @@ of the mean); (files, bytes each, files per bundled folder) of the small ones.""
 SEVERAL_SPREAD = 0.05  # each of the several large objects is within this share of their mean
 LATENCY = 0.010  # seconds added each way by the proxy
 RATE = 40e6  # bytes per second per connection and direction
-THREADS = 10  # boto3's TransferManager, and the AWS CLI's default max_concurrent_requests
-PART = 8 * MiB  # boto3's and the AWS CLI's default multipart chunk size
+THREADS = children.THREADS
+PART = children.PART
 CATALOG_GETS = 20
 """GETs allowed beyond one per 8 MiB of each bundled folder's members: issue #35's bound
 for ``prefetch --to`` of 10,000 files of 64 KiB bundled (100 GETs) less its 80 blocks."""
@@ -120,9 +120,11 @@ def _seed(archive: EmulatedArchive, size: str) -> dict[str, dict[str, Any]]:
 def _commands(variant: str, prefix: str, dest: str, endpoint: str, tmp: str) -> list[str]:
     """The command line of one variant downloading ``BUCKET/prefix/`` into ``dest``."""
     url = f"s3://{BUCKET}/{prefix}/"
-    python = [sys.executable, "-m", "benchmarks.line_rate"]
+    python = [sys.executable, str(Path(children.__file__))]
     if variant == "archivefs_get":
         return [*python, "archivefs-get", endpoint, f"{BUCKET}/{prefix}/", dest]
+    if variant == "s3fs_get":
+        return [*python, "s3fs-get", endpoint, f"{BUCKET}/{prefix}/", dest]
     if variant == "archivefs_prefetch":
         archivefs = str(Path(sys.executable).with_name("archivefs"))
         return [
@@ -241,59 +243,14 @@ def _measure(
     }
 
 
-# -- what the child processes run ----------------------------------------------------
-
-
-def _child_archivefs_get(endpoint: str, source: str, dest: str) -> None:
-    from archivefs.filesystem import ArchiveFileSystem
-
-    fs = ArchiveFileSystem(
-        target_options={
-            "key": os.environ["AWS_ACCESS_KEY_ID"],
-            "secret": os.environ["AWS_SECRET_ACCESS_KEY"],
-            "client_kwargs": {
-                "endpoint_url": endpoint,
-                "region_name": os.environ["AWS_DEFAULT_REGION"],
-            },
-        },
-        journal=False,
-        skip_instance_cache=True,
-    )
-    fs.get(source, dest.rstrip("/") + "/", recursive=True)
-
-
-def _child_boto3_transfer(endpoint: str, bucket: str, prefix: str, dest: str) -> None:
-    import boto3
-    from boto3.s3.transfer import TransferConfig, create_transfer_manager
-
-    client = boto3.client("s3", endpoint_url=endpoint)
-    config = TransferConfig(
-        max_concurrency=THREADS, multipart_chunksize=PART, multipart_threshold=PART
-    )
-    keys = [
-        entry["Key"]
-        for page in client.get_paginator("list_objects_v2").paginate(
-            Bucket=bucket, Prefix=f"{prefix}/"
-        )
-        for entry in page.get("Contents", [])
-    ]
-    with create_transfer_manager(client, config) as manager:
-        futures = []
-        for key in keys:
-            path = Path(dest, key[len(prefix) + 1 :])
-            path.parent.mkdir(parents=True, exist_ok=True)
-            futures.append(manager.download(bucket, key, str(path)))
-        for future in futures:
-            future.result()
-
-
 # -- the benchmark ---------------------------------------------------------------------
 
 VARIANTS = {
     # workload -> variant name -> (command, prefix it reads)
     STARTUP: {
         name: (name, STARTUP)
-        for name in ("archivefs_get", "archivefs_prefetch", "aws_cli", "boto3_transfer")
+        # s3fs_get: s3fs alone, the floor of any command built on it (start-up only)
+        for name in ("archivefs_get", "archivefs_prefetch", "aws_cli", "boto3_transfer", "s3fs_get")
     },
     "one_large": {
         "archivefs_get": ("archivefs_get", "one"),
@@ -669,6 +626,14 @@ def _targets(summary: dict[str, Any], prefix: str, shape: dict[str, Any]) -> lis
                 f"- {LARGE_VARIANTS[name]}: first request {first:.2f} s after process start, "
                 f"at most {FIRST_REQUEST_TARGET_S} s: {verdict(first <= FIRST_REQUEST_TARGET_S)};"
             )
+    floor = summary.get(f"{prefix}{STARTUP}:s3fs_get", {}).get("first_request_s")
+    if floor:
+        boto3_first = summary[f"{prefix}{STARTUP}:boto3_transfer"]["first_request_s"]["median"]
+        out.append(
+            f"- for comparison, s3fs's own `get` (the stack archivefs reads S3 through) sends "
+            f"its first request {floor['median']:.2f} s after process start, boto3 "
+            f"{boto3_first:.2f} s;"
+        )
     archivefs_runs = [
         summary[key]
         for workload, names in VARIANTS.items()
@@ -713,21 +678,3 @@ def _targets(summary: dict[str, Any], prefix: str, shape: dict[str, Any]) -> lis
         f"{verdict(gets <= bound and prefetch <= PREFETCH_TIME_TARGET * bundled)}."
     )
     return out
-
-
-def main(argv: list[str]) -> int:
-    """The child processes' entry: ``archivefs-get ENDPOINT SOURCE DEST`` or
-    ``boto3-transfer ENDPOINT BUCKET PREFIX DEST``."""
-    what, *args = argv
-    if what == "archivefs-get":
-        _child_archivefs_get(*args)
-    elif what == "boto3-transfer":
-        _child_boto3_transfer(*args)
-    else:
-        print(json.dumps({"error": f"unknown child {what!r}"}), file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

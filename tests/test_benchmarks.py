@@ -320,6 +320,26 @@ def test_a_measured_run_may_take_fewer_samples_but_never_under_three(
     assert "at least 3 samples" in capsys.readouterr().err
 
 
+def test_the_line_rate_children_import_nothing_of_the_harness() -> None:
+    """A measured child's start-up is what a user's script pays: no module of the
+    benchmarks package (nor json, statistics, subprocess it imports) is loaded."""
+    from benchmarks import _line_rate_children
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", _line_rate_children.__file__, "no-such-child"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "unknown child 'no-such-child'" in done.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "pathlib" in imported  # the importtime lines were read
+    assert not {name for name in imported if name.split(".")[0] == "benchmarks"}
+    assert not imported & {"statistics", "subprocess", "benchmarks"}
+
+
 def test_docs_are_rendered_only_on_request_and_never_from_smoke_runs(tmp_path: Path) -> None:
     import json
 
