@@ -16,20 +16,23 @@ THREADS = 10  # boto3's TransferManager, and the AWS CLI's default max_concurren
 PART = 8 * MiB  # boto3's and the AWS CLI's default multipart chunk size
 
 
+def _s3fs_options(endpoint: str) -> dict[str, object]:
+    """s3fs's options for ``endpoint`` with the key pair the harness put in the environment."""
+    return {
+        "key": os.environ["AWS_ACCESS_KEY_ID"],
+        "secret": os.environ["AWS_SECRET_ACCESS_KEY"],
+        "client_kwargs": {
+            "endpoint_url": endpoint,
+            "region_name": os.environ["AWS_DEFAULT_REGION"],
+        },
+    }
+
+
 def archivefs_get(endpoint: str, source: str, dest: str) -> None:
     from archivefs.filesystem import ArchiveFileSystem
 
     fs = ArchiveFileSystem(
-        target_options={
-            "key": os.environ["AWS_ACCESS_KEY_ID"],
-            "secret": os.environ["AWS_SECRET_ACCESS_KEY"],
-            "client_kwargs": {
-                "endpoint_url": endpoint,
-                "region_name": os.environ["AWS_DEFAULT_REGION"],
-            },
-        },
-        journal=False,
-        skip_instance_cache=True,
+        target_options=_s3fs_options(endpoint), journal=False, skip_instance_cache=True
     )
     fs.get(source, dest.rstrip("/") + "/", recursive=True)
 
@@ -63,17 +66,13 @@ def s3fs_get(endpoint: str, source: str, dest: str) -> None:
     """s3fs's own ``get``: the start-up of the stack archivefs is built on."""
     import s3fs
 
-    fs = s3fs.S3FileSystem(
-        key=os.environ["AWS_ACCESS_KEY_ID"],
-        secret=os.environ["AWS_SECRET_ACCESS_KEY"],
-        client_kwargs={"endpoint_url": endpoint, "region_name": os.environ["AWS_DEFAULT_REGION"]},
-        skip_instance_cache=True,
-    )
+    fs = s3fs.S3FileSystem(**_s3fs_options(endpoint), skip_instance_cache=True)
     fs.get(source, dest.rstrip("/") + "/", recursive=True)
 
 
 def main(argv: list[str]) -> int:
-    """``archivefs-get ...`` or ``boto3-transfer ...``; 2 for anything else."""
+    """``archivefs-get ...``, ``boto3-transfer ...`` or ``s3fs-get ...``; 2 for anything
+    else."""
     what, *args = argv
     if what == "archivefs-get":
         archivefs_get(*args)
