@@ -198,14 +198,15 @@ def test_the_mount_runs_over_libfuse3_unless_the_user_chose_a_library(
     mount_cli: Callable[..., Mounted], archive: EmulatedArchive, bucket: str
 ) -> None:
     """mfusepy alone loads libfuse 2 when it is also installed (at most 128 KiB a request);
-    the mount loads libfuse3, says so in its log, and leaves the environment as it was.
+    the mount loads libfuse3, says so in its log, and leaves the environment as it was
+    (an empty ``FUSE_LIBRARY_NAME`` too).
     A ``FUSE_LIBRARY_NAME`` the user set is the library it loads."""
     seed(archive, bucket)
     mounted = mount_cli()
     assert "libfuse 3." in mounted.log()
     probe = (
         "import os; from archivefs.mount.binding import libfuse_version; "
-        "print(*libfuse_version(), os.environ.get('FUSE_LIBRARY_NAME'))"
+        "print(*libfuse_version(), repr(os.environ.get('FUSE_LIBRARY_NAME')))"
     )
     clean = {k: v for k, v in ENV.items() if k not in ("FUSE_LIBRARY_NAME", "FUSE_LIBRARY_PATH")}
 
@@ -218,10 +219,12 @@ def test_the_mount_runs_over_libfuse3_unless_the_user_chose_a_library(
 
     major, _, left = loaded(clean)
     assert (major, left) == ("3", "None")
+    major, _, left = loaded({**clean, "FUSE_LIBRARY_NAME": ""})  # empty: no choice, kept
+    assert (major, left) == ("3", "''")
     if ctypes.util.find_library("fuse") is None:
         return  # no libfuse 2 here to choose
     major, _, left = loaded({**clean, "FUSE_LIBRARY_NAME": "fuse"})
-    assert (major, left) == ("2", "fuse")
+    assert (major, left) == ("2", "'fuse'")
 
 
 def test_a_killed_mount_is_cleared_by_unmount(

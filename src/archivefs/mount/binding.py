@@ -25,11 +25,15 @@ def _libfuse3_preferred() -> Iterator[None]:
     if any(os.environ.get(name) for name in CHOICE) or find_library("fuse3") is None:
         yield
         return
+    previous = os.environ.get("FUSE_LIBRARY_NAME")  # None, or an empty value: no choice
     os.environ["FUSE_LIBRARY_NAME"] = "fuse3"
     try:
         yield
     finally:
-        os.environ.pop("FUSE_LIBRARY_NAME", None)
+        if previous is None:
+            del os.environ["FUSE_LIBRARY_NAME"]
+        else:
+            os.environ["FUSE_LIBRARY_NAME"] = previous
 
 
 with _libfuse3_preferred():
